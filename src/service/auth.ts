@@ -1,0 +1,146 @@
+import { randomBytes, randomInt, scryptSync, timingSafeEqual } from 'node:crypto';
+import type { Clock } from './clock.js';
+import { ApiError } from './errors.js';
+import type { Session, User } from './model.js';
+import type { Store } from './store.js';
+import { verifyTotp } from './totp.js';
+
+export const SESSION_COOKIE = 'groupsio';
+export const DEFAULT_SESSION_TTL_MS = 14 * 24 * 3600 * 1000;
+
+export interface Caller {
+  user: User;
+  session: Session;
+}
+
+export interface Credentials {
+  authorization?: string;
+  cookieHeader?: string;
+}
+
+/** Logins, sessions and tokens: spec part 5 and our decisions in docs/protocol.md ("Authentication"). */
+export class Auth {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    readonly sessionTtlMs = DEFAULT_SESSION_TTL_MS,
+  ) {}
+
+  login(email: string | undefined, password: string | undefined, twofactor: string | undefined, wantToken: boolean) {
+    const user = email ? this.store.usersByEmail.get(email.trim().toLowerCase()) : undefined;
+    if (!user || password === undefined || !verifyPassword(user.passwordHash, password)) {
+      throw new ApiError('unauthorized_error', 'incorrect e-mail address or password');
+    }
+    if (user.twoFactorSecret) {
+      if (!twofactor) throw new ApiError('unauthorized_error', 'two_factor_required');
+      if (!verifyTotp(user.twoFactorSecret, twofactor, this.clock.now())) {
+        throw new ApiError('unauthorized_error', 'invalid twofactor');
+      }
+    }
+    return this.openSession(user, wantToken);
+  }
+
+  /** A new session for a user: the cookie, a csrf token and (when asked) an API token. */
+  openSession(user: User, withToken: boolean): Session {
+    const now = this.clock.now();
+    return this.store.addSession({
+      id: randomBytes(12).toString('hex'),
+      userId: user.id,
+      cookie: randomBytes(24).toString('base64url'),
+      token: withToken ? randomBytes(32).toString('hex') : undefined,
+      // A decimal string too large for a JSON number, as the real service's csrf_token is.
+      csrf: String(BigInt(randomInt(1, 2 ** 47)) * 1_000_000n + BigInt(randomInt(0, 1_000_000))),
+      created: now,
+      expires: now + this.sessionTtlMs,
+    });
+  }
+
+  /**
+   * Who is calling. An Authorization header (Basic with the token as user name, or Bearer) is tried
+   * first; otherwise the session cookie. No credentials, or unknown ones, is `authentication`; known but
+   * out of date is `expired`.
+   */
+  authenticate(credentials: Credentials): Caller {
+    const session = this.findSession(credentials);
+    if (!session) throw new ApiError('authentication', 'not logged in');
+    if (session.expires <= this.clock.now()) throw new ApiError('expired', 'session or token expired; log in again');
+    const user = this.store.users.get(session.userId);
+    if (!user) throw new ApiError('authentication', 'unknown user');
+    return { user, session };
+  }
+
+  private findSession(credentials: Credentials): Session | undefined {
+    const header = credentials.authorization?.trim();
+    if (header) {
+      const [scheme = '', value = ''] = header.split(/\s+/, 2);
+      let token = '';
+      if (scheme.toLowerCase() === 'bearer') token = value;
+      else if (scheme.toLowerCase() === 'basic') {
+        const decoded = Buffer.from(value, 'base64').toString('utf8');
+        token = decoded.includes(':') ? decoded.slice(0, decoded.indexOf(':')) : decoded;
+      } else throw new ApiError('authentication', `unsupported authorization scheme ${scheme}`);
+      const session = this.store.sessionsByToken.get(token);
+      if (!session) throw new ApiError('authentication', 'unknown token');
+      return session;
+    }
+    const cookie = parseCookies(credentials.cookieHeader ?? '')[SESSION_COOKIE];
+    return cookie ? this.store.sessionsByCookie.get(cookie) : undefined;
+  }
+
+  checkCsrf(caller: Caller, csrf: string | undefined): void {
+    if (!csrf) throw new ApiError('bad_csrf', 'csrf missing');
+    if (!sameSecret(caller.session.csrf, csrf)) throw new ApiError('bad_csrf', 'csrf incorrect');
+  }
+
+  /** Fault injection: every session and token is out of date from now on. */
+  expireAll(): number {
+    const now = this.clock.now();
+    let count = 0;
+    for (const session of this.store.sessions.values()) {
+      if (session.expires > now) {
+        session.expires = now;
+        count += 1;
+      }
+    }
+    this.store.touch();
+    return count;
+  }
+
+  sessionCookie(session: Session): string[] {
+    const maxAge = Math.max(0, Math.floor((session.expires - this.clock.now()) / 1000));
+    return [
+      `${SESSION_COOKIE}=${session.cookie}; Path=/; Max-Age=${maxAge}; Secure; HttpOnly; SameSite=Lax`,
+      `haslogin=y; Path=/; Max-Age=${maxAge}; Secure; SameSite=Lax`,
+    ];
+  }
+}
+
+export function parseCookies(header: string): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  for (const part of header.split(';')) {
+    const index = part.indexOf('=');
+    if (index <= 0) continue;
+    cookies[part.slice(0, index).trim()] = part.slice(index + 1).trim();
+  }
+  return cookies;
+}
+
+function sameSecret(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+// A sandbox does not need slow hashing, only that the state file holds no password.
+const SCRYPT_OPTIONS = { N: 1024, r: 8, p: 1 };
+
+export function hashPassword(password: string): string {
+  const salt = randomBytes(16).toString('base64url');
+  return `scrypt$${salt}$${scryptSync(password, salt, 32, SCRYPT_OPTIONS).toString('base64url')}`;
+}
+
+function verifyPassword(stored: string, password: string): boolean {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  return sameSecret(hash, scryptSync(password, salt, 32, SCRYPT_OPTIONS).toString('base64url'));
+}

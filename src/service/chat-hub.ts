@@ -1,0 +1,267 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { Caller } from './auth.js';
+import { CHAT_MSG_CLOSED, MAX_CHAT_MESSAGE_LENGTH, postChatMessage } from './chat-messages.js';
+import type { ServiceCore } from './core.js';
+import { ApiError, badRequest, invalidValue, rateLimited } from './errors.js';
+import { toWireJson } from './json.js';
+import type { Chat, ChatMessage, ChatSub } from './model.js';
+import { Params } from './params.js';
+
+/** Close codes the local service uses on chat sockets (our decision, docs/protocol.md "Chat data stream"). */
+export const CLOSE_CODES = {
+  normal: 1000,
+  goingAway: 1001,
+  chatClosed: 4000,
+  chatDeleted: 4001,
+  chatSubRemoved: 4002,
+  pingTimeout: 4008,
+  slowConsumer: 4009,
+} as const;
+
+/** Messages sent on connect unless `no_history` (spec 4.3). */
+export const HISTORY_ON_CONNECT = 50;
+/** A socket whose unsent data grows past this is cut; its client reconnects and fills in from history. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+interface Connection {
+  ws: WebSocket;
+  chatId: string;
+  subId: string;
+  userId: string;
+  alive: boolean;
+}
+
+/** The `chatdata` websockets: upgrade checks, history on connect, fan-out, ping watchdog. */
+export class ChatHub {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024, perMessageDeflate: false });
+  private readonly byChat = new Map<string, Set<Connection>>();
+  private readonly pingTimer: NodeJS.Timeout;
+  readonly stats = { accepted: 0, refused: 0, malformedFrames: 0, delivered: 0 };
+
+  constructor(
+    private readonly core: ServiceCore,
+    private readonly log: Logger,
+    pingIntervalMs: number,
+  ) {
+    core.events.on('chat-message', (message, chat) => this.broadcast(message, chat));
+    core.events.on('chat-closed', (chat) => this.closeChat(chat.id, CLOSE_CODES.chatClosed, 'closed chat'));
+    core.events.on('chat-deleted', (chat) => this.closeChat(chat.id, CLOSE_CODES.chatDeleted, 'chat deleted'));
+    core.events.on('chat-sub-removed', (sub) => this.closeSub(sub, CLOSE_CODES.chatSubRemoved, 'left chat'));
+    this.pingTimer = setInterval(() => this.pingAll(), pingIntervalMs);
+    this.pingTimer.unref();
+  }
+
+  get openSockets(): number {
+    let count = 0;
+    for (const set of this.byChat.values()) count += set.size;
+    return count;
+  }
+
+  /** Handles an HTTP upgrade for `/api/v1/chatdata`; a refused one is answered with an error object. */
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+    let accepted: { caller: Caller; sub: ChatSub; chat: Chat; withHistory: boolean };
+    try {
+      accepted = await this.checkUpgrade(request, url);
+    } catch (error) {
+      this.stats.refused += 1;
+      const apiError = error instanceof ApiError ? error : new ApiError('server', 'upgrade failed');
+      if (!(error instanceof ApiError)) this.log.error({ err: error }, 'chatdata upgrade failed');
+      refuseUpgrade(socket, apiError);
+      return;
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, accepted.sub, accepted.withHistory));
+  }
+
+  private async checkUpgrade(request: IncomingMessage, url: URL) {
+    const core = this.core;
+    const delay = core.faults.delay();
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    const injected = core.faults.errorFor('upgrade', 'chatdata');
+    if (injected) throw injected;
+    const key = request.headers.authorization ?? request.headers.cookie ?? request.socket.remoteAddress ?? '';
+    const wait = core.upgradeLimiter.take(`upgrade ${key}`);
+    if (wait > 0) throw rateLimited(wait);
+    const caller = core.auth.authenticate({
+      authorization: request.headers.authorization,
+      cookieHeader: request.headers.cookie,
+    });
+    const params = new Params(Object.fromEntries(url.searchParams));
+    core.auth.checkCsrf(caller, params.string('csrf'));
+    const subId = params.string('chatsub_id');
+    const sub = subId ? core.store.chatSubs.get(subId) : undefined;
+    if (!sub || sub.userId !== caller.user.id) throw badRequest('invalid chatsub_id');
+    const chat = core.store.chats.get(sub.chatId);
+    if (!chat) throw badRequest('invalid chatsub_id');
+    if (chat.isClosed) throw badRequest('closed chat');
+    let noHistory: boolean | undefined;
+    try {
+      noHistory = params.boolean('no_history');
+    } catch {
+      throw invalidValue('no_history');
+    }
+    return { caller, sub, chat, withHistory: !noHistory };
+  }
+
+  private accept(ws: WebSocket, sub: ChatSub, withHistory: boolean): void {
+    // Checked again: the chat may have closed while the handshake was on the wire.
+    const chat = this.core.store.chats.get(sub.chatId);
+    if (!chat || !this.core.store.chatSubs.has(sub.id)) {
+      ws.close(CLOSE_CODES.chatDeleted, 'chat deleted');
+      return;
+    }
+    if (chat.isClosed) {
+      ws.close(CLOSE_CODES.chatClosed, 'closed chat');
+      return;
+    }
+    const connection: Connection = { ws, chatId: chat.id, subId: sub.id, userId: sub.userId, alive: true };
+    // History and registration happen in the same tick, so no post falls between them.
+    if (withHistory) {
+      const history = this.core.store.chatMessages.get(chat.id) ?? [];
+      for (const message of history.slice(-HISTORY_ON_CONNECT)) this.sendMessage(connection, this.encode(message));
+      this.markSeen(sub, history.at(-1)?.msgNum ?? 0);
+    }
+    let set = this.byChat.get(chat.id);
+    if (!set) this.byChat.set(chat.id, (set = new Set()));
+    set.add(connection);
+    this.stats.accepted += 1;
+    ws.on('pong', () => {
+      connection.alive = true;
+    });
+    ws.on('message', (data, isBinary) => this.onFrame(connection, data, isBinary));
+    ws.on('close', () => this.byChat.get(chat.id)?.delete(connection));
+    ws.on('error', (error) => this.log.debug({ err: error, chatId: chat.id }, 'chat socket error'));
+  }
+
+  private onFrame(connection: Connection, data: RawData, isBinary: boolean): void {
+    const problem = this.post(connection, data, isBinary);
+    if (problem) {
+      this.stats.malformedFrames += 1;
+      this.sendMessage(connection, Buffer.from(toWireJson(problem.toBody(), this.core.store.idStyle)));
+    }
+  }
+
+  /** Handles one chat post object; answers the problem, if any, for the client's socket. */
+  private post(connection: Connection, data: RawData, isBinary: boolean): ApiError | undefined {
+    if (isBinary) return badRequest('chat post must be a text frame');
+    let frame: unknown;
+    try {
+      frame = JSON.parse(data.toString());
+    } catch {
+      return badRequest('chat post is not valid JSON');
+    }
+    if (typeof frame !== 'object' || frame === null || (frame as { object?: unknown }).object !== 'chat_post') {
+      return badRequest('expected a chat_post object');
+    }
+    const text = (frame as { message?: unknown }).message;
+    if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_CHAT_MESSAGE_LENGTH) {
+      return invalidValue('message');
+    }
+    const chat = this.core.store.chats.get(connection.chatId);
+    const user = this.core.store.users.get(connection.userId);
+    if (!chat || !user || !this.core.store.chatSubs.has(connection.subId)) return badRequest('invalid chatsub_id');
+    if (chat.isClosed) return badRequest('closed chat');
+    postChatMessage(this.core, chat, user, text);
+    return undefined;
+  }
+
+  private encode(message: ChatMessage): Buffer {
+    return Buffer.from(toWireJson(this.core.present.chatMessage(message), this.core.store.idStyle));
+  }
+
+  /** Each member receives the posts of the others (spec 4.3); the closing notice goes to everyone. */
+  private broadcast(message: ChatMessage, chat: Chat): void {
+    const set = this.byChat.get(chat.id);
+    if (!set || set.size === 0) return;
+    const frame = this.encode(message);
+    const everyone = message.type === CHAT_MSG_CLOSED;
+    for (const connection of set) {
+      if (!everyone && connection.userId === message.userId) continue;
+      this.sendMessage(connection, frame);
+      const sub = this.core.store.chatSubs.get(connection.subId);
+      if (sub) this.markSeen(sub, message.msgNum);
+    }
+  }
+
+  private sendMessage(connection: Connection, frame: Buffer): void {
+    const { ws } = connection;
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.log.warn({ chatId: connection.chatId }, 'chat socket too slow; closing it');
+      ws.close(CLOSE_CODES.slowConsumer, 'too slow');
+      return;
+    }
+    ws.send(frame, { binary: false });
+    this.stats.delivered += 1;
+  }
+
+  private markSeen(sub: ChatSub, msgNum: number): void {
+    if (msgNum > sub.lastMsgSeen) {
+      sub.lastMsgSeen = msgNum;
+      sub.updated = this.core.now();
+    }
+  }
+
+  private closeChat(chatId: string, code: number, reason: string): void {
+    for (const connection of this.byChat.get(chatId) ?? []) connection.ws.close(code, reason);
+  }
+
+  private closeSub(sub: ChatSub, code: number, reason: string): void {
+    for (const connection of this.byChat.get(sub.chatId) ?? []) {
+      if (connection.subId === sub.id) connection.ws.close(code, reason);
+    }
+  }
+
+  private pingAll(): void {
+    for (const set of this.byChat.values()) {
+      for (const connection of set) {
+        if (!connection.alive) {
+          connection.ws.terminate();
+          continue;
+        }
+        connection.alive = false;
+        connection.ws.ping();
+      }
+    }
+  }
+
+  /** Fault injection: cut sockets without a close frame, as a network failure would. */
+  dropSockets(chatId?: string): number {
+    let count = 0;
+    for (const [id, set] of this.byChat) {
+      if (chatId !== undefined && id !== chatId) continue;
+      for (const connection of set) {
+        connection.ws.terminate();
+        count += 1;
+      }
+    }
+    return count;
+  }
+
+  closeAll(code: number, reason: string): void {
+    for (const set of this.byChat.values()) for (const connection of set) connection.ws.close(code, reason);
+  }
+
+  stop(): void {
+    clearInterval(this.pingTimer);
+    this.dropSockets();
+    this.wss.close();
+  }
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+
+/** Answers a refused upgrade with the error object as an ordinary HTTP response. */
+export function refuseUpgrade(socket: Duplex, error: ApiError): void {
+  const body = JSON.stringify(error.toBody());
+  const headers = [
+    `HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status] ?? 'Error'}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+}

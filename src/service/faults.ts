@@ -1,0 +1,85 @@
+import type { Clock } from './clock.js';
+import { ApiError, rateLimited, type ErrorType } from './errors.js';
+
+export type FaultScope = 'api' | 'upgrade' | 'all';
+
+interface ErrorFault {
+  remaining: number;
+  type: Extract<ErrorType, 'rate_limit' | 'server'>;
+  status: number;
+  retryAfter: number;
+  scope: FaultScope;
+  /** Only calls of these operations (none: every call in scope). */
+  operations: string[];
+}
+
+/**
+ * Faults injected through the admin API, consulted on every API call and websocket upgrade. The
+ * counters say how many were actually applied, for the chaos suite's report.
+ */
+export class Faults {
+  private errorFaults: ErrorFault[] = [];
+  private refuseUpgradesUntil = 0;
+  private refuseStatus = 503;
+  latencyMs = 0;
+  private latencyUntil = Infinity;
+  readonly applied = { errors: 0, refusedUpgrades: 0, delayed: 0 };
+
+  constructor(private readonly clock: Clock) {}
+
+  answerErrors(fault: Omit<ErrorFault, 'remaining'> & { count: number }): void {
+    this.errorFaults.push({ ...fault, remaining: fault.count });
+  }
+
+  refuseUpgrades(seconds: number, status = 503): void {
+    this.refuseUpgradesUntil = this.clock.now() + seconds * 1000;
+    this.refuseStatus = status;
+  }
+
+  setLatency(ms: number, seconds?: number): void {
+    this.latencyMs = ms;
+    this.latencyUntil = seconds === undefined ? Infinity : this.clock.now() + seconds * 1000;
+  }
+
+  clear(): void {
+    this.errorFaults = [];
+    this.refuseUpgradesUntil = 0;
+    this.latencyMs = 0;
+  }
+
+  /** The delay to add to this request, if latency is injected. */
+  delay(): number {
+    if (this.latencyMs <= 0) return 0;
+    if (this.clock.now() > this.latencyUntil) {
+      this.latencyMs = 0;
+      return 0;
+    }
+    this.applied.delayed += 1;
+    return this.latencyMs;
+  }
+
+  /** The injected error this call must answer with, if any. */
+  errorFor(kind: 'api' | 'upgrade', operation: string): ApiError | undefined {
+    if (kind === 'upgrade' && this.clock.now() < this.refuseUpgradesUntil) {
+      this.applied.refusedUpgrades += 1;
+      const seconds = Math.ceil((this.refuseUpgradesUntil - this.clock.now()) / 1000);
+      return new ApiError('server', 'upgrades refused (injected fault)', {
+        status: this.refuseStatus,
+        headers: { 'retry-after': String(Math.max(1, seconds)) },
+      });
+    }
+    const fault = this.errorFaults.find(
+      (f) => f.remaining > 0 && (f.scope === 'all' || f.scope === kind) &&
+        (f.operations.length === 0 || f.operations.includes(operation)),
+    );
+    if (!fault) return undefined;
+    fault.remaining -= 1;
+    this.errorFaults = this.errorFaults.filter((f) => f.remaining > 0);
+    this.applied.errors += 1;
+    if (fault.type === 'rate_limit') {
+      const error = rateLimited(fault.retryAfter, 'too many requests (injected fault)');
+      return fault.status === 429 ? error : new ApiError('rate_limit', error.extra, { status: fault.status, headers: error.headers });
+    }
+    return new ApiError('server', 'server problem (injected fault); try again later', { status: fault.status });
+  }
+}

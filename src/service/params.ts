@@ -1,0 +1,91 @@
+import { badRequest, invalidValue } from './errors.js';
+
+type RawValue = string | string[] | undefined;
+
+/**
+ * The parameters of one call: query string and form body merged (the body wins), as the real service
+ * accepts either. Unknown parameters are ignored, as the spec's versioning rules require.
+ */
+export class Params {
+  private readonly values = new Map<string, RawValue>();
+
+  constructor(...sources: Array<Record<string, unknown> | undefined | null>) {
+    for (const source of sources) {
+      if (!source || typeof source !== 'object') continue;
+      for (const [key, value] of Object.entries(source)) {
+        if (typeof value === 'string') this.values.set(key, value);
+        else if (Array.isArray(value)) this.values.set(key, value.map(String));
+        else if (typeof value === 'number' || typeof value === 'boolean') this.values.set(key, String(value));
+      }
+    }
+  }
+
+  has(name: string): boolean {
+    const value = this.values.get(name);
+    return value !== undefined && value !== '';
+  }
+
+  /** A single string value; a repeated parameter is an invalid value. */
+  string(name: string): string | undefined {
+    const value = this.values.get(name);
+    if (Array.isArray(value)) throw invalidValue(name);
+    return value;
+  }
+
+  /** A required id-like value; missing or empty is `bad_request` with the given extra. */
+  requiredId(name: string, extra = `invalid ${name}`): string {
+    const value = this.string(name);
+    if (value === undefined || value === '' || value.length > 255) throw badRequest(extra);
+    return value;
+  }
+
+  optionalId(name: string): string | undefined {
+    const value = this.string(name);
+    if (value === undefined || value === '') return undefined;
+    if (value.length > 255) throw invalidValue(name);
+    return value;
+  }
+
+  /** Booleans as the spec describes them: true/false, with the numeric form 1/0 accepted too. */
+  boolean(name: string): boolean | undefined {
+    const value = this.string(name);
+    if (value === undefined || value === '') return undefined;
+    const parsed = parseBoolean(value);
+    if (parsed === undefined) throw invalidValue(name);
+    return parsed;
+  }
+
+  integer(name: string, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number | undefined {
+    const value = this.string(name);
+    if (value === undefined || value === '') return undefined;
+    if (!/^-?\d+$/.test(value.trim())) throw invalidValue(name);
+    const parsed = Number(value.trim());
+    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) throw invalidValue(name);
+    return parsed;
+  }
+
+  /** One of a fixed set of values; anything else is `bad_request` with the given extra. */
+  oneOf<T extends string>(name: string, allowed: readonly T[], extra = `invalid ${name}`): T | undefined {
+    const value = this.string(name);
+    if (value === undefined || value === '') return undefined;
+    if (!(allowed as readonly string[]).includes(value)) throw badRequest(extra);
+    return value as T;
+  }
+}
+
+export function parseBoolean(value: string): boolean | undefined {
+  switch (value.trim().toLowerCase()) {
+    case 'true':
+    case '1':
+    case 'yes':
+    case 'on':
+      return true;
+    case 'false':
+    case '0':
+    case 'no':
+    case 'off':
+      return false;
+    default:
+      return undefined;
+  }
+}

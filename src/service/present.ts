@@ -1,0 +1,378 @@
+import { isoTime } from './clock.js';
+import { wireId } from './ids.js';
+import type {
+  ActivityEntry, Attachment, Chat, ChatMessage, ChatSub, Draft, Group, Hashtag, Message, Subscription, Topic, User,
+} from './model.js';
+import { computePerms } from './perms.js';
+import type { Store } from './store.js';
+
+/** An unset time, as the real service writes it. */
+export const UNSET_TIME = '0001-01-01T00:00:00Z';
+
+type View = Record<string, unknown>;
+
+/**
+ * Turns stored entities into the wire objects of spec part 2. Ids become WireIds here and nowhere else,
+ * so the serializer can write them in the configured style.
+ */
+export class Presenter {
+  constructor(
+    private readonly store: Store,
+    private readonly baseUrl: () => string,
+  ) {}
+
+  user(user: User, csrf: string): View {
+    const subscriptions = [...this.store.subscriptions.values()]
+      .filter((sub) => sub.userId === user.id && sub.removed === undefined)
+      .map((sub) => {
+        const group = this.store.groups.get(sub.groupId);
+        return group ? { group_id: wireId(group.id), group_name: group.name, perms: this.perms(group, sub) } : null;
+      })
+      .filter((entry) => entry !== null);
+    return {
+      object: 'user',
+      id: wireId(user.id),
+      created: isoTime(user.created),
+      updated: isoTime(user.updated),
+      email: user.email,
+      full_name: user.fullName,
+      user_name: user.userName,
+      timezone: user.timezone,
+      status: 'user_status_confirmed',
+      two_factor_enabled: user.twoFactorSecret !== undefined,
+      csrf_token: csrf,
+      subscriptions,
+    };
+  }
+
+  perms(group: Group, sub: Subscription | undefined): View {
+    return { object: 'perms', ...computePerms(group, sub) };
+  }
+
+  group(group: Group, callerSub: Subscription | undefined): View {
+    const s = group.settings;
+    const messages = this.store.messagesByGroup.get(group.id) ?? [];
+    const members = [...this.store.subscriptions.values()].filter((sub) => sub.groupId === group.id && !sub.removed);
+    const openChats = [...this.store.chats.values()].filter((chat) => chat.groupId === group.id && !chat.isClosed);
+    const topics = [...this.store.topics.values()].filter((topic) => topic.groupId === group.id);
+    const last = messages.at(-1);
+    return {
+      object: 'group',
+      id: wireId(group.id),
+      created: isoTime(group.created),
+      updated: isoTime(group.updated),
+      title: group.title,
+      name: group.name,
+      nice_group_name: group.title,
+      alias: '',
+      desc: group.desc,
+      plain_desc: group.desc.replace(/<[^>]*>/g, ''),
+      subject_tag: group.subjectTag,
+      footer: '',
+      website: '',
+      announce: s.announce,
+      moderation: 'moderate_first_message',
+      new_users_moderated: false,
+      privacy: s.privacy,
+      restricted: s.restricted,
+      locked: s.locked,
+      members_visible: s.membersVisible,
+      chat_access: s.chatAccess,
+      allow_downloads: s.allowDownloads,
+      hash_tag_permissions: s.hashTagPermissions,
+      default_timezone: group.defaultTimezone,
+      email_address: `${group.name}@groups.local`,
+      group_url: `${this.baseUrl()}/g/${encodeURIComponent(group.name)}`,
+      cover_photo_url: '',
+      icon_url: '',
+      has_cover_photo: false,
+      has_icon: false,
+      parent_group_id: wireId('0'),
+      org_id: wireId('0'),
+      subs_count: members.length,
+      pending_subs_count: 0,
+      pending_msgs_count: 0,
+      open_chats_count: openChats.length,
+      threads_count: topics.length,
+      messages_count: messages.length,
+      most_recent_message: last ? isoTime(last.created) : UNSET_TIME,
+      perms: this.perms(group, callerSub),
+    };
+  }
+
+  /** The subscription object; `memberInfo` adds the member_info extras used in `sub_data`. */
+  subscription(sub: Subscription, memberInfo = false): View {
+    const user = this.store.users.get(sub.userId);
+    const group = this.store.groups.get(sub.groupId);
+    const view: View = {
+      object: memberInfo ? 'member_info' : 'subscription',
+      id: wireId(sub.id),
+      user_id: wireId(sub.userId),
+      group_id: wireId(sub.groupId),
+      created: isoTime(sub.created),
+      updated: isoTime(sub.updated),
+      status: sub.role === 'banned' ? 'sub_status_banned' : 'sub_status_normal',
+      post_status: 'sub_poststatus_normal',
+      email_delivery: 'email_delivery_single',
+      message_selection: 'message_selection_all',
+      auto_follow_replies: false,
+      max_attachment_size: 'max_attachment_size_large',
+      approved_posts: sub.approvedPosts,
+      mod_status: sub.role === 'owner' || sub.role === 'moderator' ? 'sub_modstatus_moderator' : 'sub_modstatus_none',
+      pending_msg_notify: 'sub_notify_email',
+      pending_sub_notify: 'sub_notify_email',
+      sub_notify: 'sub_notify_email',
+      storage_notify: 'sub_notify_email',
+      sub_group_notify: 'sub_notify_email',
+      message_report_notify: 'sub_notify_email',
+      mod_permissions: sub.role === 'moderator' ? 'sub_perm_banmembers' : '',
+      owner_msg_notify: 'sub_ownermsg_notify_subs',
+      email: user?.email ?? '',
+      user_status: 'user_status_confirmed',
+      user_name: user?.userName ?? '',
+      timezone: user?.timezone ?? 'UTC',
+      full_name: user?.fullName ?? '',
+      about_me: user?.aboutMe ?? '',
+      location: user?.location ?? '',
+      website: user?.website ?? '',
+      about_format: 'about_html',
+      profile_photo_id: '',
+      profile_privacy: user?.profilePrivacy ?? 'profile_members',
+      dont_munge_message_id: false,
+      moderator_notes: sub.moderatorNotes,
+      moderator_notes_updated: UNSET_TIME,
+      use_signature: sub.signature !== '',
+      use_signature_email: sub.signature !== '',
+    };
+    if (memberInfo && group) {
+      const lastPost = (this.store.messagesByGroup.get(group.id) ?? []).findLast((m) => m.userId === sub.userId);
+      Object.assign(view, {
+        group_name: group.name,
+        profile_photo_url: '',
+        signature: sub.signature,
+        num_drafts: [...this.store.drafts.values()].filter((d) => d.userId === sub.userId && d.groupId === group.id)
+          .length,
+        pending_subs: 0,
+        pending_msgs: 0,
+        subs_count: [...this.store.subscriptions.values()].filter((s) => s.groupId === group.id && !s.removed).length,
+        cover_photo_url: '',
+        icon_url: '',
+        nice_group_name: group.title,
+        most_recent_message: lastPost ? isoTime(lastPost.created) : UNSET_TIME,
+        perms: this.perms(group, sub),
+      });
+    }
+    return view;
+  }
+
+  hashtag(tag: Hashtag): View {
+    return {
+      object: 'hashtag',
+      id: wireId(tag.id),
+      created: isoTime(tag.created),
+      group_id: wireId(tag.groupId),
+      name: tag.name,
+      alias: {},
+      mods_only_post: false,
+      mods_only_replies: false,
+      no_email: false,
+      moderated: false,
+      special: false,
+      replies_unmoderated: false,
+      locked: false,
+      close_instead_of_delete: false,
+      muted: false,
+      followed: false,
+      until: 'hashtag_delete_day',
+      description: tag.description,
+      color_hex: tag.colorHex,
+      color_name: tag.colorName,
+      reply_to: 'thread_reply_group_default',
+      topic_count: [...this.store.topics.values()].filter((t) => t.hashtagIds.includes(tag.id)).length,
+      last_message_date: isoTime(tag.lastMessageDate),
+    };
+  }
+
+  private hashtags(ids: string[]): View[] {
+    return ids.flatMap((id) => {
+      const tag = this.store.hashtags.get(id);
+      return tag ? [this.hashtag(tag)] : [];
+    });
+  }
+
+  topic(topic: Topic): View {
+    const group = this.store.groups.get(topic.groupId);
+    const messages = (this.store.messagesByGroup.get(topic.groupId) ?? []).filter((m) => m.topicId === topic.id);
+    const first = messages[0];
+    const user = this.store.users.get(topic.userId);
+    return {
+      object: 'topic',
+      id: wireId(topic.id),
+      created: isoTime(topic.created),
+      updated: isoTime(topic.updated),
+      group_id: wireId(topic.groupId),
+      group_subject_tag: group?.subjectTag ?? '',
+      subject: topic.subject,
+      summary: first ? summarize(first.body) : '',
+      name: user?.fullName ?? '',
+      profile_photo_url: '',
+      num_messages: messages.length,
+      is_sticky: topic.isSticky,
+      is_moderated: topic.isModerated,
+      is_closed: topic.isClosed,
+      has_attachments: messages.some((m) => m.attachments.length > 0),
+      reply_to: 'thread_reply_group_default',
+      most_recent_message: isoTime(topic.mostRecentMessage),
+      hashtags: this.hashtags(topic.hashtagIds),
+    };
+  }
+
+  message(message: Message): View {
+    const user = this.store.users.get(message.userId);
+    const topic = this.store.topics.get(message.topicId);
+    const group = this.store.groups.get(message.groupId);
+    const tag = group?.subjectTag ? `[${group.subjectTag}] ` : '';
+    const [quoted, remainder] = splitQuoted(message.body);
+    return {
+      object: 'message',
+      id: wireId(message.id),
+      created: isoTime(message.created),
+      updated: isoTime(message.updated),
+      user_id: wireId(message.userId),
+      group_id: wireId(message.groupId),
+      topic_id: wireId(message.topicId),
+      msg_num: message.msgNum,
+      subject: message.subject,
+      subject_with_tags: `${tag}${message.subject}`,
+      body: message.body,
+      quoted,
+      remainder,
+      snippet: summarize(message.body),
+      name: user?.fullName ?? '',
+      profile_photo_url: '',
+      is_plain_text: message.isPlainText,
+      is_reply: message.isReply,
+      has_liked: false,
+      is_closed: topic?.isClosed ?? false,
+      is_moderated: false,
+      can_repost: false,
+      num_likes: 0,
+      reply_to: 'thread_reply_group_default',
+      hashtags: this.hashtags(message.hashtagIds),
+      poll_id: wireId('0'),
+      attachments: message.attachments.map((a) => this.attachment(a, `messages/${message.id}`)),
+    };
+  }
+
+  attachment(attachment: Attachment, owner: string): View {
+    const url = `${this.baseUrl()}/files/${owner.split('/').map(encodeURIComponent).join('/')}/` +
+      `${encodeURIComponent(attachment.id)}/${encodeURIComponent(attachment.filename)}`;
+    return {
+      id: wireId(attachment.id),
+      media_type: attachment.mediaType,
+      download_url: url,
+      image_thumbnail_url: attachment.mediaType.startsWith('image/') ? url : '',
+      filename: attachment.filename,
+    };
+  }
+
+  activity(entry: ActivityEntry): View {
+    return {
+      object: 'activity_log',
+      id: wireId(entry.id),
+      created: isoTime(entry.created),
+      group_id: wireId(entry.groupId),
+      action: entry.action,
+      member_info_id: wireId(entry.memberInfoId ?? '0'),
+      entry: entry.entry,
+      via: entry.via,
+    };
+  }
+
+  chat(chat: Chat, callerId: string): View {
+    const sub = this.store.chatSubOf(callerId, chat.id);
+    return {
+      object: 'chat',
+      id: wireId(chat.id),
+      created: isoTime(chat.created),
+      updated: isoTime(chat.updated),
+      user_id: wireId(chat.userId),
+      group_id: wireId(chat.groupId),
+      subject: chat.subject,
+      desc: chat.desc,
+      is_closed: chat.isClosed,
+      num_messages: this.store.chatMessages.get(chat.id)?.length ?? 0,
+      chat_sub: sub ? this.chatSub(sub) : null,
+    };
+  }
+
+  chatSub(sub: ChatSub): View {
+    return {
+      object: 'chat_sub',
+      id: wireId(sub.id),
+      created: isoTime(sub.created),
+      updated: isoTime(sub.updated),
+      user_id: wireId(sub.userId),
+      group_id: wireId(sub.groupId),
+      chat_id: wireId(sub.chatId),
+      last_msg_seen: sub.lastMsgSeen,
+    };
+  }
+
+  chatMessage(message: ChatMessage): View {
+    const user = this.store.users.get(message.userId);
+    return {
+      object: 'chat_message',
+      id: wireId(message.id),
+      created: isoTime(message.created),
+      version: message.version,
+      user_id: wireId(message.userId),
+      group_id: wireId(message.groupId),
+      chat_id: wireId(message.chatId),
+      type: message.type,
+      message: message.message,
+      msg_num: message.msgNum,
+      display_name: user?.fullName ?? '',
+      user_name: user?.userName ?? '',
+      profile_photo_url: '',
+      profile_privacy: user?.profilePrivacy ?? 'profile_members',
+      email: user && user.profilePrivacy !== 'profile_private' ? user.email : '',
+    };
+  }
+
+  draft(draft: Draft): View {
+    return {
+      object: 'draft',
+      id: wireId(draft.id),
+      created: isoTime(draft.created),
+      updated: isoTime(draft.updated),
+      user_id: wireId(draft.userId),
+      group_id: wireId(draft.groupId),
+      draft_type: draft.draftType,
+      subject: draft.subject,
+      body: draft.body,
+      body_type: draft.bodyType,
+      is_special: draft.isSpecial,
+      num_attachments: draft.attachments.length,
+      next_attachment_id: draft.nextAttachmentId,
+      message_id: wireId(draft.messageId ?? '0'),
+      bcc_me: draft.bccMe,
+      bcc_all: draft.bccAll,
+      attachments: draft.attachments.map((a) => this.attachment(a, `drafts/${draft.id}`)),
+    };
+  }
+}
+
+/** Plain-text summary of an HTML or text body, for `snippet` and `summary`. */
+export function summarize(body: string, length = 200): string {
+  const text = body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}
+
+/** Splits a text body into the part quoting an earlier message (lines starting with `>`) and the rest. */
+function splitQuoted(body: string): [string, string] {
+  const lines = body.split('\n');
+  const quoted = lines.filter((line) => line.startsWith('>'));
+  const rest = lines.filter((line) => !line.startsWith('>'));
+  return [quoted.join('\n'), rest.join('\n')];
+}
