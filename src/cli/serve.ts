@@ -1,0 +1,111 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { ID_STYLES, type IdStyle } from '../service/ids.js';
+import { LocalService, type LocalServiceOptions } from '../service/local-service.js';
+import { parseRateLimit } from '../service/rate-limit.js';
+import { readSeedFile } from '../service/seed.js';
+import { UsageError } from './usage-error.js';
+
+export const SERVE_HELP = `Usage: groupwire serve [options]
+
+Runs the local Group Discussion Service over HTTPS and WSS. When ready it prints one JSON line to
+stdout: {"base_url": ..., "ca_file": ..., "admin_token": ...}. Logs go to stderr.
+
+Options:
+  --host HOST              address to listen on (default 127.0.0.1)
+  --port N                 port; 0 picks a free one (default 0)
+  --seed FILE              start from this YAML seed instead of the built-in demo seed
+  --ids STYLE              numeric (default), big (integers above 2^53) or opaque (strings up to 255 chars)
+  --state FILE             keep the data in FILE across restarts
+  --tls-cert F --tls-key F serve this certificate instead of a generated one
+  --rate-limit R[/B]       per-caller requests per second and burst, or off (default 100/200)
+  --upgrade-rate-limit R[/B] per-caller chat socket upgrades per second and burst, or off (default 20/50)
+  --ping-interval SECONDS  how often chat sockets are pinged (default 30)
+  --admin-token TOKEN      the admin API's token (default: random, printed)
+  --log-level LEVEL        pino level for stderr (default info)
+  -h, --help               this text
+`;
+
+export async function serveOptionsFromArgs(args: string[]): Promise<LocalServiceOptions & { help?: boolean }> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        host: { type: 'string' }, port: { type: 'string' }, seed: { type: 'string' }, ids: { type: 'string' },
+        state: { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' },
+        'rate-limit': { type: 'string' }, 'upgrade-rate-limit': { type: 'string' }, 'ping-interval': { type: 'string' },
+        'admin-token': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return { help: true };
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0 to 65535, got ${values.port}`);
+  if (values.ids !== undefined && !ID_STYLES.includes(values.ids as IdStyle)) {
+    throw new UsageError(`--ids must be one of ${ID_STYLES.join(', ')}, got ${values.ids}`);
+  }
+  if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) {
+    throw new UsageError('--tls-cert and --tls-key go together');
+  }
+  const rate = (flag: string, text: string | undefined) => {
+    if (text === undefined) return undefined;
+    try {
+      return parseRateLimit(text);
+    } catch (error) {
+      throw new UsageError(`${flag}: ${(error as Error).message}`);
+    }
+  };
+  const pingSeconds = values['ping-interval'] === undefined ? 30 : Number(values['ping-interval']);
+  if (!(pingSeconds > 0)) throw new UsageError('--ping-interval must be a positive number of seconds');
+  return {
+    host: values.host,
+    port,
+    idStyle: values.ids as IdStyle | undefined,
+    seed: values.seed ? await readSeedFile(values.seed) : 'demo',
+    statePath: values.state,
+    tls: values['tls-cert'] && values['tls-key']
+      ? { cert: await readFile(values['tls-cert'], 'utf8'), key: await readFile(values['tls-key'], 'utf8'), caFile: values['tls-cert'] }
+      : undefined,
+    rateLimit: rate('--rate-limit', values['rate-limit']),
+    upgradeRateLimit: rate('--upgrade-rate-limit', values['upgrade-rate-limit']),
+    pingIntervalMs: pingSeconds * 1000,
+    adminToken: values['admin-token'],
+    logger: pino({ level: values['log-level'] ?? 'info' }, pino.destination(2)),
+  };
+}
+
+/** Starts the service and keeps it up until SIGINT or SIGTERM. */
+export async function serve(args: string[], announce: (service: LocalService) => void = printReadyLine): Promise<void> {
+  const options = await serveOptionsFromArgs(args);
+  if (options.help) {
+    process.stdout.write(SERVE_HELP);
+    return;
+  }
+  const service = await LocalService.start(options);
+  announce(service);
+  await stopOnSignal(() => service.close());
+}
+
+function printReadyLine(service: LocalService): void {
+  process.stdout.write(`${JSON.stringify({ base_url: service.baseUrl, ca_file: service.caFile ?? null, admin_token: service.adminToken })}\n`);
+}
+
+/** Resolves after the first SIGINT/SIGTERM has been handled; a second signal exits at once. */
+export function stopOnSignal(stop: () => Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    const onSignal = () => {
+      if (stopping) process.exit(130);
+      stopping = true;
+      stop().then(resolve, reject);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}

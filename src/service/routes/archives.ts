@@ -1,0 +1,100 @@
+import type { Caller } from '../auth.js';
+import type { GroupScope, ServiceCore } from '../core.js';
+import { badRequest } from '../errors.js';
+import type { Message, Topic } from '../model.js';
+import { defineOp, type Operation } from '../operation.js';
+import { listView, type SortSpec } from '../paging.js';
+import type { Params } from '../params.js';
+
+/** Our decisions (spec 4.0 leaves the sort fields of these lists open). `id` orders by creation. */
+const TOPIC_SORT: SortSpec<Topic> = {
+  fields: {
+    most_recent_message: (t) => t.mostRecentMessage,
+    created: (t) => t.created,
+    updated: (t) => t.updated,
+    id: (t) => t.seq,
+  },
+  defaultField: 'most_recent_message',
+  defaultDir: 'desc',
+};
+
+const MESSAGE_FIELDS: SortSpec<Message>['fields'] = {
+  created: (m) => m.created,
+  msg_num: (m) => m.msgNum,
+  id: (m) => m.seq,
+};
+
+/** A topic reads as a conversation, oldest first; a group's message list shows the newest first. */
+const TOPIC_MESSAGE_SORT: SortSpec<Message> = { fields: MESSAGE_FIELDS, defaultField: 'created', defaultDir: 'asc' };
+const GROUP_MESSAGE_SORT: SortSpec<Message> = { fields: MESSAGE_FIELDS, defaultField: 'created', defaultDir: 'desc' };
+
+/** The members spec 2.3 adds to archive lists for one named group. */
+function groupMembers(core: ServiceCore, scope: GroupScope): Record<string, unknown> {
+  return {
+    group_perms: core.present.perms(scope.group, scope.sub),
+    group: core.present.group(scope.group, scope.sub),
+    sub_data: scope.sub ? [core.present.subscription(scope.sub, true)] : [],
+  };
+}
+
+/** The group a call names, once the caller is known to see its archives. */
+function visibleGroup(core: ServiceCore, params: Params, caller: Caller): GroupScope {
+  const scope = core.groupScope(params, caller);
+  core.require(scope, 'archives_visible');
+  return scope;
+}
+
+function messagesOf(core: ServiceCore, groupId: string): Message[] {
+  return core.store.messagesByGroup.get(groupId) ?? [];
+}
+
+export const archiveOperations: Operation[] = [
+  defineOp('gettopics', 'GET', ({ core, params, caller }) => {
+    const scope = `gettopics ${caller.user.id}`;
+    if (params.has('group_id') || params.has('group_name')) {
+      const group = visibleGroup(core, params, caller);
+      const topics = [...core.store.topics.values()].filter((t) => t.groupId === group.group.id);
+      const page = core.pager.page(topics, params, TOPIC_SORT, scope);
+      return listView(page, page.items.map((t) => core.present.topic(t)), groupMembers(core, group));
+    }
+    // No group named: spec 4.2's "the caller's set", read as the groups the caller is subscribed to
+    // and may read the archives of. Public archives of groups the caller never joined are left out, so
+    // the list is the caller's own feed rather than the whole service.
+    const groups = [...core.store.groups.values()]
+      .map((group) => core.scopeOf(group, caller))
+      .filter((g) => g.sub !== undefined && g.perms.archives_visible);
+    const ids = new Set(groups.map((g) => g.group.id));
+    const topics = [...core.store.topics.values()].filter((t) => ids.has(t.groupId));
+    const page = core.pager.page(topics, params, TOPIC_SORT, scope);
+    const subData = groups.flatMap((g) => (g.sub ? [core.present.subscription(g.sub, true)] : []));
+    // group_perms and group describe one group, so they are left out when the list spans several.
+    return listView(page, page.items.map((t) => core.present.topic(t)), { sub_data: subData });
+  }),
+
+  defineOp('gettopic', 'GET', ({ core, params, caller }) => {
+    const topic = core.store.topics.get(params.requiredId('topic_id'));
+    const group = topic && core.store.groups.get(topic.groupId);
+    if (!topic || !group) throw badRequest('invalid topic_id');
+    const scope = core.scopeOf(group, caller);
+    core.require(scope, 'archives_visible');
+    const messages = messagesOf(core, group.id).filter((m) => m.topicId === topic.id);
+    const page = core.pager.page(messages, params, TOPIC_MESSAGE_SORT, `gettopic ${caller.user.id}`);
+    return listView(page, page.items.map((m) => core.present.message(m)), {
+      ...groupMembers(core, scope),
+      topic: core.present.topic(topic),
+      cover_photo_url: '',
+    });
+  }),
+
+  defineOp('getmessages', 'GET', ({ core, params, caller }) => {
+    const scope = visibleGroup(core, params, caller);
+    const page = core.pager.page(messagesOf(core, scope.group.id), params, GROUP_MESSAGE_SORT,
+      `getmessages ${caller.user.id}`);
+    return listView(page, page.items.map((m) => core.present.message(m)), {
+      ...groupMembers(core, scope),
+      // A group's messages span many topics; the member is kept (as null) so the shape matches gettopic.
+      topic: null,
+      cover_photo_url: '',
+    });
+  }),
+];

@@ -1,0 +1,153 @@
+import { badRequest } from './errors.js';
+
+/**
+ * The query language of `searcharchives` (spec 4.2 "Search archives", our decisions in docs/protocol.md):
+ *
+ * - `word`: the text has a word that starts with it (prefix match), ignoring case and accents;
+ * - `"a quoted phrase"`: those whole words, consecutive; a plain token that holds punctuation
+ *   (`e-mail`, `v2.1`) is read as a phrase of its parts too;
+ * - `#tag`: the message carries that hashtag (case-insensitive);
+ * - `posterid:<user_id>`: the message was posted by that user (exact, case-sensitive id);
+ * - `-#tag`: refused, the spec marks it not yet implemented.
+ *
+ * Every term must hold (AND). A query with no text terms matches every message its filters allow.
+ */
+export interface SearchQuery {
+  /** Normalized words, each matched as a word prefix. */
+  words: string[];
+  /** Normalized word sequences, matched as consecutive whole words. */
+  phrases: string[][];
+  /** Hashtag names, lower case, without `#`. */
+  hashtags: string[];
+  posterIds: string[];
+}
+
+/** A word of the searched text: its normalized form and where it sits in the original text. */
+export interface WordToken {
+  word: string;
+  start: number;
+  end: number;
+}
+
+export const EXCLUDE_HASHTAG_NOT_IMPLEMENTED = '-#tag (exclude hashtag) is not yet implemented';
+
+const WORD = /[\p{L}\p{N}_]+/gu;
+const POSTER_PREFIX = 'posterid:';
+
+/** Folds case and accents so `Café` and `cafe` compare equal. */
+export function normalizeWord(word: string): string {
+  return word.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+}
+
+export function tokenizeWords(text: string): WordToken[] {
+  const tokens: WordToken[] = [];
+  for (const match of text.matchAll(WORD)) {
+    const word = normalizeWord(match[0]);
+    if (word) tokens.push({ word, start: match.index, end: match.index + match[0].length });
+  }
+  return tokens;
+}
+
+/** Splits a query into raw tokens: runs of non-space, or a `"..."` run (an unclosed quote ends the query). */
+function rawTokens(q: string): Array<{ text: string; quoted: boolean }> {
+  const tokens: Array<{ text: string; quoted: boolean }> = [];
+  let i = 0;
+  while (i < q.length) {
+    if (/\s/.test(q[i]!)) {
+      i += 1;
+      continue;
+    }
+    const quoted = q[i] === '"';
+    // `posterid:"..."` takes a quoted value, so the quote run starts after the prefix.
+    const prefixQuoted = !quoted && q.slice(i, i + POSTER_PREFIX.length + 1).toLowerCase() === `${POSTER_PREFIX}"`;
+    if (quoted || prefixQuoted) {
+      const open = quoted ? i : i + POSTER_PREFIX.length;
+      const close = q.indexOf('"', open + 1);
+      const end = close < 0 ? q.length : close;
+      const value = q.slice(open + 1, end);
+      tokens.push({ text: quoted ? value : q.slice(i, open) + value, quoted });
+      i = end + 1;
+      continue;
+    }
+    let end = i;
+    while (end < q.length && !/\s/.test(q[end]!)) end += 1;
+    tokens.push({ text: q.slice(i, end), quoted: false });
+    i = end;
+  }
+  return tokens;
+}
+
+export function parseSearchQuery(q: string): SearchQuery {
+  const query: SearchQuery = { words: [], phrases: [], hashtags: [], posterIds: [] };
+  for (const { text, quoted } of rawTokens(q)) {
+    if (!quoted && text.startsWith('-#')) throw badRequest(EXCLUDE_HASHTAG_NOT_IMPLEMENTED);
+    if (!quoted && text.startsWith('#') && text.length > 1) {
+      // Trailing punctuation is the sentence's, not the tag's: `#urgent,` means #urgent.
+      const tag = text.slice(1).replace(/[.,;:!?]+$/, '').toLowerCase();
+      if (tag) query.hashtags.push(tag);
+      continue;
+    }
+    if (!quoted && text.toLowerCase().startsWith(POSTER_PREFIX)) {
+      const id = text.slice(POSTER_PREFIX.length);
+      if (!id) throw badRequest('invalid posterid');
+      query.posterIds.push(id);
+      continue;
+    }
+    const words = tokenizeWords(text).map((t) => t.word);
+    if (words.length === 0) continue;
+    if (quoted || words.length > 1) query.phrases.push(words);
+    else query.words.push(words[0]!);
+  }
+  return query;
+}
+
+export function hasTextTerms(query: SearchQuery): boolean {
+  return query.words.length > 0 || query.phrases.length > 0;
+}
+
+/** Where a term occurs in one token list: the index of the first token of each occurrence. */
+function occurrences(tokens: readonly WordToken[], term: readonly string[], prefix: boolean): number[] {
+  const found: number[] = [];
+  const n = term.length;
+  for (let i = 0; i + n <= tokens.length; i += 1) {
+    let ok = true;
+    for (let k = 0; k < n && ok; k += 1) {
+      const word = tokens[i + k]!.word;
+      ok = prefix ? word.startsWith(term[k]!) : word === term[k];
+    }
+    if (ok) found.push(i);
+  }
+  return found;
+}
+
+export interface TextMatch {
+  /** Occurrences of all text terms together: the `relevance` sort key. */
+  hits: number;
+  /** Offset in the body text of the earliest hit there, for the summary; undefined when none is in the body. */
+  firstBodyHit: number | undefined;
+}
+
+/**
+ * Matches the query's text terms against a message's subject and body words. Each term must occur in
+ * at least one of the two; undefined when one does not.
+ */
+export function matchText(query: SearchQuery, subject: readonly WordToken[], body: readonly WordToken[]): TextMatch | undefined {
+  const terms: Array<{ term: readonly string[]; prefix: boolean }> = [
+    ...query.words.map((word) => ({ term: [word], prefix: true })),
+    ...query.phrases.map((phrase) => ({ term: phrase, prefix: false })),
+  ];
+  let hits = 0;
+  let firstBodyHit: number | undefined;
+  for (const { term, prefix } of terms) {
+    const inSubject = occurrences(subject, term, prefix);
+    const inBody = occurrences(body, term, prefix);
+    if (inSubject.length + inBody.length === 0) return undefined;
+    hits += inSubject.length + inBody.length;
+    const first = inBody[0];
+    if (first !== undefined) {
+      const offset = body[first]!.start;
+      if (firstBodyHit === undefined || offset < firstBodyHit) firstBodyHit = offset;
+    }
+  }
+  return { hits, firstBodyHit };
+}

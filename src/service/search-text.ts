@@ -1,0 +1,78 @@
+/**
+ * The text `searcharchives` looks at: a message body as plain text (HTML tags stripped), optionally
+ * without its signature, and the excerpt shown as a result's `summary`.
+ */
+
+/** Our decision: the longest `summary`, in characters, and how much text it shows before the first hit. */
+export const SUMMARY_LENGTH = 200;
+const LEAD = 60;
+
+const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
+    if (name.startsWith('#')) {
+      const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : Number(name.slice(1));
+      // A non-breaking space is a space to the signature delimiter and to word splitting.
+      if (code === 0xa0) return ' ';
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    }
+    return NAMED_ENTITIES[name.toLowerCase()] ?? whole;
+  });
+}
+
+/** HTML to plain text; block ends become line breaks so signature delimiter lines survive. */
+export function htmlToText(html: string): string {
+  const text = html
+    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<br\s*\/?>/gi, '\n')
+    .replace(/<\/(p|div|li|tr|h[1-6]|blockquote|pre)\s*>/gi, '\n')
+    .replace(/<\/t[dh]\s*>/gi, ' ')
+    .replace(/<[^>]*>/g, '');
+  return decodeEntities(text);
+}
+
+export function bodyText(body: string, isPlainText: boolean): string {
+  const text = body.replace(/\r\n?/g, '\n');
+  return isPlainText ? text : htmlToText(text);
+}
+
+const looksLikeHtml = (text: string): boolean => /<\/?[a-z][^>]*>/i.test(text);
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The body without its signature: everything from the first signature delimiter line (`-- `, or `--`
+ * as mail clients that trim trailing spaces leave it) is dropped, and so is every occurrence of the
+ * member's stored signature, matched with any run of whitespace standing for any other.
+ */
+export function withoutSignature(text: string, signature: string): string {
+  const delimiter = /^-- ?$/m.exec(text);
+  let out = delimiter ? text.slice(0, delimiter.index) : text;
+  const sigText = looksLikeHtml(signature) ? htmlToText(signature) : signature;
+  const words = sigText.trim().split(/\s+/).filter(Boolean);
+  if (words.length > 0) out = out.replace(new RegExp(words.map(escapeRegExp).join('\\s+'), 'g'), ' ');
+  return out;
+}
+
+/**
+ * A plain-text excerpt of at most `max` characters around `at` (an offset in `text`), starting at a
+ * word boundary a little before it; from the start of the text when `at` is undefined. An ellipsis
+ * marks text cut off at either end.
+ */
+export function excerpt(text: string, at: number | undefined, max = SUMMARY_LENGTH): string {
+  let start = Math.max(0, (at ?? 0) - LEAD);
+  if (start > 0) {
+    // Move forward to the start of a word, but never past the hit itself.
+    const space = text.slice(start, at).search(/\s/);
+    start = space >= 0 ? start + space + 1 : (at ?? start);
+  }
+  // Whitespace collapses below, so a window a few times the length is always enough to fill `max`.
+  const windowEnd = start + max * 4;
+  let piece = text.slice(start, windowEnd).replace(/\s+/g, ' ').trim();
+  const lead = start > 0 && text.slice(0, start).trim() !== '' ? '…' : '';
+  const room = max - lead.length;
+  if (piece.length > room || (windowEnd < text.length && text.slice(windowEnd).trim() !== '')) {
+    piece = `${piece.slice(0, room - 1).trimEnd()}…`;
+  }
+  return lead + piece;
+}

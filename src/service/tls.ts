@@ -1,0 +1,62 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import selfsigned from 'selfsigned';
+
+export interface TlsMaterial {
+  key: string;
+  cert: string;
+  /** The CA that signed `cert`, for clients to trust (written to `caFile`). */
+  ca: string;
+  caFile: string;
+}
+
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+
+/**
+ * A private CA and a localhost certificate it signs, kept in `dir` so a sandbox's clients can keep
+ * trusting the same CA file across restarts. Existing files are reused.
+ */
+export async function localTls(dir: string): Promise<TlsMaterial> {
+  const caFile = join(dir, 'ca.pem');
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  try {
+    const [ca, cert, key] = await Promise.all([readFile(caFile, 'utf8'), readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
+    return { ca, cert, key, caFile };
+  } catch {
+    // Not there yet (or incomplete): make a new set below.
+  }
+  const notBeforeDate = new Date(Date.now() - 3600_000);
+  const notAfterDate = new Date(Date.now() + 5 * YEAR_MS);
+  const ca = await selfsigned.generate([{ name: 'commonName', value: 'groupwire local service CA' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate,
+    notAfterDate,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  const leaf = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate,
+    notAfterDate,
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }],
+      },
+    ],
+  });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeFile(caFile, ca.cert);
+  await writeFile(certFile, leaf.cert);
+  await writeFile(keyFile, leaf.private, { mode: 0o600 });
+  return { ca: ca.cert, cert: leaf.cert, key: leaf.private, caFile };
+}
