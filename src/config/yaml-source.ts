@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 
 /** A mistake in a YAML file, located: `file:line:col: what was expected`. */
@@ -30,7 +30,9 @@ export function parseYaml<S extends z.ZodType>(text: string, file: string, schem
     result.error.issues.map((issue) => {
       const path = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
       const at = path.length ? ` (at ${path.join('.')})` : '';
-      return `${where(offsetOf(doc, path))}: ${issue.message}${at}`;
+      // An unknown key is reported where the key stands, not where its map begins.
+      const offset = issue.code === 'unrecognized_keys' ? keyOffset(doc, path, issue.keys[0]) : undefined;
+      return `${where(offset ?? offsetOf(doc, path))}: ${issue.message}${at}`;
     }),
   );
 }
@@ -46,4 +48,11 @@ function offsetOf(doc: Document, path: Array<string | number>): number {
     if (isNode(node) && node.range) return node.range[0];
   }
   return 0;
+}
+
+function keyOffset(doc: Document, path: Array<string | number>, key: string | undefined): number | undefined {
+  const map = path.length ? doc.getIn(path, true) : doc.contents;
+  if (!isMap(map) || key === undefined) return undefined;
+  const pair = map.items.find((item) => isScalar(item.key) && item.key.value === key);
+  return isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
 }

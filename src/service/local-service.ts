@@ -11,7 +11,7 @@ import { ChatHub, CLOSE_CODES, refuseUpgrade } from './chat-hub.js';
 import { ServiceCore } from './core.js';
 import { DEMO_SEED } from './demo-seed.js';
 import { ApiError } from './errors.js';
-import { mountApi, MAX_ATTACHMENT_BYTES } from './http-api.js';
+import { mountApi, MAX_ATTACHMENT_BYTES, sendError } from './http-api.js';
 import type { IdStyle } from './ids.js';
 import { ALL_OPERATIONS } from './operations.js';
 import type { RateLimitConfig } from './rate-limit.js';
@@ -106,6 +106,8 @@ export class LocalService {
     mountApi(routes, core, ALL_OPERATIONS, log.child({ component: 'api' }));
     mountFiles(routes, core, log.child({ component: 'files' }));
     mountAdmin(routes, core, hub, adminToken, { restart: () => service!.restart() });
+    // Malformed bodies and the like fail before any route runs: they still get the error object.
+    app.setErrorHandler((error, _request, reply) => sendError(core, reply, error, log, 'http'));
     app.setNotFoundHandler((request, reply) => {
       reply.code(404).header('content-type', 'application/json; charset=utf-8');
       return reply.send({ object: 'error', type: 'bad_request', extra: `no such path ${request.url.split('?')[0]}` });
