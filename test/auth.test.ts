@@ -76,7 +76,7 @@ describe('authentication methods', () => {
     expectError(await call(svc, 'getchats', { group_name: 'demo' }), 'authentication');
     expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: { bearer: 'f'.repeat(64) } }), 'authentication');
     expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: { basic: 'nope' } }), 'authentication');
-    expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: { cookie: 'groupsio=forged', csrf: '1' } }), 'authentication');
+    expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: { cookie: 'groupsio=forged', csrf: '1', user: {} } }), 'authentication');
   });
 
   it('answers expired once sessions and tokens are too old', async () => {

@@ -11,7 +11,7 @@ import type { Chat, Group, User } from './model.js';
 import { PERM_FLAGS } from './perms.js';
 import { parseRateLimit } from './rate-limit.js';
 import { appendMessage, hashtagIdsFor, hashtagNames, startTopic } from './posting.js';
-import { applySeed, seedSchema } from './seed.js';
+import { applySeed, SeedError, seedSchema } from './seed.js';
 
 export interface AdminHooks {
   restart(): Promise<void>;
@@ -45,7 +45,8 @@ const schemas = {
     operations: z.array(z.string()).default([]),
   }),
   latency: z.object({ ms: z.number().int().min(0), seconds: z.number().positive().optional() }),
-  clock: z.object({ seconds: z.number() }),
+  // Forward only: a clock moved back would leave recorded times in the future.
+  clock: z.object({ seconds: z.number().min(0) }),
   rateLimit: z.object({ api: z.string().optional(), upgrade: z.string().optional() }),
 };
 
@@ -86,7 +87,7 @@ export function mountAdmin(app: FastifyInstance, core: ServiceCore, hub: ChatHub
         reply.header('content-type', 'application/json; charset=utf-8');
         return reply.send(toWireJson(result ?? { object: 'success', extra: '' }, store.idStyle));
       } catch (error) {
-        if (error instanceof AdminError || error instanceof z.ZodError) return sendAdminError(reply, error.message);
+        if (error instanceof AdminError || error instanceof SeedError || error instanceof z.ZodError) return sendAdminError(reply, error.message);
         throw error;
       }
     });

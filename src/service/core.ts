@@ -71,9 +71,10 @@ export class ServiceCore {
    * unknown one is `bad_request` naming the parameter.
    */
   groupScope(params: Params, caller: Caller): GroupScope {
-    const id = params.optionalId('group_id');
+    const id = params.string('group_id') || undefined;
     const name = params.string('group_name');
     if (id !== undefined && name) throw badRequest('give one of group_id and group_name, not both');
+    // An id over 255 characters cannot exist: simply an unknown group.
     let group: Group | undefined;
     if (id !== undefined) {
       group = this.store.groups.get(id);

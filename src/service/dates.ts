@@ -10,7 +10,7 @@ export function parseDateTime(text: string, timezone = 'UTC'): number | undefine
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', offset] = match;
   const fields = [Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s)] as const;
   const [year, month, day, hour, minute, second] = fields;
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return undefined;
   const millis = fraction ? Math.round(Number(fraction) * 1000) : 0;
   const asUtc = Date.UTC(year, month - 1, day, hour, minute, second, millis);
   if (new Date(asUtc).getUTCDate() !== day) return undefined; // 31 February and the like

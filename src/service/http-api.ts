@@ -37,7 +37,7 @@ export function mountApi(app: FastifyInstance, core: ServiceCore, operations: Op
       if (!op) {
         throw new ApiError('bad_request', `unknown operation ${name}`, { status: 404 });
       }
-      if (request.method !== op.method && !(op.method === 'GET' && request.method === 'HEAD')) {
+      if (request.method !== op.method) {
         throw new ApiError('bad_request', `${name} takes ${op.method}, not ${request.method}`);
       }
       const caller = core.auth.authenticate({
@@ -104,7 +104,7 @@ async function login(core: ServiceCore, request: FastifyRequest, reply: FastifyR
 function send(core: ServiceCore, reply: FastifyReply, result: unknown, extendedFor: Caller | undefined) {
   if (result instanceof FileResult) {
     reply.header('content-type', result.contentType);
-    reply.header('content-disposition', `attachment; filename="${result.filename}"`);
+    reply.header('content-disposition', contentDisposition(result.filename));
     return reply.send(result.stream);
   }
   if (result === EMPTY_OK && !extendedFor) return reply.code(200).send('');
@@ -132,4 +132,10 @@ export function sendError(core: ServiceCore, reply: FastifyReply, error: unknown
 function isClientError(error: unknown): error is Error & { statusCode: number } {
   const status = (error as { statusCode?: unknown } | null)?.statusCode;
   return error instanceof Error && typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** RFC 6266: a plain ASCII fallback name and the exact name percent-encoded. */
+export function contentDisposition(filename: string, disposition = 'attachment'): string {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `${disposition}; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }

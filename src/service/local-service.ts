@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { mountAdmin } from './admin.js';
 import { ChatHub, CLOSE_CODES, refuseUpgrade } from './chat-hub.js';
@@ -95,6 +95,10 @@ export class LocalService {
       logger: false,
       bodyLimit: MAX_ATTACHMENT_BYTES * 2,
       forceCloseConnections: true,
+      // A URL fastify cannot even route (bad percent-encoding) still gets the error object.
+      frameworkErrors: (error, _request, reply) => {
+        void sendError(core, reply as unknown as FastifyReply, new ApiError('bad_request', error.message), log, 'http');
+      },
     });
     await app.register(formbody);
     await app.register(multipart, { limits: { fileSize: MAX_ATTACHMENT_BYTES } });

@@ -1,9 +1,9 @@
 import type { ServiceCore } from './core.js';
 import type { Attachment, Group, Message, Topic, User } from './model.js';
 
-/** Hashtags named `#word` in a subject. */
+/** Hashtags named `#word` in a subject; a `#` inside a word ("issue#12", "&#39;") is no tag. */
 export function hashtagNames(subject: string): string[] {
-  return [...subject.matchAll(/#([\w-]+)/g)].map((match) => match[1]!);
+  return [...subject.matchAll(/(?<![\w&])#([\w-]+)/g)].map((match) => match[1]!);
 }
 
 /** The group's hashtag ids for the names, creating missing ones (the caller checked the permission). */
@@ -33,7 +33,8 @@ export function appendMessage(core: ServiceCore, topic: Topic, user: User, field
   const message = core.store.addMessage({
     groupId: topic.groupId, topicId: topic.id, userId: user.id, msgNum: (previous?.msgNum ?? 0) + 1,
     subject: fields.subject, body: fields.body, isPlainText: fields.isPlainText, isReply: fields.isReply,
-    hashtagIds: topic.hashtagIds, attachments: fields.attachments ?? [], created: now, updated: now,
+    // A copy: retagging the topic later must not retag the messages already in it.
+    hashtagIds: [...topic.hashtagIds], attachments: fields.attachments ?? [], created: now, updated: now,
   });
   topic.mostRecentMessage = now;
   topic.updated = now;

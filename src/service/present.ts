@@ -1,4 +1,5 @@
 import { isoTime } from './clock.js';
+import { htmlToText } from './html-text.js';
 import { wireId } from './ids.js';
 import type {
   ActivityEntry, Attachment, Chat, ChatMessage, ChatSub, Draft, Group, Hashtag, Message, Subscription, Topic, User,
@@ -260,13 +261,13 @@ export class Presenter {
       reply_to: 'thread_reply_group_default',
       hashtags: this.hashtags(message.hashtagIds),
       poll_id: wireId('0'),
-      attachments: message.attachments.map((a) => this.attachment(a, `messages/${message.id}`)),
+      attachments: message.attachments.map((a) => this.attachment(a, `messages/${encodeURIComponent(message.id)}`)),
     };
   }
 
+  /** `owner` is the URL path of what holds the attachment, its id already encoded. */
   attachment(attachment: Attachment, owner: string): View {
-    const url = `${this.baseUrl()}/files/${owner.split('/').map(encodeURIComponent).join('/')}/` +
-      `${encodeURIComponent(attachment.id)}/${encodeURIComponent(attachment.filename)}`;
+    const url = `${this.baseUrl()}/files/${owner}/${encodeURIComponent(attachment.id)}/${encodeURIComponent(attachment.filename)}`;
     return {
       id: wireId(attachment.id),
       media_type: attachment.mediaType,
@@ -358,15 +359,17 @@ export class Presenter {
       message_id: wireId(draft.messageId ?? '0'),
       bcc_me: draft.bccMe,
       bcc_all: draft.bccAll,
-      attachments: draft.attachments.map((a) => this.attachment(a, `drafts/${draft.id}`)),
+      attachments: draft.attachments.map((a) => this.attachment(a, `drafts/${encodeURIComponent(draft.id)}`)),
     };
   }
 }
 
 /** Plain-text summary of an HTML or text body, for `snippet` and `summary`. */
 export function summarize(body: string, length = 200): string {
-  const text = body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
-  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+  const text = htmlToText(body).replace(/\s+/g, ' ').trim();
+  // Cut by code points, so an emoji is never split in half.
+  const points = Array.from(text);
+  return points.length > length ? `${points.slice(0, length - 1).join('')}…` : text;
 }
 
 /** Splits a text body into the part quoting an earlier message (lines starting with `>`) and the rest. */

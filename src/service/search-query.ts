@@ -31,11 +31,14 @@ export interface WordToken {
 
 export const EXCLUDE_HASHTAG_NOT_IMPLEMENTED = '-#tag (exclude hashtag) is not yet implemented';
 
-const WORD = /[\p{L}\p{N}_]+/gu;
+// Combining marks belong to the word they follow, so a decomposed `nai\u0308ve` stays one word.
+const WORD = /[\p{L}\p{N}_][\p{L}\p{M}\p{N}_]*/gu;
 const POSTER_PREFIX = 'posterid:';
 
 /** Folds case and accents so `Café` and `cafe` compare equal. */
 export function normalizeWord(word: string): string {
+  // Most words are ASCII, where folding is only lower-casing; Unicode normalization is the slow part.
+  if (/^[\x00-\x7f]*$/.test(word)) return word.toLowerCase();
   return word.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
 }
 
@@ -103,6 +106,17 @@ export function parseSearchQuery(q: string): SearchQuery {
 
 export function hasTextTerms(query: SearchQuery): boolean {
   return query.words.length > 0 || query.phrases.length > 0;
+}
+
+/**
+ * A fast, exact pre-check: in ASCII text each word folds by lower-casing alone, so a term that is not
+ * even a substring of the lower-cased text cannot match. Non-ASCII text is left to the full match.
+ */
+export function couldMatch(query: SearchQuery, texts: readonly string[]): boolean {
+  if (!texts.every((text) => /^[\x00-\x7f]*$/.test(text))) return true;
+  const folded = texts.map((text) => text.toLowerCase());
+  const present = (word: string): boolean => folded.some((text) => text.includes(word));
+  return query.words.every(present) && query.phrases.every((phrase) => phrase.every(present));
 }
 
 /** Where a term occurs in one token list: the index of the first token of each occurrence. */

@@ -8,11 +8,14 @@ import type { Store } from './store.js';
 import { ActivityRecorder } from './activity.js';
 import { CHAT_MSG_CLOSED, CHAT_MSG_NORMAL } from './chat-messages.js';
 
+/** A seed that names something it does not define. */
+export class SeedError extends Error {}
+
 const duration = z.string().regex(/^\d+(\.\d+)?[smhd]$/, 'a duration like 90s, 15m, 2h or 3d');
 
 const attachmentSchema = z.strictObject({
   filename: z.string().min(1),
-  media_type: z.string().default('text/plain'),
+  media_type: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a media type like text/plain').default('text/plain'),
   content: z.string().optional(),
   content_base64: z.string().optional(),
 });
@@ -107,8 +110,9 @@ export function applySeed(store: Store, clock: Clock, input: Seed): void {
   const activity = new ActivityRecorder(store, clock);
   const users = new Map<string, User>();
   const userOf = (email: string): User => {
-    const user = users.get(email.toLowerCase());
-    if (!user) throw new Error(`seed names ${email}, who is not among its users`);
+    // Users of the seed itself, or (for the admin API's groups) users the service already has.
+    const user = users.get(email.toLowerCase()) ?? store.usersByEmail.get(email.toLowerCase());
+    if (!user) throw new SeedError(`seed names ${email}, who is not among its users`);
     return user;
   };
   for (const u of seed.users) {

@@ -65,9 +65,9 @@ function dateWindow(core: ServiceCore, params: Params, timezone: string): Window
     case 'between': {
       const from = dateParam(params, 'start_date', timezone);
       let to = dateParam(params, 'end_date', timezone);
-      if (from > to) throw badRequest('invalid end_date');
       // "between 2024-05-01 and 2024-05-10" includes the 10th: a bare end date runs to that day's end.
       if (isBareDate(params.string('end_date'))) to = nextLocalMidnight(params.string('end_date')!, timezone) - 1;
+      if (from > to) throw badRequest('invalid end_date');
       return { from, to };
     }
   }

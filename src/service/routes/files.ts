@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Caller } from '../auth.js';
 import type { ServiceCore } from '../core.js';
 import { ApiError } from '../errors.js';
-import { sendError } from '../http-api.js';
+import { contentDisposition, sendError } from '../http-api.js';
 import type { Attachment } from '../model.js';
 
 const MESSAGES_PREFIX = '/files/messages/';
@@ -58,10 +58,8 @@ function findAttachment(attachments: Attachment[], id: string): Attachment {
  */
 function sendAttachment(reply: FastifyReply, attachment: Attachment) {
   const inline = attachment.mediaType.startsWith('image/') && attachment.mediaType !== 'image/svg+xml';
-  const fallback = attachment.filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   reply.header('content-type', attachment.mediaType);
-  reply.header('content-disposition',
-    `${inline ? 'inline' : 'attachment'}; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(attachment.filename)}`);
+  reply.header('content-disposition', contentDisposition(attachment.filename, inline ? 'inline' : 'attachment'));
   reply.header('x-content-type-options', 'nosniff');
   reply.header('content-security-policy', 'sandbox');
   reply.header('cache-control', 'private, no-store');

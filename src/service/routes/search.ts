@@ -5,7 +5,7 @@ import type { Group, Message } from '../model.js';
 import { defineOp, type Operation } from '../operation.js';
 import { listView, type SortSpec } from '../paging.js';
 import type { Params } from '../params.js';
-import { hasTextTerms, matchText, parseSearchQuery, tokenizeWords, type SearchQuery } from '../search-query.js';
+import { couldMatch, hasTextTerms, matchText, parseSearchQuery, tokenizeWords, type SearchQuery } from '../search-query.js';
 import { bodyText, excerpt, withoutSignature } from '../search-text.js';
 
 /** One result: a matching message, or with collapse_topics the most recent match of a topic. */
@@ -126,7 +126,9 @@ class Searcher {
     }
     const hit = { seq: message.seq, message, hits: 0, numMatches: 1, firstBodyHit: undefined };
     if (!hasTextTerms(query)) return hit;
-    const found = matchText(query, tokenizeWords(message.subject), tokenizeWords(this.text(message)));
+    const text = this.text(message);
+    if (!couldMatch(query, [message.subject, text])) return undefined;
+    const found = matchText(query, tokenizeWords(message.subject), tokenizeWords(text));
     return found && { ...hit, hits: found.hits, firstBodyHit: found.firstBodyHit };
   }
 }
