@@ -192,3 +192,19 @@ describe('groupwire serve', () => {
     expect(result.stderr).toContain('--ids must be one of numeric, big, opaque');
   });
 });
+
+describe('admin-made changes in the activity log', () => {
+  it('records a member made moderator as moderator_added, in the mod family', async () => {
+    const svc = await startTestService();
+    try {
+      await admin(svc, 'subscriptions', { group: 'demo', user: 'carol@example.com', role: 'moderator' });
+      const alice = await loginAs(svc, 'alice');
+      const mod = await call(svc, 'getactivitylog', { group_name: 'demo', filter_by: 'mod', action: 'moderator_added' }, { auth: alice });
+      expect(mod.body.data).toHaveLength(1);
+      expect(mod.body.data[0].entry).toContain('Carol Member');
+      expect(mod.body.data[0].entry).toContain('was made a moderator');
+    } finally {
+      await svc.close();
+    }
+  });
+});

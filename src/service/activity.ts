@@ -13,7 +13,6 @@ export const ACTIONS = {
   moderator_added: 'mod',
   message_posted: 'message',
   topic_created: 'message',
-  draft_posted: 'message',
   archive_downloaded: 'member',
   chat_created: 'mod',
   chat_updated: 'mod',

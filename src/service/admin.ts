@@ -133,8 +133,11 @@ export function mountAdmin(app: FastifyInstance, core: ServiceCore, hub: ChatHub
     });
     Object.assign(sub, { role: b.role, grants: b.grants, updated: now });
     store.touch();
-    core.activity.record(group, b.role === 'banned' ? 'member_banned' : 'member_joined', user,
-      b.role === 'banned' ? 'was banned' : 'joined the group', { sub, via: 'via_web' });
+    const [action, text] = b.role === 'banned' ? ['member_banned', 'was banned'] as const
+      : b.role === 'moderator' ? ['moderator_added', 'was made a moderator'] as const
+      : existing ? ['member_joined', 'had the subscription changed'] as const
+      : ['member_joined', 'joined the group'] as const;
+    core.activity.record(group, action, user, text, { sub, via: 'via_web' });
     return core.present.subscription(sub, true);
   });
   route('subscriptions/remove', schemas.unsubscribe, (b) => {
