@@ -2,13 +2,21 @@ import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
 import type { LocalService } from '../service/local-service.js';
 import { serve } from './serve.js';
 
+const DEMO_PORT = 8443;
+
 /**
  * `npm start`: the local service with the demo seed on a fixed port, and a short guide on the
  * terminal. (The supervisor and its demo bot join this once they exist.)
  */
 export async function demo(args: string[]): Promise<void> {
-  const withPort = args.some((arg) => arg.startsWith('--port')) ? args : ['--port', '8443', ...args];
-  await serve(withPort, printGuide);
+  if (args.some((arg) => arg.startsWith('--port'))) return serve(args, printGuide);
+  try {
+    await serve(['--port', String(DEMO_PORT), ...args], printGuide);
+  } catch (error) {
+    // Another program has the usual port: a free one does as well for a demo.
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    await serve(['--port', '0', ...args], printGuide);
+  }
 }
 
 function printGuide(service: LocalService): void {
