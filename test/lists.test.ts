@@ -91,3 +91,18 @@ describe('sorting', () => {
     expectError(await history({ sort_dir: 'up' }), 'invalid_value', 'sort_dir');
   });
 });
+
+describe('page tokens belong to their list', () => {
+  it('are refused for another group or the other half of getchats', async () => {
+    await admin(svc, 'groups', { name: 'second', members: [{ email: 'mo@example.com', role: 'owner' }] });
+    for (let i = 0; i < 3; i += 1) await admin(svc, 'chats', { group: 'demo', owner: 'mo@example.com', subject: `extra ${i}` });
+    const first = await call(svc, 'getchats', { group_name: 'demo', limit: 2 }, { auth: mo });
+    expect(first.body.has_more).toBe(true);
+    const token = first.body.next_page_token;
+    expectError(await call(svc, 'getchats', { group_name: 'second', page_token: token }, { auth: mo }), 'invalid_value', 'page_token');
+    expectError(await call(svc, 'getchats', { group_name: 'demo', show_closed: 'true', page_token: token }, { auth: mo }),
+      'invalid_value', 'page_token');
+    const next = await call(svc, 'getchats', { group_name: 'demo', limit: 2, page_token: token }, { auth: mo });
+    expect(next.status).toBe(200);
+  });
+});

@@ -208,3 +208,23 @@ describe('admin-made changes in the activity log', () => {
     }
   });
 });
+
+describe('admin groups', () => {
+  it('creates a group naming existing users, and leaves nothing behind when a name is unknown', async () => {
+    const svc = await startTestService();
+    try {
+      const bad = await admin(svc, 'groups', { name: 'g3', members: [{ email: 'nobody@example.com', role: 'owner' }] });
+      expect(bad.body).toMatchObject({ object: 'error', type: 'bad_request' });
+      expect(bad.body.extra).toContain('nobody@example.com');
+      const good = await admin(svc, 'groups', {
+        name: 'g3', members: [{ email: 'bob@example.com', role: 'owner' }], chats: [{ subject: 'hall', owner: 'bob@example.com' }],
+      });
+      expect(good.body).toMatchObject({ object: 'group', name: 'g3' });
+      const bob = await loginAs(svc, 'bob');
+      const chats = await call(svc, 'getchats', { group_name: 'g3' }, { auth: bob });
+      expect(chats.body.data.map((c: { subject: string }) => c.subject)).toEqual(['hall']);
+    } finally {
+      await svc.close();
+    }
+  });
+});

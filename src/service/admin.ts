@@ -138,6 +138,7 @@ export function mountAdmin(app: FastifyInstance, core: ServiceCore, hub: ChatHub
       : existing ? ['member_joined', 'had the subscription changed'] as const
       : ['member_joined', 'joined the group'] as const;
     core.activity.record(group, action, user, text, { sub, via: 'via_web' });
+    if (b.role === 'banned') core.events.emit('member-lost', group.id, user.id);
     return core.present.subscription(sub, true);
   });
   route('subscriptions/remove', schemas.unsubscribe, (b) => {
@@ -148,6 +149,7 @@ export function mountAdmin(app: FastifyInstance, core: ServiceCore, hub: ChatHub
     sub.removed = core.now();
     store.touch();
     core.activity.record(group, 'member_left', user, 'left the group', { sub, via: 'via_web' });
+    core.events.emit('member-lost', group.id, user.id);
     return core.present.subscription(sub, true);
   });
   route('topics', schemas.topic, (b) => {
@@ -191,7 +193,9 @@ export function mountAdmin(app: FastifyInstance, core: ServiceCore, hub: ChatHub
     const session = core.auth.openSession(userOf(b.user), true);
     return { token: session.token, csrf: session.csrf, cookie: `groupsio=${session.cookie}`, user_id: wireId(session.userId) };
   });
-  route('faults/drop-sockets', schemas.dropSockets, (b) => ({ dropped: hub.dropSockets(b.chat ? chatOf(b.chat, b.group).id : undefined) }));
+  route('faults/drop-sockets', schemas.dropSockets, (b) => ({
+    dropped: hub.dropSockets(b.chat ? { chatId: chatOf(b.chat, b.group).id } : b.group ? { groupId: groupOf(b.group).id } : {}),
+  }));
   route('faults/refuse-upgrades', schemas.refuseUpgrades, (b) => core.faults.refuseUpgrades(b.seconds, b.status));
   route('faults/errors', schemas.errors, (b) => core.faults.answerErrors({
     count: b.count, type: b.type, status: b.status ?? (b.type === 'rate_limit' ? 429 : 400), retryAfter: b.retry_after,

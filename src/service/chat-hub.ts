@@ -17,7 +17,7 @@ export const CLOSE_CODES = {
   chatClosed: 4000,
   chatDeleted: 4001,
   chatSubRemoved: 4002,
-  pingTimeout: 4008,
+  notMember: 4003,
   slowConsumer: 4009,
 } as const;
 
@@ -50,6 +50,7 @@ export class ChatHub {
     core.events.on('chat-closed', (chat) => this.closeChat(chat.id, CLOSE_CODES.chatClosed, 'closed chat'));
     core.events.on('chat-deleted', (chat) => this.closeChat(chat.id, CLOSE_CODES.chatDeleted, 'chat deleted'));
     core.events.on('chat-sub-removed', (sub) => this.closeSub(sub, CLOSE_CODES.chatSubRemoved, 'left chat'));
+    core.events.on('member-lost', (groupId, userId) => this.closeMember(groupId, userId));
     this.pingTimer = setInterval(() => this.pingAll(), pingIntervalMs);
     this.pingTimer.unref();
   }
@@ -95,6 +96,8 @@ export class ChatHub {
     if (!sub || sub.userId !== caller.user.id) throw badRequest('invalid chatsub_id');
     const chat = core.store.chats.get(sub.chatId);
     if (!chat) throw badRequest('invalid chatsub_id');
+    // A chat_sub outlives a ban or a removal from the group; the stream does not.
+    core.requireMember(core.scopeOf(core.store.groups.get(chat.groupId)!, caller));
     if (chat.isClosed) throw badRequest('closed chat');
     let noHistory: boolean | undefined;
     try {
@@ -131,7 +134,10 @@ export class ChatHub {
       connection.alive = true;
     });
     ws.on('message', (data, isBinary) => this.onFrame(connection, data, isBinary));
-    ws.on('close', () => this.byChat.get(chat.id)?.delete(connection));
+    ws.on('close', () => {
+      set.delete(connection);
+      if (set.size === 0 && this.byChat.get(chat.id) === set) this.byChat.delete(chat.id);
+    });
     ws.on('error', (error) => this.log.debug({ err: error, chatId: chat.id }, 'chat socket error'));
   }
 
@@ -163,6 +169,8 @@ export class ChatHub {
     const user = this.core.store.users.get(connection.userId);
     if (!chat || !user || !this.core.store.chatSubs.has(connection.subId)) return badRequest('invalid chatsub_id');
     if (chat.isClosed) return badRequest('closed chat');
+    const sub = this.core.store.subscriptionOf(user.id, chat.groupId);
+    if (!sub || sub.role === 'banned') return new ApiError('inadequate_permissions', 'subscribed to the group');
     postChatMessage(this.core, chat, user, text);
     return undefined;
   }
@@ -214,10 +222,21 @@ export class ChatHub {
     }
   }
 
+  /** A member banned or removed from the group loses the chat streams of that group. */
+  private closeMember(groupId: string, userId: string): void {
+    for (const set of this.byChat.values()) {
+      for (const connection of set) {
+        const chat = this.core.store.chats.get(connection.chatId);
+        if (connection.userId === userId && chat?.groupId === groupId) connection.ws.close(CLOSE_CODES.notMember, 'not a member');
+      }
+    }
+  }
+
   private pingAll(): void {
     for (const set of this.byChat.values()) {
       for (const connection of set) {
         if (!connection.alive) {
+          // No answer to the last ping: the peer is most likely gone, so no close handshake is tried.
           connection.ws.terminate();
           continue;
         }
@@ -227,11 +246,12 @@ export class ChatHub {
     }
   }
 
-  /** Fault injection: cut sockets without a close frame, as a network failure would. */
-  dropSockets(chatId?: string): number {
+  /** Fault injection: cut sockets (all, one chat's or one group's) without a close frame, as a network failure would. */
+  dropSockets(filter: { chatId?: string; groupId?: string } = {}): number {
     let count = 0;
     for (const [id, set] of this.byChat) {
-      if (chatId !== undefined && id !== chatId) continue;
+      if (filter.chatId !== undefined && id !== filter.chatId) continue;
+      if (filter.groupId !== undefined && this.core.store.chats.get(id)?.groupId !== filter.groupId) continue;
       for (const connection of set) {
         connection.ws.terminate();
         count += 1;

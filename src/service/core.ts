@@ -25,6 +25,8 @@ export interface ServiceEvents {
   'chat-closed': (chat: Chat) => void;
   'chat-deleted': (chat: Chat) => void;
   'chat-sub-removed': (sub: ChatSub) => void;
+  /** A member was banned or removed from a group. */
+  'member-lost': (groupId: string, userId: string) => void;
 }
 
 export interface CoreOptions {

@@ -52,6 +52,7 @@ export class Pager {
     private readonly idStyle: IdStyle,
   ) {}
 
+  /** `scope` names the caller, the operation and what the list is of; a token only works in its scope. */
   page<T extends { seq: number }>(all: T[], params: Params, spec: SortSpec<T>, scope: string): Page<T> {
     const limit = params.integer('limit', 1, 100) ?? 10;
     const token = params.string('page_token');

@@ -124,6 +124,12 @@ export function applySeed(store: Store, clock: Clock, input: Seed): void {
     });
     users.set(u.email.toLowerCase(), user);
   }
+  // Every address a group names must resolve before anything is added, so a bad seed leaves no half.
+  for (const g of seed.groups) {
+    const named = [...g.members.map((m) => m.email), ...g.topics.flatMap((t) => t.messages.map((m) => m.from)),
+      ...g.chats.flatMap((c) => [c.owner, ...c.members, ...c.history.map((h) => h.from)])];
+    named.forEach(userOf);
+  }
   for (const g of seed.groups) {
     const s = g.settings;
     const settings: GroupSettings = {

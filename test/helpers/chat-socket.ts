@@ -17,11 +17,13 @@ export interface ChatdataQuery {
 
 export type ChatdataAuth = Session | { bearer: string } | null;
 
-export function chatdataUrl(svc: TestService, query: ChatdataQuery): string {
+export const CHATDATA_PATH = '/api/v1/chatdata';
+
+export function chatdataUrl(svc: TestService, query: ChatdataQuery, path = CHATDATA_PATH): string {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined) search.set(name, value);
   const qs = search.toString();
-  return `${svc.baseUrl.replace(/^https/, 'wss')}/api/v1/chatdata${qs ? `?${qs}` : ''}`;
+  return `${svc.baseUrl.replace(/^https/, 'wss')}${path}${qs ? `?${qs}` : ''}`;
 }
 
 function authHeaders(auth: ChatdataAuth): Record<string, string> {
@@ -45,6 +47,15 @@ export interface RefusedUpgrade {
 /** What an upgrade attempt came to: an open socket or the HTTP answer of a refusal. */
 export type UpgradeOutcome = { kind: 'open'; socket: ChatSocket } | ({ kind: 'refused' } & RefusedUpgrade) | { kind: 'failed'; error: Error };
 
+export interface ChatSocketOptions {
+  /** Extra request headers for the upgrade. */
+  headers?: Record<string, string>;
+  /** Another path than /api/v1/chatdata. */
+  path?: string;
+  /** false: do not answer the service's pings (a client that hangs). */
+  autoPong?: boolean;
+}
+
 export class ChatSocket {
   readonly ws: WebSocket;
   /** Every text frame received, parsed (ids beyond 2^53 kept as strings). */
@@ -58,11 +69,12 @@ export class ChatSocket {
   private readonly listeners = new Set<() => void>();
   readonly outcome: Promise<UpgradeOutcome>;
 
-  constructor(svc: TestService, query: ChatdataQuery, auth: ChatdataAuth, headers: Record<string, string> = {}) {
-    this.ws = new WebSocket(chatdataUrl(svc, query), {
+  constructor(svc: TestService, query: ChatdataQuery, auth: ChatdataAuth, options: ChatSocketOptions = {}) {
+    this.ws = new WebSocket(chatdataUrl(svc, query, options.path), {
       ca: svc.service.ca,
-      headers: { ...authHeaders(auth), ...headers },
+      headers: { ...authHeaders(auth), ...options.headers },
       perMessageDeflate: false,
+      autoPong: options.autoPong ?? true,
     });
     this.ws.on('message', (data, isBinary) => {
       if (isBinary) {
@@ -197,9 +209,9 @@ export class ChatSocket {
 
 /** Attempts an upgrade and reports how it ended, within `timeoutMs`. */
 export async function tryChatdata(
-  svc: TestService, query: ChatdataQuery, auth: ChatdataAuth, headers: Record<string, string> = {}, timeoutMs = 5000,
+  svc: TestService, query: ChatdataQuery, auth: ChatdataAuth, options: ChatSocketOptions = {}, timeoutMs = 5000,
 ): Promise<UpgradeOutcome> {
-  const socket = new ChatSocket(svc, query, auth, headers);
+  const socket = new ChatSocket(svc, query, auth, options);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`upgrade did not finish within ${timeoutMs} ms`)), timeoutMs);
@@ -226,9 +238,9 @@ export async function openChat(
 
 /** Expects a refused upgrade; answers the HTTP status, headers and error object. */
 export async function expectRefused(
-  svc: TestService, query: ChatdataQuery, auth: ChatdataAuth, headers: Record<string, string> = {},
+  svc: TestService, query: ChatdataQuery, auth: ChatdataAuth, options: ChatSocketOptions = {},
 ): Promise<RefusedUpgrade> {
-  const outcome = await tryChatdata(svc, query, auth, headers);
+  const outcome = await tryChatdata(svc, query, auth, options);
   if (outcome.kind === 'open') {
     outcome.socket.close();
     throw new Error('expected the upgrade to be refused, but the socket opened');

@@ -135,7 +135,7 @@ export const activityOperations: Operation[] = [
     const scope = core.groupScope(params, caller);
     core.require(scope, 'view_activity');
     const entries = entriesFor(core, params, caller, scope);
-    const page = core.pager.page(entries, params, ACTIVITY_SORT, `getactivitylog ${caller.user.id}`);
+    const page = core.pager.page(entries, params, ACTIVITY_SORT, `getactivitylog ${caller.user.id} ${scope.group.id}`);
     return listView(page, page.items.map((entry) => core.present.activity(entry)));
   }),
 ];

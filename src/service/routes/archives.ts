@@ -50,11 +50,10 @@ function messagesOf(core: ServiceCore, groupId: string): Message[] {
 
 export const archiveOperations: Operation[] = [
   defineOp('gettopics', 'GET', ({ core, params, caller }) => {
-    const scope = `gettopics ${caller.user.id}`;
     if (params.has('group_id') || params.has('group_name')) {
       const group = visibleGroup(core, params, caller);
       const topics = [...core.store.topics.values()].filter((t) => t.groupId === group.group.id);
-      const page = core.pager.page(topics, params, TOPIC_SORT, scope);
+      const page = core.pager.page(topics, params, TOPIC_SORT, `gettopics ${caller.user.id} ${group.group.id}`);
       return listView(page, page.items.map((t) => core.present.topic(t)), groupMembers(core, group));
     }
     // No group named: spec 4.2's "the caller's set", read as the groups the caller is subscribed to
@@ -65,7 +64,7 @@ export const archiveOperations: Operation[] = [
       .filter((g) => g.sub !== undefined && g.perms.archives_visible);
     const ids = new Set(groups.map((g) => g.group.id));
     const topics = [...core.store.topics.values()].filter((t) => ids.has(t.groupId));
-    const page = core.pager.page(topics, params, TOPIC_SORT, scope);
+    const page = core.pager.page(topics, params, TOPIC_SORT, `gettopics ${caller.user.id} *`);
     const subData = groups.flatMap((g) => (g.sub ? [core.present.subscription(g.sub, true)] : []));
     // group_perms and group describe one group, so they are left out when the list spans several.
     return listView(page, page.items.map((t) => core.present.topic(t)), { sub_data: subData });
@@ -78,7 +77,7 @@ export const archiveOperations: Operation[] = [
     const scope = core.scopeOf(group, caller);
     core.require(scope, 'archives_visible');
     const messages = messagesOf(core, group.id).filter((m) => m.topicId === topic.id);
-    const page = core.pager.page(messages, params, TOPIC_MESSAGE_SORT, `gettopic ${caller.user.id}`);
+    const page = core.pager.page(messages, params, TOPIC_MESSAGE_SORT, `gettopic ${caller.user.id} ${topic.id}`);
     return listView(page, page.items.map((m) => core.present.message(m)), {
       ...groupMembers(core, scope),
       topic: core.present.topic(topic),
@@ -89,7 +88,7 @@ export const archiveOperations: Operation[] = [
   defineOp('getmessages', 'GET', ({ core, params, caller }) => {
     const scope = visibleGroup(core, params, caller);
     const page = core.pager.page(messagesOf(core, scope.group.id), params, GROUP_MESSAGE_SORT,
-      `getmessages ${caller.user.id}`);
+      `getmessages ${caller.user.id} ${scope.group.id}`);
     return listView(page, page.items.map((m) => core.present.message(m)), {
       ...groupMembers(core, scope),
       // A group's messages span many topics; the member is kept (as null) so the shape matches gettopic.

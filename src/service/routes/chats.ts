@@ -33,7 +33,7 @@ function validSubject(params: Params, required: boolean): string | undefined {
 function validDesc(params: Params, required: boolean): string | undefined {
   const desc = params.string('desc');
   if (desc === undefined && !required) return undefined;
-  if (desc === undefined || desc.length > MAX_DESC) throw badRequest('invalid desc');
+  if (desc === undefined || Buffer.byteLength(desc) > MAX_DESC) throw badRequest('invalid desc');
   return desc;
 }
 
@@ -91,7 +91,7 @@ export const chatOperations: Operation[] = [
     const chats = [...core.store.chats.values()].filter(
       (chat) => chat.groupId === scope.group.id && chat.isClosed === showClosed,
     );
-    const page = core.pager.page(chats, params, CHAT_SORT, `getchats ${caller.user.id}`);
+    const page = core.pager.page(chats, params, CHAT_SORT, `getchats ${caller.user.id} ${scope.group.id} ${showClosed}`);
     return listView(page, page.items.map((chat) => core.present.chat(chat, caller.user.id)));
   }),
 

@@ -209,7 +209,7 @@ export const draftOperations: Operation[] = [
     const drafts = [...core.store.drafts.values()].filter(
       (draft) => draft.userId === caller.user.id && (groupId === undefined || draft.groupId === groupId),
     );
-    const page = core.pager.page(drafts, params, DRAFT_SORT, `getdrafts ${caller.user.id}`);
+    const page = core.pager.page(drafts, params, DRAFT_SORT, `getdrafts ${caller.user.id} ${groupId ?? '*'}`);
     return listView(page, page.items.map((draft) => core.present.draft(draft)));
   }),
 
