@@ -3,7 +3,7 @@ import {
   ChatSocket, expectRefused, openChat, pollUntil, tryChatdata, type ChatdataAuth, type ChatdataQuery, type RefusedUpgrade,
 } from './helpers/chat-socket.js';
 import {
-  admin, call, login, loginAs, send, startTestService, type ApiResponse, type Session, type TestService,
+  admin, call, EMAILS, login, loginAs, ok, send, startTestService, type ApiResponse, type DemoUser, type Session, type TestService,
 } from './helpers/service.js';
 
 /**
@@ -12,19 +12,11 @@ import {
  * service (4000 closed, 4001 deleted, 4002 left, 1006 for an abrupt drop) and the admin API's faults.
  */
 
-const EMAILS = {
-  alice: 'alice@example.com', mo: 'mo@example.com', bob: 'bob@example.com', carol: 'carol@example.com',
-  bot: 'bot@example.com', dave: 'dave@example.com',
-} as const;
-type Who = keyof typeof EMAILS;
+type Who = DemoUser;
 
 let counter = 0;
 const unique = (label: string): string => `${label} ${++counter}`;
 
-function ok(response: ApiResponse): any {
-  if (response.status !== 200) throw new Error(`expected 200, got ${response.status} ${response.text}`);
-  return response.body;
-}
 
 function expectRefusal(refused: RefusedUpgrade, status: number, type: string, extra?: string): void {
   const matches = refused.status === status && refused.body?.object === 'error' && refused.body?.type === type &&

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  admin, call, expectError, login, loginAs, startTestService, type ApiResponse, type Session, type TestService,
+  admin, call, EMAILS, expectError, login, loginAs, ok, startTestService, type ApiResponse, type DemoUser, type Session, type TestService,
 } from './helpers/service.js';
 
 /**
@@ -10,19 +10,11 @@ import {
  */
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const EMAILS = {
-  alice: 'alice@example.com', mo: 'mo@example.com', bob: 'bob@example.com', carol: 'carol@example.com',
-  bot: 'bot@example.com', dave: 'dave@example.com',
-} as const;
-type Who = keyof typeof EMAILS;
+type Who = DemoUser;
 
 let counter = 0;
 const uniqueSubject = (label: string): string => `${label} ${++counter}`;
 
-function ok(response: ApiResponse): any {
-  if (response.status !== 200) throw new Error(`expected 200, got ${response.status} ${response.text}`);
-  return response.body;
-}
 
 /** A chat made through the admin API, owned by `owner`, with `members` subscribed. */
 async function adminChat(svc: TestService, owner: Who, members: Who[] = [], subject = uniqueSubject('chat'), group = 'demo'): Promise<any> {

@@ -25,15 +25,3 @@ export function postChatMessage(core: ServiceCore, chat: Chat, user: User, text:
   core.events.emit('chat-message', message, chat);
   return message;
 }
-
-/** Messages of a chat with msg_num greater than `after`, found by binary search (history is in order). */
-export function messagesAfter(history: ChatMessage[], after: number): ChatMessage[] {
-  let low = 0;
-  let high = history.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (history[mid]!.msgNum <= after) low = mid + 1;
-    else high = mid;
-  }
-  return history.slice(low);
-}

@@ -118,7 +118,18 @@ export const DEMO = {
   dave: ['dave@example.com', 'dave-demo'],
 } as const;
 
-export async function loginAs(svc: TestService, who: keyof typeof DEMO, extra: Record<string, string> = {}): Promise<Session> {
+export type DemoUser = keyof typeof DEMO;
+
+/** The demo accounts' e-mail addresses by name. */
+export const EMAILS = Object.fromEntries(Object.entries(DEMO).map(([who, [email]]) => [who, email])) as Record<DemoUser, string>;
+
+/** The body of a 200 answer; anything else fails the test with the answer's text. */
+export function ok(response: ApiResponse): any {
+  if (response.status !== 200) throw new Error(`expected 200, got ${response.status} ${response.text}`);
+  return response.body;
+}
+
+export async function loginAs(svc: TestService, who: DemoUser, extra: Record<string, string> = {}): Promise<Session> {
   const [email, password] = DEMO[who];
   return login(svc, email, password, extra);
 }

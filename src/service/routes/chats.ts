@@ -1,7 +1,8 @@
-import { CHAT_MSG_CLOSED, messagesAfter, postChatMessage } from '../chat-messages.js';
+import { CHAT_MSG_CLOSED, postChatMessage } from '../chat-messages.js';
 import type { ServiceCore } from '../core.js';
 import { badRequest, noPermission } from '../errors.js';
 import type { Chat } from '../model.js';
+import { afterMsgNum } from '../msg-num.js';
 import { defineOp, EMPTY_OK, type Operation } from '../operation.js';
 import { listView, type SortSpec } from '../paging.js';
 import type { Params } from '../params.js';
@@ -137,7 +138,7 @@ export const chatOperations: Operation[] = [
     core.requireMember(scope);
     const history = core.store.chatMessages.get(chat.id) ?? [];
     const after = params.integer('start_msg_num', 0);
-    const messages = after === undefined ? history : messagesAfter(history, after);
+    const messages = after === undefined ? history : afterMsgNum(history, after);
     const page = core.pager.page(messages, params, {
       fields: { msg_num: (m) => m.msgNum, created: (m) => m.created, id: (m) => m.seq },
       defaultField: 'msg_num',

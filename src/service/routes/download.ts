@@ -6,6 +6,7 @@ import { archiveZip } from '../mbox.js';
 import type { Message } from '../model.js';
 import { defineOp, FileResult, type Operation } from '../operation.js';
 import type { Params } from '../params.js';
+import { afterMsgNum } from '../msg-num.js';
 
 /** Spec part 8: one archive download per person per group per 24 hours. */
 export const DOWNLOAD_INTERVAL_MS = 24 * 3600 * 1000;
@@ -28,25 +29,12 @@ function downloadFilter(params: Params): DownloadFilter {
   return { startMsgNum, startTime };
 }
 
-/** Index of the first message with msg_num above `after`; the group's list is kept in msg_num order. */
-function firstAfter(messages: readonly Message[], after: number): number {
-  let low = 0;
-  let high = messages.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (messages[mid]!.msgNum <= after) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
 /**
  * The messages the download holds, fixed when the call is answered: the slice is a copy of the list, so
  * messages posted while the zip is still streaming do not join it half-way.
  */
 function selectMessages(all: readonly Message[], filter: DownloadFilter): Message[] {
-  const from = filter.startMsgNum === undefined ? 0 : firstAfter(all, filter.startMsgNum);
-  const selected = all.slice(from);
+  const selected = filter.startMsgNum === undefined ? all.slice() : afterMsgNum(all, filter.startMsgNum);
   const { startTime } = filter;
   return startTime === undefined ? selected : selected.filter((message) => message.created > startTime);
 }
