@@ -1,0 +1,66 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import yauzl from 'yauzl';
+
+/** One message of an archive's mbox. */
+export interface MboxMessage {
+  /** The envelope line without its `From ` (sender address and date). */
+  envelope: string;
+  /** Header fields by lower-case name (a repeated field keeps its last value). */
+  headers: Record<string, string>;
+  /** The body, with mboxrd quoting undone (`>From ` back to `From `). */
+  body: string;
+}
+
+/** Opens the archive's `messages.mbox` inside the zip as a stream (nothing is read whole into memory). */
+function openMbox(zipFile: string): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(zipFile, { lazyEntries: true, autoClose: true }, (error, zip) => {
+      if (error || !zip) return reject(error ?? new Error(`cannot open ${zipFile}`));
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName !== 'messages.mbox') return zip.readEntry();
+        zip.openReadStream(entry, (streamError, stream) => (streamError || !stream ? reject(streamError) : resolve(stream)));
+      });
+      zip.on('end', () => reject(new Error(`${zipFile} holds no messages.mbox`)));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  });
+}
+
+/** The messages of a downloaded archive, one by one, in the order of the file. */
+export async function* readArchive(zipFile: string): AsyncGenerator<MboxMessage> {
+  yield* readMbox(await openMbox(zipFile));
+}
+
+/** Parses an mboxrd stream: a message starts at a `From ` line; `>From ` lines in bodies are unquoted. */
+export async function* readMbox(input: Readable): AsyncGenerator<MboxMessage> {
+  let current: { envelope: string; lines: string[] } | undefined;
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    if (line.startsWith('From ')) {
+      if (current) yield toMessage(current.envelope, current.lines);
+      current = { envelope: line.slice(5), lines: [] };
+    } else if (current) current.lines.push(line);
+  }
+  if (current) yield toMessage(current.envelope, current.lines);
+}
+
+function toMessage(envelope: string, lines: string[]): MboxMessage {
+  const headers: Record<string, string> = {};
+  let index = 0;
+  let last = '';
+  for (; index < lines.length && lines[index] !== ''; index += 1) {
+    const line = lines[index]!;
+    if (/^[ \t]/.test(line) && last) headers[last] += ` ${line.trim()}`;
+    else {
+      const colon = line.indexOf(':');
+      if (colon <= 0) continue;
+      last = line.slice(0, colon).trim().toLowerCase();
+      headers[last] = line.slice(colon + 1).trim();
+    }
+  }
+  const body = lines.slice(index + 1);
+  // The blank line that separates messages belongs to the file, not the body.
+  if (body.at(-1) === '') body.pop();
+  return { envelope, headers, body: body.map((line) => line.replace(/^>(>*From )/, '$1')).join('\n') };
+}

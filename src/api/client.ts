@@ -1,0 +1,235 @@
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import { Blob } from 'node:buffer';
+import { FormData } from 'undici';
+import type WebSocket from 'ws';
+import { downloadArchiveToFile, type DownloadOptions, type DownloadResult } from './archive-download.js';
+import { BadCsrfError, GroupsError } from './errors.js';
+import { openChatSocket, type ChatSocketOptions } from './chat-socket.js';
+import { isOperation, OPERATIONS, type OperationName } from './operations.js';
+import { checkLimit, Paginator } from './paginate.js';
+import type * as P from './params.js';
+import { withRetries, type RetryOptions } from './retry.js';
+import { Session, type Credentials } from './session.js';
+import { Transport, type TransportOptions, type WireParams } from './transport.js';
+import type {
+  ActivityLogEntry, Chat, ChatMessage, ChatSub, Draft, List, Message, MessageList, SearchHit, Success, TopicList, User,
+} from './types.js';
+
+export interface GroupsClientOptions extends Omit<TransportOptions, 'baseUrl'> {
+  /** `https://host[:port]`; give this or `enterpriseUrl`. */
+  baseUrl?: string;
+  /** The enterprise domain address: the same interface under another host. */
+  enterpriseUrl?: string;
+  credentials?: Credentials;
+  retry?: RetryOptions;
+  logger?: Logger;
+}
+
+/** `[result, user]` when the call asked for `extended: true` (spec 2.3a), else the result. */
+export type Extended<Params, Result> = Params extends { extended: true } ? [Result, User] : Result;
+
+/**
+ * A typed client for the whole described interface. Paging, retries with backoff, re-login and
+ * csrf refresh, huge identifiers and the archive download are handled here, once.
+ */
+export class GroupsClient {
+  readonly transport: Transport;
+  readonly session: Session;
+  private readonly log: Logger;
+  private readonly retry: RetryOptions | undefined;
+
+  constructor(options: GroupsClientOptions) {
+    const baseUrl = options.enterpriseUrl ?? options.baseUrl;
+    if (!baseUrl) throw new TypeError('GroupsClient needs a baseUrl (or an enterpriseUrl)');
+    this.transport = new Transport({ ...options, baseUrl });
+    this.session = new Session(this.transport, options.credentials);
+    this.log = (options.logger ?? pino({ level: 'silent' })).child({ component: 'groups-client' });
+    this.retry = options.retry;
+  }
+
+  get baseUrl(): string {
+    return this.transport.baseUrl;
+  }
+
+  /** Logs in with the credentials' e-mail address and password; `token: true` also asks for an API token. */
+  async login(options: { token?: boolean } = {}): Promise<User> {
+    await this.session.login(options);
+    return this.session.user!;
+  }
+
+  /** The csrf token, fetched through an extended call when a token login never gave one. */
+  async csrf(): Promise<string> {
+    if (this.session.csrf === undefined) await this.refreshCsrf();
+    return this.session.csrf!;
+  }
+
+  /**
+   * Calls any operation by name. Parameters go as given (ids as the strings received); the result is
+   * the parsed JSON with every id a string of its exact digits.
+   */
+  async call<T = unknown>(operation: string, params: WireParams = {}, files?: P.AttachmentInput[]): Promise<T> {
+    if (!isOperation(operation)) throw new TypeError(`unknown operation ${operation}`);
+    checkLimit(params.limit);
+    const method = OPERATIONS[operation];
+    return this.run(operation, method, () => this.once<T>(operation, method, params, files));
+  }
+
+  /**
+   * Runs one exchange with what every call shares: retries with backoff for rate limits and server
+   * errors, then (once each) a new login when the session is gone and a fresh csrf token when it was
+   * refused.
+   */
+  async run<T>(operation: string, method: 'GET' | 'POST', attempt: () => Promise<T>): Promise<T> {
+    let relogged = false;
+    let csrfRefreshed = false;
+    for (;;) {
+      try {
+        return await withRetries(async () => {
+          if (!this.session.isLoggedIn && this.session.canLogIn) await this.session.login();
+          return attempt();
+        }, { operation, method, log: this.log, options: this.retry });
+      } catch (error) {
+        if (!relogged && Session.isLoginLost(error) && this.session.canLogIn) {
+          relogged = true;
+          this.log.debug({ operation, reason: (error as Error).message }, 'logging in again');
+          await this.session.login();
+          continue;
+        }
+        if (!csrfRefreshed && error instanceof BadCsrfError && method === 'POST') {
+          csrfRefreshed = true;
+          this.log.debug({ operation }, 'refreshing the csrf token');
+          await this.refreshCsrf();
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  private async once<T>(operation: OperationName, method: 'GET' | 'POST', params: WireParams, files?: P.AttachmentInput[]): Promise<T> {
+    const wire: WireParams = { ...params };
+    if (method === 'POST') wire.csrf = await this.csrf();
+    const form = files ? multipart(wire, files) : undefined;
+    const response = await this.transport.send(operation, method, form ? {} : wire, this.session.headers(), form);
+    const result = await this.transport.readJson(operation, response);
+    return normalizeLists(result) as T;
+  }
+
+  private async refreshCsrf(): Promise<void> {
+    // Any extended answer carries the user object with its csrf_token; getdrafts needs no group.
+    const [, user] = await this.withoutCsrf<[unknown, User]>('getdrafts', { limit: 1, extended: true });
+    this.session.csrf = String(user.csrf_token);
+    this.session.user = user;
+  }
+
+  private async withoutCsrf<T>(operation: OperationName, params: WireParams): Promise<T> {
+    return this.run(operation, 'GET', async () => {
+      const response = await this.transport.send(operation, 'GET', params, this.session.headers());
+      return (await this.transport.readJson(operation, response)) as T;
+    });
+  }
+
+  /** Every item of a list operation; `.pages()` gives whole pages. */
+  paginate<T = unknown>(operation: string, params: WireParams = {}): Paginator<T> {
+    return new Paginator<T>(operation, params, (page) => this.call<List<T>>(operation, page));
+  }
+
+  getActivityLog<Q extends P.GetActivityLogParams>(params: Q) {
+    return this.call<Extended<Q, List<ActivityLogEntry>>>('getactivitylog', params);
+  }
+  getTopics<Q extends P.GetTopicsParams>(params: Q = {} as Q) {
+    return this.call<Extended<Q, TopicList>>('gettopics', params);
+  }
+  getTopic<Q extends P.GetTopicParams>(params: Q) {
+    return this.call<Extended<Q, MessageList>>('gettopic', params);
+  }
+  getMessages<Q extends P.GetMessagesParams>(params: Q) {
+    return this.call<Extended<Q, MessageList>>('getmessages', params);
+  }
+  searchArchives<Q extends P.SearchArchivesParams>(params: Q) {
+    return this.call<Extended<Q, List<SearchHit>>>('searcharchives', params);
+  }
+  newChat<Q extends P.NewChatParams>(params: Q) {
+    return this.call<Extended<Q, Chat>>('newchat', params);
+  }
+  updateChat<Q extends P.UpdateChatParams>(params: Q) {
+    return this.call<Extended<Q, Chat>>('updatechat', params);
+  }
+  getChats<Q extends P.GetChatsParams>(params: Q) {
+    return this.call<Extended<Q, List<Chat>>>('getchats', params);
+  }
+  async deleteChat<Q extends P.ChatIdParams>(params: Q) {
+    return this.call<Extended<Q, Success | undefined>>('deletechat', params);
+  }
+  joinChat<Q extends P.ChatIdParams>(params: Q) {
+    return this.call<Extended<Q, ChatSub>>('joinchat', params);
+  }
+  leaveChat<Q extends P.LeaveChatParams>(params: Q) {
+    return this.call<Extended<Q, Success | undefined>>('leavechat', params);
+  }
+  getChatHistory<Q extends P.GetChatHistoryParams>(params: Q) {
+    return this.call<Extended<Q, List<ChatMessage>>>('getchathistory', params);
+  }
+  newDraft<Q extends P.NewDraftParams>(params: Q) {
+    return this.call<Extended<Q, Draft>>('newdraft', params);
+  }
+  updateDraft<Q extends P.UpdateDraftParams>(params: Q) {
+    return this.call<Extended<Q, Draft>>('updatedraft', params);
+  }
+  addAttachments<Q extends P.DraftIdParams>(params: Q, files: P.AttachmentInput[]) {
+    if (files.length === 0) throw new RangeError('addAttachments needs at least one file');
+    return this.call<Extended<Q, Draft>>('addattachments', params, files);
+  }
+  postDraft<Q extends P.DraftIdParams>(params: Q) {
+    return this.call<Extended<Q, Message>>('postdraft', params);
+  }
+  getDrafts<Q extends P.GetDraftsParams>(params: Q = {} as Q) {
+    return this.call<Extended<Q, List<Draft>>>('getdrafts', params);
+  }
+  deleteDraft<Q extends P.DraftIdParams>(params: Q) {
+    return this.call<Extended<Q, Success | undefined>>('deletedraft', params);
+  }
+
+  /** Streams the group's archive (a zip holding `messages.mbox`) to a file; see readArchive() for its messages. */
+  downloadArchives(params: P.DownloadArchivesParams, options: DownloadOptions): Promise<DownloadResult> {
+    return downloadArchiveToFile(this, params, options);
+  }
+
+  /** Opens the `chatdata` websocket of a chat_sub; a refused upgrade rejects with the matching error class. */
+  async openChatSocket(options: ChatSocketOptions): Promise<WebSocket> {
+    if (!this.session.isLoggedIn && this.session.canLogIn) await this.session.login();
+    return openChatSocket(this, options);
+  }
+
+  /** Headers that authenticate a request of this client (for the websocket and downloads). */
+  authHeaders(): Record<string, string> {
+    return this.session.headers();
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+}
+
+function multipart(params: WireParams, files: P.AttachmentInput[]): FormData {
+  const form = new FormData();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null) form.append(key, String(value));
+  for (const file of files) {
+    const content = typeof file.content === 'string' ? Buffer.from(file.content) : file.content;
+    form.append('file', new Blob([content], { type: file.mediaType ?? 'application/octet-stream' }), file.filename);
+  }
+  return form;
+}
+
+/** The real service sends `data: null` for an empty list; the client always gives an array. */
+function normalizeLists(result: unknown): unknown {
+  const target = Array.isArray(result) ? result[0] : result;
+  if (target && typeof target === 'object' && (target as { object?: unknown }).object === 'list') {
+    const list = target as { data: unknown };
+    if (list.data === null || list.data === undefined) list.data = [];
+  }
+  return result;
+}
+
+export { GroupsError };

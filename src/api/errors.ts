@@ -1,0 +1,116 @@
+/**
+ * One error class per error type of spec part 7, all under GroupsError. Each carries the type, the
+ * extra text, the HTTP status and the operation; InvalidValueError also names the field.
+ */
+export interface ErrorDetails {
+  type: string;
+  extra: string;
+  status: number;
+  operation: string;
+  /** Seconds from a Retry-After header, when the answer had one. */
+  retryAfterSeconds?: number;
+}
+
+export class GroupsError extends Error {
+  readonly type: string;
+  readonly extra: string;
+  readonly status: number;
+  readonly operation: string;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(details: ErrorDetails, message?: string) {
+    super(message ?? `${details.operation}: ${details.type}${details.extra ? ` (${details.extra})` : ''}`);
+    this.name = new.target.name;
+    this.type = details.type;
+    this.extra = details.extra;
+    this.status = details.status;
+    this.operation = details.operation;
+    this.retryAfterSeconds = details.retryAfterSeconds;
+  }
+}
+
+/** Incorrect e-mail address or password (`unauthorized_error`, also spelled `unauthorized`). */
+export class UnauthorizedError extends GroupsError {
+  /** The account needs a two-factor code and none (or a wrong one) was given. */
+  get twoFactorRequired(): boolean {
+    return this.extra === 'two_factor_required';
+  }
+}
+export class BadRequestError extends GroupsError {}
+export class AuthenticationError extends GroupsError {}
+export class ExpiredError extends GroupsError {}
+export class RateLimitError extends GroupsError {}
+export class InadequatePermissionsError extends GroupsError {}
+export class InvalidValueError extends GroupsError {
+  /** The field whose value was not recognized (the error's extra, spec part 7). */
+  get field(): string {
+    return this.extra;
+  }
+}
+export class ServerError extends GroupsError {}
+export class BadCsrfError extends GroupsError {}
+/** An error type this client does not know (the real service has been seen to send `group_not_found`). */
+export class UnknownGroupsError extends GroupsError {}
+
+/** The 24-hour archive rule: says when the next download is allowed. */
+export class ArchiveDownloadLimitError extends RateLimitError {
+  constructor(details: ErrorDetails, readonly nextAllowedAt: Date) {
+    super(details, `${details.operation}: the archive may be downloaded once per 24 hours; next allowed at ${nextAllowedAt.toISOString()}`);
+  }
+}
+
+/** The answer was not the JSON the spec promises (an HTML error page, a proxy's text, a cut body). */
+export class ResponseFormatError extends GroupsError {
+  constructor(operation: string, status: number, readonly contentType: string, readonly bodyStart: string) {
+    super(
+      { type: 'response_format', extra: bodyStart, status, operation },
+      `${operation}: expected a JSON answer, got HTTP ${status} ${contentType || 'without a content type'}: ${JSON.stringify(bodyStart)}`,
+    );
+  }
+}
+
+/** The request never got an answer (connection refused, reset, TLS failure, timeout). */
+export class TransportError extends GroupsError {
+  constructor(operation: string, override readonly cause: unknown, readonly sent: boolean) {
+    super(
+      { type: 'transport', extra: (cause as Error)?.message ?? String(cause), status: 0, operation },
+      `${operation}: ${(cause as Error)?.message ?? String(cause)}`,
+    );
+  }
+}
+
+const CLASSES: Record<string, new (details: ErrorDetails) => GroupsError> = {
+  unauthorized_error: UnauthorizedError,
+  unauthorized: UnauthorizedError,
+  bad_request: BadRequestError,
+  authentication: AuthenticationError,
+  expired: ExpiredError,
+  rate_limit: RateLimitError,
+  inadequate_permissions: InadequatePermissionsError,
+  invalid_value: InvalidValueError,
+  server: ServerError,
+  bad_csrf: BadCsrfError,
+};
+
+/** The error object of spec 2.2 as the matching class. */
+export function errorFromObject(body: { type?: unknown; extra?: unknown }, status: number, operation: string, retryAfter?: string): GroupsError {
+  const type = typeof body.type === 'string' ? body.type : 'unknown';
+  const extra = typeof body.extra === 'string' ? body.extra : '';
+  const retryAfterSeconds = parseRetryAfter(retryAfter);
+  const details = { type, extra, status, operation, retryAfterSeconds };
+  const nextAllowed = /next allowed at (\S+)$/.exec(extra)?.[1];
+  if (type === 'rate_limit' && operation === 'downloadarchives') {
+    const at = nextAllowed ? new Date(nextAllowed) : new Date(Date.now() + (retryAfterSeconds ?? 86_400) * 1000);
+    return new ArchiveDownloadLimitError(details, Number.isNaN(at.getTime()) ? new Date(Date.now() + 86_400_000) : at);
+  }
+  const Class = CLASSES[type] ?? UnknownGroupsError;
+  return new Class(details);
+}
+
+/** Retry-After as seconds: a number of seconds, or an HTTP date. */
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
