@@ -84,16 +84,21 @@ export class GroupsClient {
     let relogged = false;
     let csrfRefreshed = false;
     for (;;) {
+      let generation = this.session.generation;
       try {
         return await withRetries(async () => {
           if (!this.session.isLoggedIn && this.session.canLogIn) await this.session.login();
+          generation = this.session.generation;
           return attempt();
         }, { operation, method, log: this.log, options: this.retry });
       } catch (error) {
         if (!relogged && Session.isLoginLost(error) && this.session.canLogIn) {
           relogged = true;
-          this.log.debug({ operation, reason: (error as Error).message }, 'logging in again');
-          await this.session.login();
+          // Another call may have logged in since this one was sent: then its session is already new.
+          if (this.session.generation === generation) {
+            this.log.debug({ operation, reason: (error as Error).message }, 'logging in again');
+            await this.session.login();
+          }
           continue;
         }
         if (!csrfRefreshed && error instanceof BadCsrfError && method === 'POST') {

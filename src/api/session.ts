@@ -26,6 +26,10 @@ export class Session {
   private pendingLogin: Promise<void> | undefined;
   csrf: string | undefined;
   user: User | undefined;
+  /** The API token a login with `token: true` returned. */
+  token: string | undefined;
+  /** Counts logins, so a call that failed on an old session retries on the new one without logging in again. */
+  generation = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -61,9 +65,6 @@ export class Session {
     return this.pendingLogin;
   }
 
-  /** The token a login made with `token: true` returned, if any. */
-  token: string | undefined;
-
   private async doLogin(options: { token?: boolean }): Promise<void> {
     const credentials = this.credentials;
     if (!credentials || !('email' in credentials)) {
@@ -79,6 +80,7 @@ export class Session {
     this.user = result.user;
     this.csrf = String(result.user.csrf_token);
     this.token = result.token;
+    this.generation += 1;
   }
 
   /** Cookies from a Set-Cookie header; an expired or emptied cookie is dropped. */
