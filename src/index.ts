@@ -5,3 +5,9 @@
 export * from './api/index.js';
 export { LocalService, type LocalServiceOptions } from './service/local-service.js';
 export type { IdStyle } from './service/ids.js';
+export {
+  definePlugin, type PluginDefinition, type PluginInstance, type PluginContext, type PluginEnv, type ChatInfo, type BotInfo,
+  type ChatTarget, type Next,
+} from './pipeline/plugin.js';
+export type { KeyValueStore } from './store/kv-store.js';
+export { PostFailedError } from './supervisor/chat-outbox.js';

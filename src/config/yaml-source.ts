@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isNode, isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 
 /** A mistake in a YAML file, located: `file:line:col: what was expected`. */
@@ -10,49 +10,106 @@ export class ConfigError extends Error {
   }
 }
 
+type Path = Array<string | number>;
+
 /**
- * Parses YAML text and validates it with a zod schema. Every problem (YAML syntax or schema) is
- * reported with the file, line and column of the offending node.
+ * A parsed YAML file that remembers where every node stands, so any later check (the schema, a
+ * plugin's own options schema, an unknown chat) can name the file, line and column.
  */
-export function parseYaml<S extends z.ZodType>(text: string, file: string, schema: S): z.infer<S> {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  const where = (offset: number) => {
-    const { line, col } = lineCounter.linePos(offset);
-    return `${file}:${line}:${col}`;
-  };
-  if (doc.errors.length > 0) {
-    throw new ConfigError(doc.errors.map((error) => `${where(error.pos[0])}: ${error.message.split('\n')[0]}`));
+export class YamlSource {
+  private constructor(
+    readonly file: string,
+    private readonly doc: Document,
+    private readonly lineCounter: LineCounter,
+  ) {}
+
+  static parse(text: string, file: string): YamlSource {
+    const lineCounter = new LineCounter();
+    const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+    const source = new YamlSource(file, doc, lineCounter);
+    if (doc.errors.length > 0) {
+      throw new ConfigError(doc.errors.map((error) => `${source.at(error.pos[0])}: ${error.message.split('\n')[0]}`));
+    }
+    return source;
   }
-  const result = schema.safeParse(doc.toJS() ?? {});
-  if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => {
-      const path = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
+
+  static async read(file: string): Promise<YamlSource> {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError([`${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`]);
+    }
+    return YamlSource.parse(text, file);
+  }
+
+  /** `file:line:col` of a source offset. */
+  at(offset: number): string {
+    const { line, col } = this.lineCounter.linePos(offset);
+    return `${this.file}:${line}:${col}`;
+  }
+
+  /** `file:line:col` of the deepest node that exists along `path` (a missing key points at its parent). */
+  where(path: Path): string {
+    for (let depth = path.length; depth >= 0; depth -= 1) {
+      const node = depth === 0 ? this.doc.contents : this.doc.getIn(path.slice(0, depth), true);
+      if (isNode(node) && node.range) return this.at(node.range[0]);
+    }
+    return `${this.file}:1:1`;
+  }
+
+  /**
+   * Replaces `${NAME}` and `${NAME:-default}` in every string value with the environment's value
+   * (`$${` stands for a literal `${`). A variable that is not set and has no default is an error.
+   */
+  interpolate(env: NodeJS.ProcessEnv): void {
+    const problems: string[] = [];
+    visit(this.doc, {
+      Scalar: (_key, node) => {
+        if (typeof node.value !== 'string' || !node.value.includes('${')) return;
+        node.value = node.value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, name: string, fallback?: string) => {
+          if (whole.startsWith('$$')) return whole.slice(1);
+          const value = env[name];
+          if (value !== undefined && value !== '') return value;
+          if (fallback !== undefined) return fallback;
+          problems.push(`${this.at(node.range?.[0] ?? 0)}: environment variable ${name} is not set (write \${${name}:-default} for a default)`);
+          return '';
+        });
+      },
+    });
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
+
+  toJS(): unknown {
+    return this.doc.toJS() ?? {};
+  }
+
+  /** Validates `value` (found at `basePath` in this file) with a schema; problems come located. */
+  validate<S extends z.ZodType>(schema: S, value: unknown = this.toJS(), basePath: Path = []): z.output<S> {
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    throw new ConfigError(result.error.issues.map((issue) => {
+      const path = [...basePath, ...issue.path.filter((key): key is string | number => typeof key !== 'symbol')];
       const at = path.length ? ` (at ${path.join('.')})` : '';
       // An unknown key is reported where the key stands, not where its map begins.
-      const offset = issue.code === 'unrecognized_keys' ? keyOffset(doc, path, issue.keys[0]) : undefined;
-      return `${where(offset ?? offsetOf(doc, path))}: ${issue.message}${at}`;
-    }),
-  );
-}
-
-export async function readYamlFile<S extends z.ZodType>(file: string, schema: S): Promise<z.infer<S>> {
-  return parseYaml(await readFile(file, 'utf8'), file, schema);
-}
-
-/** The source offset of the deepest node that exists along `path` (a missing key points at its parent). */
-function offsetOf(doc: Document, path: Array<string | number>): number {
-  for (let depth = path.length; depth >= 0; depth -= 1) {
-    const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth), true);
-    if (isNode(node) && node.range) return node.range[0];
+      const keyAt = issue.code === 'unrecognized_keys' ? this.keyWhere(path, issue.keys[0]) : undefined;
+      return `${keyAt ?? this.where(path)}: ${issue.message}${at}`;
+    }));
   }
-  return 0;
+
+  private keyWhere(path: Path, key: string | undefined): string | undefined {
+    const map = path.length ? this.doc.getIn(path, true) : this.doc.contents;
+    if (!isMap(map) || key === undefined) return undefined;
+    const pair = map.items.find((item) => isScalar(item.key) && item.key.value === key);
+    return isScalar(pair?.key) && pair.key.range ? this.at(pair.key.range[0]) : undefined;
+  }
 }
 
-function keyOffset(doc: Document, path: Array<string | number>, key: string | undefined): number | undefined {
-  const map = path.length ? doc.getIn(path, true) : doc.contents;
-  if (!isMap(map) || key === undefined) return undefined;
-  const pair = map.items.find((item) => isScalar(item.key) && item.key.value === key);
-  return isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
+/** Parses YAML text and validates it with a zod schema, every problem located. */
+export function parseYaml<S extends z.ZodType>(text: string, file: string, schema: S): z.output<S> {
+  return YamlSource.parse(text, file).validate(schema);
+}
+
+export async function readYamlFile<S extends z.ZodType>(file: string, schema: S): Promise<z.output<S>> {
+  return (await YamlSource.read(file)).validate(schema);
 }

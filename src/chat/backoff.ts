@@ -1,0 +1,75 @@
+/** Exponential backoff with full jitter: each wait is random between 0 and a ceiling that doubles. */
+export class Backoff {
+  private attempt = 0;
+
+  constructor(
+    private readonly baseMs = 500,
+    private readonly maxMs = 30_000,
+  ) {}
+
+  /** The next wait, in ms. The first one is at most `baseMs`, so a blip is over in a moment. */
+  next(): number {
+    const ceiling = Math.min(this.maxMs, this.baseMs * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 30);
+    return Math.random() * ceiling;
+  }
+
+  reset(): void {
+    this.attempt = 0;
+  }
+
+  get attempts(): number {
+    return this.attempt;
+  }
+}
+
+/**
+ * A token bucket shared by all of a supervisor's sockets: when many drop at once, their upgrades are
+ * spread over time instead of hitting the service in one burst.
+ */
+export class UpgradeGate {
+  private tokens: number;
+  private updated = performance.now();
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly perSecond = 10,
+    private readonly burst = 10,
+  ) {
+    this.tokens = burst;
+  }
+
+  /** Resolves when this caller may upgrade; callers are served in turn. */
+  take(signal?: AbortSignal): Promise<void> {
+    const turn = this.queue.then(() => this.wait(signal));
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async wait(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const now = performance.now();
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.updated) / 1000) * this.perSecond);
+      this.updated = now;
+      if (this.tokens >= 1) {
+        this.tokens -= 1;
+        return;
+      }
+      await sleep(((1 - this.tokens) / this.perSecond) * 1000, signal);
+    }
+  }
+}
+
+/** setTimeout as a promise; an abort ends the wait early (resolving, so stop paths stay simple). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

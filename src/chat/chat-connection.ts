@@ -1,0 +1,274 @@
+import { EventEmitter } from 'eventemitter3';
+import type { Logger } from 'pino';
+import type WebSocket from 'ws';
+import type { GroupsClient } from '../api/client.js';
+import {
+  AuthenticationError, BadCsrfError, BadRequestError, ExpiredError, GroupsError, InadequatePermissionsError, RateLimitError,
+} from '../api/errors.js';
+import type { ChatMessage, Id } from '../api/types.js';
+import { parseWireJson } from '../api/wire-json.js';
+import { Backoff, sleep, UpgradeGate } from './backoff.js';
+import { CLOSE, closeAction, type CloseAction } from './close-codes.js';
+
+export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed' | 'stopped';
+
+export interface ChatConnectionEvents {
+  state: (state: ConnectionState, previous: ConnectionState) => void;
+  /** The socket is open (fresh or again): whoever reads it must catch up on what was missed. */
+  open: () => void;
+  message: (message: ChatMessage) => void;
+  /** The chat was deleted: the connection has stopped for good. */
+  deleted: () => void;
+}
+
+export interface ChatConnectionOptions {
+  client: GroupsClient;
+  log: Logger;
+  chatsubId: Id;
+  /** Subscribes again when the chat_sub is gone (`invalid chatsub_id`, close 4002); answers the new id. */
+  rejoin: () => Promise<Id>;
+  /** Whether the chat is open again (polled while it is closed). */
+  isOpen: () => Promise<boolean>;
+  closedCheckMs?: number;
+  gate?: UpgradeGate;
+  pingIntervalMs?: number;
+  pongTimeoutMs?: number;
+  /** A connection that stayed up this long resets the backoff. */
+  stableMs?: number;
+  backoff?: Backoff;
+}
+
+/**
+ * One chat's `chatdata` socket as an explicit state machine:
+ * idle → connecting → open → (drop) → reconnecting → open …; closed while the chat is closed;
+ * stopped after stop() or the chat's deletion, with no reconnect from there.
+ * Every refusal and close code is mapped to what helps: rejoin, wait for reopening, log in again,
+ * wait for Retry-After, or back off (exponential, full jitter, reset after a stable period).
+ * The socket is always opened with `no_history`: what was missed is fetched by the reader on `open`.
+ */
+export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
+  private current: ConnectionState = 'idle';
+  private ws: WebSocket | undefined;
+  private readonly stopper = new AbortController();
+  private loop: Promise<void> | undefined;
+  private readonly backoff: Backoff;
+  chatsubId: Id;
+  readonly stats = { opened: 0, dropped: 0, refused: 0, malformedFrames: 0, errorFrames: 0 };
+
+  constructor(private readonly options: ChatConnectionOptions) {
+    super();
+    this.chatsubId = options.chatsubId;
+    this.backoff = options.backoff ?? new Backoff();
+  }
+
+  get state(): ConnectionState {
+    return this.current;
+  }
+
+  start(): void {
+    if (this.loop || this.current === 'stopped') return;
+    this.loop = this.run();
+  }
+
+  /** Sends a chat post; false when the socket is not open (the caller keeps the text queued). */
+  post(text: string, onSent?: (error?: Error) => void): boolean {
+    const ws = this.ws;
+    if (this.current !== 'open' || !ws || ws.readyState !== ws.OPEN) return false;
+    ws.send(JSON.stringify({ object: 'chat_post', message: text }), onSent);
+    return true;
+  }
+
+  /** Closes with 1000 and never reconnects. */
+  async stop(): Promise<void> {
+    if (this.current === 'stopped') return;
+    this.stopper.abort();
+    this.ws?.close(CLOSE.normal, 'bot stopping');
+    this.setState('stopped');
+    await this.loop;
+  }
+
+  private setState(next: ConnectionState): void {
+    const previous = this.current;
+    if (previous === next || previous === 'stopped') return;
+    this.current = next;
+    this.options.log.debug({ state: next, previous }, 'chat socket state');
+    this.emit('state', next, previous);
+  }
+
+  private get stopped(): boolean {
+    return this.stopper.signal.aborted;
+  }
+
+  private async run(): Promise<void> {
+    let first = true;
+    while (!this.stopped) {
+      this.setState(first ? 'connecting' : 'reconnecting');
+      first = false;
+      await this.options.gate?.take(this.stopper.signal);
+      if (this.stopped) break;
+      let ws: WebSocket;
+      try {
+        ws = await this.options.client.openChatSocket({ chatsubId: this.chatsubId, noHistory: true });
+      } catch (error) {
+        this.stats.refused += 1;
+        await this.recover(refusalAction(error), error);
+        continue;
+      }
+      if (this.stopped) {
+        ws.close(CLOSE.normal, 'bot stopping');
+        break;
+      }
+      const { code, reason, stableFor } = await this.serve(ws);
+      if (this.stopped) break;
+      this.stats.dropped += 1;
+      if (stableFor >= (this.options.stableMs ?? 30_000)) this.backoff.reset();
+      this.options.log.info({ code, reason }, 'chat socket closed');
+      await this.recover(closeAction(code), undefined);
+    }
+    this.setState('stopped');
+  }
+
+  /** Serves an open socket until it closes; listeners are removed before anything reconnects. */
+  private serve(ws: WebSocket): Promise<{ code: number; reason: string; stableFor: number }> {
+    this.ws = ws;
+    this.stats.opened += 1;
+    const openedAt = performance.now();
+    this.setState('open');
+    this.options.log.info({ chatsubId: this.chatsubId }, 'chat socket open');
+    return new Promise((resolve) => {
+      let alive = true;
+      const pingEvery = this.options.pingIntervalMs ?? 20_000;
+      const watchdog = setInterval(() => {
+        // No pong since the last ping: the connection is dead even if TCP has not noticed.
+        if (!alive) {
+          this.options.log.warn('chat socket stopped answering pings; replacing it');
+          ws.terminate();
+          return;
+        }
+        alive = false;
+        ws.ping();
+      }, pingEvery);
+      const onMessage = (data: WebSocket.RawData) => this.onFrame(data);
+      const onPong = () => {
+        alive = true;
+      };
+      const onError = (error: Error) => this.options.log.debug({ err: error }, 'chat socket error');
+      ws.on('message', onMessage);
+      ws.on('pong', onPong);
+      ws.on('error', onError);
+      ws.once('close', (code, reason) => {
+        clearInterval(watchdog);
+        ws.off('message', onMessage);
+        ws.off('pong', onPong);
+        ws.off('error', onError);
+        if (this.ws === ws) this.ws = undefined;
+        resolve({ code, reason: reason.toString(), stableFor: performance.now() - openedAt });
+      });
+      this.emit('open');
+    });
+  }
+
+  private onFrame(data: WebSocket.RawData): void {
+    let frame: unknown;
+    try {
+      frame = parseWireJson(data.toString());
+    } catch {
+      this.stats.malformedFrames += 1;
+      this.options.log.warn({ frame: data.toString().slice(0, 200) }, 'malformed chat frame ignored');
+      return;
+    }
+    const object = (frame as { object?: unknown } | null)?.object;
+    if (object === 'chat_message' && typeof (frame as ChatMessage).msg_num === 'number') {
+      this.emit('message', frame as ChatMessage);
+    } else if (object === 'error') {
+      this.stats.errorFrames += 1;
+      this.options.log.warn({ error: frame }, 'the service refused a chat post');
+    } else {
+      this.stats.malformedFrames += 1;
+      this.options.log.warn({ object }, 'unexpected chat frame ignored');
+    }
+  }
+
+  /** Waits or repairs according to what went wrong, then lets the loop connect again. */
+  private async recover(action: CloseAction, error: unknown): Promise<void> {
+    const log = this.options.log;
+    const signal = this.stopper.signal;
+    switch (action.kind) {
+      case 'rejoin':
+        log.warn({ reason: action.why }, 'chat subscription gone; joining again');
+        try {
+          this.chatsubId = await this.options.rejoin();
+          return;
+        } catch (rejoinError) {
+          log.error({ err: rejoinError }, 'could not join the chat again');
+          return sleep(this.backoff.next(), signal);
+        }
+      case 'closed':
+        return this.waitForReopen();
+      case 'deleted':
+        log.error('the chat was deleted; this bot leaves it');
+        this.stopper.abort();
+        this.setState('stopped');
+        this.emit('deleted');
+        return;
+      case 'login':
+        if (this.options.client.session.canLogIn) {
+          log.info({ reason: (error as Error)?.message }, 'logging in again for the chat socket');
+          try {
+            await this.options.client.session.login();
+          } catch (loginError) {
+            log.error({ err: loginError }, 'login failed');
+            return sleep(this.backoff.next(), signal);
+          }
+          return;
+        }
+        log.error({ reason: (error as Error)?.message }, 'the token is no longer accepted; retrying slowly');
+        return sleep(Math.max(this.backoff.next(), 30_000), signal);
+      case 'wait': {
+        const retryAfter = (error as GroupsError | undefined)?.retryAfterSeconds ?? 0;
+        const delay = Math.max(retryAfter * 1000, this.backoff.next());
+        log.info({ delayMs: Math.round(delay), reason: (error as Error)?.message }, 'upgrade refused; waiting');
+        return sleep(delay, signal);
+      }
+      case 'forbidden':
+        log.error({ reason: (error as Error)?.message ?? action.why }, 'not allowed in this chat (banned or removed?); retrying slowly');
+        return sleep(Math.max(this.backoff.next(), 60_000), signal);
+      case 'backoff': {
+        const delay = this.backoff.next();
+        if (error) log.warn({ reason: (error as Error).message, delayMs: Math.round(delay) }, 'could not open the chat socket');
+        return sleep(delay, signal);
+      }
+    }
+  }
+
+  private async waitForReopen(): Promise<void> {
+    this.setState('closed');
+    const every = this.options.closedCheckMs ?? 30_000;
+    this.options.log.info({ checkEverySeconds: every / 1000 }, 'the chat is closed; waiting for it to reopen');
+    while (!this.stopped) {
+      await sleep(every, this.stopper.signal);
+      if (this.stopped) return;
+      try {
+        if (await this.options.isOpen()) {
+          this.options.log.info('the chat reopened');
+          this.backoff.reset();
+          return;
+        }
+      } catch (error) {
+        this.options.log.warn({ err: error }, 'could not check whether the chat reopened');
+      }
+    }
+  }
+}
+
+/** What a refused upgrade asks for. */
+function refusalAction(error: unknown): CloseAction {
+  if (error instanceof BadRequestError && error.extra === 'invalid chatsub_id') return { kind: 'rejoin', why: error.extra };
+  if (error instanceof BadRequestError && error.extra === 'closed chat') return { kind: 'closed', why: error.extra };
+  if (error instanceof ExpiredError || error instanceof AuthenticationError || error instanceof BadCsrfError) {
+    return { kind: 'login', why: error.type };
+  }
+  if (error instanceof RateLimitError) return { kind: 'wait', why: error.type };
+  if (error instanceof InadequatePermissionsError) return { kind: 'forbidden', why: error.extra };
+  return { kind: 'backoff', why: (error as Error)?.message ?? String(error) };
+}

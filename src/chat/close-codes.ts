@@ -1,0 +1,39 @@
+/** The chat socket's close codes (docs/protocol.md "Chat data stream") and what each asks of a client. */
+export const CLOSE = {
+  normal: 1000,
+  goingAway: 1001,
+  abnormal: 1006,
+  tooBig: 1009,
+  serviceRestart: 1012,
+  chatClosed: 4000,
+  chatDeleted: 4001,
+  chatSubRemoved: 4002,
+  notMember: 4003,
+  slowConsumer: 4009,
+} as const;
+
+export type CloseAction =
+  | { kind: 'rejoin'; why: string }
+  | { kind: 'closed'; why: string }
+  | { kind: 'deleted'; why: string }
+  | { kind: 'login'; why: string }
+  | { kind: 'wait'; why: string }
+  | { kind: 'forbidden'; why: string }
+  | { kind: 'backoff'; why: string };
+
+/** Every close code mapped: resume after a wait, rejoin, wait for reopening, or give the chat up. */
+export function closeAction(code: number): CloseAction {
+  switch (code) {
+    case CLOSE.chatClosed:
+      return { kind: 'closed', why: 'the chat was closed' };
+    case CLOSE.chatDeleted:
+      return { kind: 'deleted', why: 'the chat was deleted' };
+    case CLOSE.chatSubRemoved:
+      return { kind: 'rejoin', why: 'the chat_sub was removed' };
+    case CLOSE.notMember:
+      return { kind: 'forbidden', why: 'no longer a member of the group' };
+    default:
+      // 1000/1001/1006/1012, slow consumer, anything unknown: the service or the network; come back.
+      return { kind: 'backoff', why: `closed with ${code}` };
+  }
+}

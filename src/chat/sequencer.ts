@@ -1,0 +1,164 @@
+import type { Logger } from 'pino';
+import type { ChatMessage, Id } from '../api/types.js';
+import { Backoff, sleep } from './backoff.js';
+
+export interface Delivery {
+  /** Arrived through history (a catch-up after a reconnect or restart, or a gap fill), not live. */
+  backfilled: boolean;
+  /** How old the message was when it arrived, by its `created` time. */
+  ageMs: number;
+}
+
+export interface SequencerOptions {
+  log: Logger;
+  botUserId: Id;
+  /** The last msg_num handed on, or undefined on a first start. */
+  cursor: number | undefined;
+  /** On a first start, hand on this many recent messages (0: start from now). */
+  historyOnFirstStart: number;
+  /** Messages with msg_num above `after`, oldest first, every page. */
+  fetchAfter(after: number): AsyncIterable<ChatMessage>;
+  /** The newest `count` messages, oldest first. */
+  fetchLatest(count: number): Promise<ChatMessage[]>;
+  /** Hands a message to the plugins; the next one waits for it. */
+  deliver(message: ChatMessage, delivery: Delivery): Promise<void>;
+  /** The bot's own message, found in the stream (it is not handed to the plugins). */
+  own(message: ChatMessage): void;
+  /** Persists the cursor; called after each message. */
+  saveCursor(msgNum: number): void;
+}
+
+/**
+ * Exactly once, in order, for one chat. Everything goes through one serial queue: on each (re)open a
+ * catch-up from the cursor by getchathistory, then live messages. A live message past a gap (the bot's
+ * own posts are not echoed, or the socket lost something) first has the gap filled from history. A
+ * message at or below the cursor was already handed on and is dropped.
+ */
+export class ChatSequencer {
+  private cursor: number | undefined;
+  private work: Promise<void> = Promise.resolve();
+  private stopped = false;
+  readonly stats = { delivered: 0, backfilled: 0, duplicates: 0, gapFills: 0, own: 0 };
+
+  constructor(private readonly options: SequencerOptions) {
+    this.cursor = options.cursor;
+  }
+
+  get position(): number | undefined {
+    return this.cursor;
+  }
+
+  /** The socket opened: catch up on what happened since the cursor before any live message. */
+  opened(): void {
+    this.enqueue(() => this.catchUp());
+  }
+
+  live(message: ChatMessage): void {
+    this.enqueue(() => this.onLive(message));
+  }
+
+  /** Looks for messages past the cursor now (to confirm the bot's own posts in a quiet chat). */
+  fill(): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.cursor !== undefined) await this.fillFrom(this.cursor);
+    });
+  }
+
+  /** Resolves when everything queued so far has been handed on. */
+  idle(): Promise<void> {
+    return this.work;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    this.work = this.work.then(() => (this.stopped ? undefined : task())).catch((error: unknown) => {
+      this.options.log.error({ err: error }, 'chat sequencer task failed');
+    });
+    return this.work;
+  }
+
+  private async catchUp(): Promise<void> {
+    if (this.cursor !== undefined) {
+      await this.fillFrom(this.cursor);
+      return;
+    }
+    // First start: either some recent history, or just the current position.
+    const wanted = this.options.historyOnFirstStart;
+    const latest = await this.retrying('read the latest messages', () => this.options.fetchLatest(Math.max(1, wanted)));
+    if (latest === undefined) return;
+    if (wanted === 0) {
+      this.setCursor(latest.at(-1)?.msg_num ?? 0);
+      this.options.log.info({ cursor: this.cursor }, 'first start: history is not handed on');
+      return;
+    }
+    this.setCursor((latest[0]?.msg_num ?? 1) - 1);
+    for (const message of latest) await this.handle(message, true);
+  }
+
+  private async onLive(message: ChatMessage): Promise<void> {
+    if (this.cursor === undefined) {
+      // Not caught up yet (a frame before the first catch-up): catching up covers it.
+      await this.catchUp();
+    }
+    if (message.msg_num <= this.cursor!) {
+      this.stats.duplicates += 1;
+      return;
+    }
+    if (message.msg_num > this.cursor! + 1) {
+      this.stats.gapFills += 1;
+      await this.fillFrom(this.cursor!, message.msg_num);
+      if (message.msg_num <= this.cursor!) return;
+    }
+    await this.handle(message, false);
+  }
+
+  /** Hands on everything after `after` from history, oldest first (up to `until`, if given). */
+  private async fillFrom(after: number, until?: number): Promise<void> {
+    await this.retrying('fill in from history', async () => {
+      for await (const message of this.options.fetchAfter(this.cursor ?? after)) {
+        if (this.stopped) return;
+        if (until !== undefined && message.msg_num >= until) break;
+        if (message.msg_num <= (this.cursor ?? after)) continue;
+        await this.handle(message, true);
+      }
+    });
+  }
+
+  private async handle(message: ChatMessage, backfilled: boolean): Promise<void> {
+    if (this.stopped) return;
+    if (message.user_id === this.options.botUserId) {
+      // The bot's own words: never handed to its plugins (loop guard), but they move the cursor.
+      this.stats.own += 1;
+      this.options.own(message);
+    } else {
+      const created = Date.parse(message.created);
+      await this.options.deliver(message, { backfilled, ageMs: Number.isNaN(created) ? 0 : Math.max(0, Date.now() - created) });
+      this.stats.delivered += 1;
+      if (backfilled) this.stats.backfilled += 1;
+    }
+    this.setCursor(message.msg_num);
+  }
+
+  private setCursor(msgNum: number): void {
+    this.cursor = msgNum;
+    this.options.saveCursor(msgNum);
+  }
+
+  /** History reads are retried until they work or the chat stops: a gap is never skipped. */
+  private async retrying<T>(what: string, attempt: () => Promise<T>): Promise<T | undefined> {
+    const backoff = new Backoff(500, 30_000);
+    while (!this.stopped) {
+      try {
+        return await attempt();
+      } catch (error) {
+        const delay = backoff.next();
+        this.options.log.warn({ err: error, delayMs: Math.round(delay) }, `could not ${what}; trying again`);
+        await sleep(delay);
+      }
+    }
+    return undefined;
+  }
+}

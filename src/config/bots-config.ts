@@ -1,0 +1,97 @@
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { YamlSource } from './yaml-source.js';
+
+const rate = z.strictObject({
+  per_second: z.number().positive(),
+  burst: z.number().int().min(1).optional(),
+});
+
+const chatEntry = z.strictObject({
+  group: z.union([z.string().min(1), z.number()]).transform(String),
+  chat: z.union([z.string().min(1), z.number()]).transform(String),
+  /** Make the chat when the group has none with that subject. */
+  create: z.boolean().default(false),
+  /** The description a created chat gets. */
+  desc: z.string().default(''),
+});
+
+const pluginEntry = z.strictObject({
+  use: z.string().min(1),
+  with: z.unknown().optional(),
+  /** How long one message may take in this plugin (default: the plugin's own, else 10 s). */
+  timeout_ms: z.number().int().positive().optional(),
+});
+
+const login = z.union([
+  z.strictObject({ email: z.email(), password: z.string().min(1), twofactor: z.string().optional() }),
+  z.strictObject({ token: z.string().min(1), scheme: z.enum(['basic', 'bearer']).default('basic') }),
+], { error: 'expected { email, password } or { token }' });
+
+const bot = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a bot name (letters, digits, _ . -)'),
+  login,
+  chats: z.array(chatEntry).min(1),
+  plugins: z.array(pluginEntry).default([]),
+  /**
+   * On a first start (no cursor yet) dispatch this many recent messages of each chat; 0 (the default)
+   * starts with what is said from now on.
+   */
+  history_on_first_start: z.number().int().min(0).max(10_000).default(0),
+  /** Pacing of the bot's posts per chat (default 5 per second, bursts of 10). */
+  reply_rate: rate.optional(),
+  /** How often a closed chat is checked for reopening, in seconds (default 30). */
+  closed_chat_check_seconds: z.number().positive().default(30),
+});
+
+export const botsConfigSchema = z.strictObject({
+  service: z.strictObject({
+    base_url: z.union([z.literal('embedded'), z.url({ protocol: /^https$/, error: 'expected embedded or an https:// address' })]),
+    ca_file: z.string().optional(),
+    /** Options for the embedded local service. */
+    embedded: z.strictObject({
+      port: z.number().int().min(0).max(65535).default(0),
+      ids: z.enum(['numeric', 'big', 'opaque']).default('numeric'),
+      seed: z.string().optional(),
+      state: z.string().optional(),
+    }).optional(),
+  }),
+  state_dir: z.string().default('./.groupwire'),
+  log: z.strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    pretty: z.union([z.boolean(), z.literal('auto')]).default('auto'),
+  }).default({ level: 'info', pretty: 'auto' }),
+  bots: z.array(bot).min(1),
+}).superRefine((config, ctx) => {
+  const names = new Set<string>();
+  config.bots.forEach((b, index) => {
+    if (names.has(b.name)) ctx.addIssue({ code: 'custom', message: `a second bot named ${b.name}; names must differ`, path: ['bots', index, 'name'] });
+    names.add(b.name);
+  });
+});
+
+export type BotsConfig = z.output<typeof botsConfigSchema>;
+export type BotConfig = BotsConfig['bots'][number];
+export type ChatConfig = BotConfig['chats'][number];
+export type PluginConfig = BotConfig['plugins'][number];
+
+export interface LoadedConfig {
+  config: BotsConfig;
+  source: YamlSource;
+  /** The directory of the file: relative paths in it are relative to it. */
+  dir: string;
+}
+
+/** Reads bots.yaml: YAML, `${ENV}` interpolation, the schema; every mistake located. */
+export async function loadBotsConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+  const source = await YamlSource.read(file);
+  source.interpolate(env);
+  const config = source.validate(botsConfigSchema);
+  const dir = dirname(resolve(file));
+  return { config, source, dir };
+}
+
+/** A path from the config, relative to the config file's directory. */
+export function configPath(loaded: LoadedConfig, path: string): string {
+  return resolve(loaded.dir, path);
+}

@@ -1,0 +1,91 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { GroupsClient } from '../api/client.js';
+import type { ChatMessage, Id } from '../api/types.js';
+import type { KeyValueStore } from '../store/kv-store.js';
+
+/** The chat a message belongs to, as the bot knows it. */
+export interface ChatInfo {
+  id: Id;
+  subject: string;
+  groupId: Id;
+  groupName: string;
+  chatsubId: Id;
+}
+
+/** The bot running the chain. */
+export interface BotInfo {
+  name: string;
+  userId: Id;
+}
+
+/** A chat a plugin may send to: one of the bot's chats, by subject or id. */
+export type ChatTarget = string | ChatInfo;
+
+/** What a plugin gets with each message. */
+export interface PluginContext {
+  readonly message: ChatMessage;
+  /**
+   * True when the message reached the bot through history after a reconnect or a restart rather than
+   * live. It is still new to the bot and must be handled; `ageMs` says how old it was on arrival.
+   */
+  readonly backfilled: boolean;
+  readonly ageMs: number;
+  readonly chat: ChatInfo;
+  readonly bot: BotInfo;
+  readonly log: Logger;
+  readonly client: GroupsClient;
+  /** This plugin's own durable key-value store (per bot). */
+  readonly store: KeyValueStore;
+  /** Aborted when the plugin's time for this message is up, or the supervisor stops. */
+  readonly signal: AbortSignal;
+  /** Posts into the message's chat. Resolves with the stored chat_message once the service has it. */
+  reply(text: string): Promise<ChatMessage>;
+  /** Posts into another of the bot's chats. */
+  send(chat: ChatTarget, text: string): Promise<ChatMessage>;
+}
+
+export type Next = () => Promise<void>;
+
+/** What a plugin's factory gets once, at start. */
+export interface PluginEnv {
+  readonly bot: BotInfo;
+  readonly log: Logger;
+  readonly client: GroupsClient;
+  readonly store: KeyValueStore;
+  /** The directory of the bots.yaml, for options that name files. */
+  readonly configDir: string;
+  /** Posts into one of the bot's chats (for plugins that speak on their own, like relays). */
+  send(chat: ChatTarget, text: string): Promise<ChatMessage>;
+  /** The bot's chats, once joined. */
+  chats(): ChatInfo[];
+}
+
+/** A running plugin. Every member is optional. */
+export interface PluginInstance {
+  /** Middleware: handle the message, and call `next()` to let the plugins after this one see it. */
+  handle?(ctx: PluginContext, next: Next): Promise<void> | void;
+  start?(): Promise<void> | void;
+  stop?(): Promise<void> | void;
+}
+
+export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
+  /** The name logs and metrics use. */
+  name: string;
+  /** The schema of the plugin's `with:` options in bots.yaml. */
+  options: S;
+  /** How long one message may take in this plugin before it is abandoned (default 10 s). */
+  timeoutMs?: number;
+  create(options: z.output<S>, env: PluginEnv): PluginInstance | Promise<PluginInstance>;
+}
+
+/** Declares a plugin. Third-party plugins export this as their default export. */
+export function definePlugin<S extends z.ZodType>(definition: PluginDefinition<S>): PluginDefinition<S> {
+  return definition;
+}
+
+export function isPluginDefinition(value: unknown): value is PluginDefinition {
+  const candidate = value as Partial<PluginDefinition> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.name === 'string' &&
+    typeof candidate.create === 'function' && typeof candidate.options === 'object';
+}

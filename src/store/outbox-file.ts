@@ -1,0 +1,68 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** A post the bot has to make. `sent` items wait for the service's history to show them. */
+export interface OutboxItem {
+  id: string;
+  chatId: string;
+  text: string;
+  state: 'queued' | 'sent';
+  queuedAt: number;
+  /** The chat's cursor when it was sent: the post, once stored, has a greater msg_num. */
+  sentAfter?: number;
+}
+
+/**
+ * A bot's outbox on disk. Replies are rare next to incoming messages, so every change is written
+ * synchronously and atomically: a reply accepted is a reply that survives a crash.
+ */
+export class OutboxFile {
+  private items: OutboxItem[] = [];
+
+  private constructor(private readonly path: string | undefined) {}
+
+  static open(path: string): OutboxFile {
+    const file = new OutboxFile(path);
+    mkdirSync(dirname(path), { recursive: true });
+    try {
+      file.items = JSON.parse(readFileSync(path, 'utf8')) as OutboxItem[];
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path}: unreadable outbox (${(error as Error).message})`);
+    }
+    return file;
+  }
+
+  static memory(): OutboxFile {
+    return new OutboxFile(undefined);
+  }
+
+  forChat(chatId: string): OutboxItem[] {
+    return this.items.filter((item) => item.chatId === chatId);
+  }
+
+  add(item: OutboxItem): void {
+    this.items.push(item);
+    this.save();
+  }
+
+  /** An item was changed in place (its state): write the file again. */
+  changed(): void {
+    this.save();
+  }
+
+  remove(id: string): void {
+    this.items = this.items.filter((item) => item.id !== id);
+    this.save();
+  }
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  private save(): void {
+    if (!this.path) return;
+    const temporary = `${this.path}.${process.pid}.tmp`;
+    writeFileSync(temporary, JSON.stringify(this.items));
+    renameSync(temporary, this.path);
+  }
+}

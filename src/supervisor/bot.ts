@@ -1,0 +1,191 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { GroupsClient } from '../api/client.js';
+import type { ChatMessage, Id } from '../api/types.js';
+import { Backoff, sleep, type UpgradeGate } from '../chat/backoff.js';
+import type { Delivery } from '../chat/sequencer.js';
+import type { BotConfig } from '../config/bots-config.js';
+import type { LoadedPlugin } from '../config/plugin-loader.js';
+import { PluginChain, type BaseContext, type ChainLink } from '../pipeline/chain.js';
+import type { BotInfo, ChatInfo, ChatTarget, PluginEnv } from '../pipeline/plugin.js';
+import { CursorStore } from '../store/cursor-store.js';
+import { KeyValueStore } from '../store/kv-store.js';
+import { OutboxFile } from '../store/outbox-file.js';
+import { ChatSetupError, setUpChat } from './chat-joiner.js';
+import { PostFailedError } from './chat-outbox.js';
+import { ChatRunner } from './chat-runner.js';
+
+export interface BotOptions {
+  config: BotConfig;
+  plugins: LoadedPlugin[];
+  service: { baseUrl: string; ca?: string | Buffer };
+  stateDir: string;
+  configDir: string;
+  log: Logger;
+  gate: UpgradeGate;
+}
+
+const DEFAULT_RATE = { perSecond: 5, burst: 10 };
+
+/**
+ * One bot: its client and login, its chats (each a ChatRunner), its plugin chain, its durable state
+ * (cursors, outbox, plugin stores) under `<state_dir>/bots/<name>/`.
+ */
+export class Bot {
+  readonly client: GroupsClient;
+  readonly runners: ChatRunner[] = [];
+  private chain: PluginChain | undefined;
+  private links: ChainLink[] = [];
+  private readonly stores: KeyValueStore[] = [];
+  private readonly stopper = new AbortController();
+  private readonly dir: string;
+  private cursors: CursorStore | undefined;
+  private outboxFile: OutboxFile | undefined;
+  private info: BotInfo | undefined;
+  private starting: Promise<void> | undefined;
+
+  constructor(private readonly options: BotOptions) {
+    const { config, service, log } = options;
+    this.dir = join(options.stateDir, 'bots', config.name);
+    const credentials = 'email' in config.login
+      ? { email: config.login.email, password: config.login.password, twofactor: config.login.twofactor }
+      : { token: config.login.token, scheme: config.login.scheme };
+    this.client = new GroupsClient({ baseUrl: service.baseUrl, ca: service.ca, credentials, logger: log });
+  }
+
+  get name(): string {
+    return this.options.config.name;
+  }
+
+  /** Starts in the background: a service that is down at first is waited for, with backoff. */
+  start(): Promise<void> {
+    this.starting ??= this.startUntilDone();
+    return this.starting;
+  }
+
+  private async startUntilDone(): Promise<void> {
+    const backoff = new Backoff(1000, 60_000);
+    while (!this.stopper.signal.aborted) {
+      try {
+        await this.startOnce();
+        return;
+      } catch (error) {
+        const delay = backoff.next() + 500;
+        this.options.log.error({ err: error, delayMs: Math.round(delay) }, 'bot could not start; trying again');
+        await sleep(delay, this.stopper.signal);
+      }
+    }
+  }
+
+  private async startOnce(): Promise<void> {
+    const { config, log } = this.options;
+    // Who the bot is: the login answers it, a token's extended answer too.
+    if (this.client.session.canLogIn) await this.client.login();
+    else await this.client.csrf();
+    const user = this.client.session.user!;
+    this.info = { name: config.name, userId: user.id };
+    this.cursors ??= CursorStore.open(join(this.dir, 'cursors.jsonl'));
+    this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'));
+    if (!this.chain) await this.startPlugins(this.info);
+
+    for (const entry of config.chats) {
+      if (this.runners.some((r) => r.info.subject === entry.chat || r.info.id === entry.chat)) continue;
+      const chatLog = log.child({ chat: entry.chat, group: entry.group });
+      try {
+        const joined = await setUpChat(this.client, entry, chatLog);
+        const info: ChatInfo = {
+          id: joined.chat.id, subject: joined.chat.subject, groupId: joined.chat.group_id,
+          groupName: groupNameOf(user, joined.chat.group_id) ?? entry.group, chatsubId: joined.chatsubId ?? '',
+        };
+        const runner = new ChatRunner({
+          client: this.client, joined, info, botUserId: user.id, log: chatLog, cursors: this.cursors,
+          outboxFile: this.outboxFile, gate: this.options.gate,
+          rate: config.reply_rate ? { perSecond: config.reply_rate.per_second, burst: config.reply_rate.burst ?? 1 } : DEFAULT_RATE,
+          historyOnFirstStart: config.history_on_first_start, closedCheckMs: config.closed_chat_check_seconds * 1000,
+          deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),
+        });
+        this.runners.push(runner);
+        runner.start();
+      } catch (error) {
+        // One chat that cannot be set up does not keep the bot's other chats down.
+        if (error instanceof ChatSetupError) chatLog.error({ reason: error.message }, 'chat skipped');
+        else throw error;
+      }
+    }
+  }
+
+  private async startPlugins(bot: BotInfo): Promise<void> {
+    const links: ChainLink[] = [];
+    for (const plugin of this.options.plugins) {
+      const log = this.options.log.child({ plugin: plugin.name });
+      const store = await KeyValueStore.open(join(this.dir, 'kv', `${plugin.name}.json`));
+      this.stores.push(store);
+      const env: PluginEnv = {
+        bot, log, client: this.client, store, configDir: this.options.configDir,
+        send: (chat, text) => this.send(chat, text),
+        chats: () => this.runners.map((r) => r.info),
+      };
+      try {
+        const instance = await plugin.definition.create(plugin.options, env);
+        await instance.start?.();
+        links.push({
+          name: plugin.name, instance, timeoutMs: plugin.timeoutMs, log,
+          context: (base, signal) => ({ ...base, log, store, signal }),
+        });
+      } catch (error) {
+        // A plugin that cannot start is left out; the rest of the chain still runs.
+        log.error({ err: error }, 'plugin could not start; it is left out of the chain');
+      }
+    }
+    this.links = links;
+    this.chain = new PluginChain(links, this.stopper.signal);
+  }
+
+  private deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void> {
+    if (!this.chain || !this.info || this.stopper.signal.aborted) return Promise.resolve();
+    const base: BaseContext = {
+      message, chat, bot: this.info, client: this.client, backfilled: delivery.backfilled, ageMs: delivery.ageMs,
+      reply: (text) => this.send(chat, text),
+      send: (target, text) => this.send(target, text),
+    };
+    return this.chain.run(base);
+  }
+
+  /** Posts into one of the bot's chats, by subject, id or ChatInfo. */
+  send(target: ChatTarget, text: string): Promise<ChatMessage> {
+    const key = typeof target === 'string' ? target : target.id;
+    const runner = this.runners.find((r) => r.info.id === key) ?? this.runners.find((r) => r.info.subject === key);
+    if (!runner) return Promise.reject(new PostFailedError(`bot ${this.name} is not in a chat ${key}`));
+    return runner.post(text);
+  }
+
+  /** Stops taking messages, flushes posts within `flushMs`, closes sockets, stops plugins, saves state. */
+  async stop(flushMs = 5_000): Promise<void> {
+    this.stopper.abort();
+    await Promise.all(this.runners.map((runner) => runner.stop(flushMs)));
+    for (const link of this.links.toReversed()) {
+      try {
+        await link.instance.stop?.();
+      } catch (error) {
+        link.log.error({ err: error }, 'plugin failed to stop');
+      }
+    }
+    await Promise.all(this.stores.map((store) => store.flush()));
+    this.cursors?.close();
+    await this.client.close();
+  }
+
+  stats() {
+    return {
+      chats: this.runners.map((r) => ({
+        chat: r.info.subject, state: r.connection.state, cursor: r.sequencer.position, socket: r.connection.stats,
+        sequencer: r.sequencer.stats, outbox: { pending: r.outbox.pending, ...r.outbox.stats },
+      })),
+      plugins: Object.fromEntries(this.chain?.stats ?? []),
+    };
+  }
+}
+
+function groupNameOf(user: { subscriptions?: Array<{ group_id: Id; group_name: string }> }, groupId: Id): string | undefined {
+  return user.subscriptions?.find((sub) => sub.group_id === groupId)?.group_name;
+}

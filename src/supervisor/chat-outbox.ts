@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ChatMessage } from '../api/types.js';
+import { sleep } from '../chat/backoff.js';
+import type { OutboxFile, OutboxItem } from '../store/outbox-file.js';
+
+/** The service's longest chat message (docs/protocol.md "Chats"). */
+export const MAX_POST_LENGTH = 10_000;
+
+export interface PostRate {
+  perSecond: number;
+  burst: number;
+}
+
+export interface ChatOutboxOptions {
+  file: OutboxFile;
+  chatId: string;
+  log: Logger;
+  rate: PostRate;
+  /** Sends a chat post on the open socket; false when it is not open. */
+  post(text: string): boolean;
+  /** The chat's cursor now. */
+  cursor(): number | undefined;
+  /**
+   * Reads the chat's history past `after` and hands the bot's own messages to confirm(). It must not
+   * wait on the message queue: a plugin may be awaiting the very post being confirmed.
+   */
+  lookUp(after: number): Promise<void>;
+}
+
+/** A post whose promise failed: the chat is closed or deleted, or the bot stopped. */
+export class PostFailedError extends Error {
+  override name = 'PostFailedError';
+}
+
+/**
+ * One chat's outgoing posts: queued in order, sent when the socket is open, paced by a token bucket,
+ * durable (OutboxFile). The service does not echo a member's own posts, so a sent post is confirmed
+ * when it shows up in the chat's history; one that never showed up by the next catch-up after a
+ * reconnect was lost with the old socket and is sent again. Nothing is posted twice, nothing dropped.
+ */
+export class ChatOutbox {
+  private readonly waiting = new Map<string, { resolve(m: ChatMessage): void; reject(e: Error): void }>();
+  private tokens: number;
+  private refilled = performance.now();
+  private pumping = false;
+  /** False from a (re)open until its catch-up is done: a post sent meanwhile could be mistaken for a lost one. */
+  private ready = false;
+  private confirmTimer: NodeJS.Timeout | undefined;
+  /** msg_nums of own messages that already confirmed a post: one message confirms one post. */
+  private readonly used = new Set<number>();
+  readonly stats = { sent: 0, confirmed: 0, resent: 0, failed: 0 };
+
+  constructor(private readonly options: ChatOutboxOptions) {
+    this.tokens = options.rate.burst;
+  }
+
+  get pending(): number {
+    return this.items().length;
+  }
+
+  private items(): OutboxItem[] {
+    return this.options.file.forChat(this.options.chatId);
+  }
+
+  enqueue(text: string): Promise<ChatMessage> {
+    if (text.trim() === '') return Promise.reject(new RangeError('a chat post cannot be blank'));
+    if (text.length > MAX_POST_LENGTH) {
+      return Promise.reject(new RangeError(`a chat post is at most ${MAX_POST_LENGTH} characters (got ${text.length}); split it`));
+    }
+    const item: OutboxItem = { id: randomUUID(), chatId: this.options.chatId, text, state: 'queued', queuedAt: Date.now() };
+    this.options.file.add(item);
+    const promise = new Promise<ChatMessage>((resolve, reject) => this.waiting.set(item.id, { resolve, reject }));
+    this.pump();
+    return promise;
+  }
+
+  /** Sends what is queued while the socket is open and the bucket allows. */
+  pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    void this.drain().finally(() => {
+      this.pumping = false;
+    });
+  }
+
+  /** The socket closed or is reopening: hold posts until the catch-up says what the service has. */
+  hold(): void {
+    this.ready = false;
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      if (!this.ready) return;
+      const item = this.items().find((candidate) => candidate.state === 'queued');
+      if (!item) return;
+      const wait = this.takeToken();
+      if (wait > 0) {
+        await sleep(wait);
+        continue;
+      }
+      if (!this.options.post(item.text)) {
+        this.tokens += 1; // not sent: the token goes back; the next open pumps again
+        return;
+      }
+      item.state = 'sent';
+      item.sentAfter = this.options.cursor();
+      this.options.file.changed();
+      this.stats.sent += 1;
+      this.scheduleConfirm();
+    }
+  }
+
+  private takeToken(): number {
+    const { perSecond, burst } = this.options.rate;
+    const now = performance.now();
+    this.tokens = Math.min(burst, this.tokens + ((now - this.refilled) / 1000) * perSecond);
+    this.refilled = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    return ((1 - this.tokens) / perSecond) * 1000;
+  }
+
+  /** In a quiet chat nothing else reveals the post: look at the history shortly after sending. */
+  private scheduleConfirm(attempt = 0): void {
+    if (this.confirmTimer) return;
+    this.confirmTimer = setTimeout(() => {
+      this.confirmTimer = undefined;
+      if (!this.items().some((item) => item.state === 'sent')) return;
+      void this.lookUp().finally(() => {
+        if (attempt < 5 && this.items().some((item) => item.state === 'sent')) this.scheduleConfirm(attempt + 1);
+      });
+    }, 150 * 2 ** attempt);
+    this.confirmTimer.unref();
+  }
+
+  /** The bot's own message showed up in the chat: it confirms the oldest sent post with that text. */
+  confirm(message: ChatMessage): void {
+    if (this.used.has(message.msg_num)) return;
+    const item = this.items().find((candidate) =>
+      candidate.state === 'sent' && candidate.text === message.message && (candidate.sentAfter ?? -1) < message.msg_num);
+    if (!item) return;
+    this.used.add(message.msg_num);
+    if (this.used.size > 1000) this.forgetOldUses();
+    this.options.file.remove(item.id);
+    this.stats.confirmed += 1;
+    this.waiting.get(item.id)?.resolve(message);
+    this.waiting.delete(item.id);
+  }
+
+  /** Reads the history for the oldest sent post onwards; errors only delay confirmation. */
+  private async lookUp(): Promise<void> {
+    const sent = this.items().filter((item) => item.state === 'sent');
+    if (sent.length === 0) return;
+    const after = Math.min(...sent.map((item) => item.sentAfter ?? 0));
+    try {
+      await this.options.lookUp(after);
+    } catch (error) {
+      this.options.log.debug({ err: error }, 'could not read the history to confirm posts');
+    }
+  }
+
+  private forgetOldUses(): void {
+    const floor = Math.min(...this.items().map((item) => item.sentAfter ?? Infinity));
+    for (const msgNum of this.used) if (msgNum <= floor) this.used.delete(msgNum);
+  }
+
+  /**
+   * After a reconnect's catch-up: a post still unconfirmed was sent on the old socket and never
+   * stored, so it goes again (in its place, before anything queued after it).
+   */
+  caughtUp(): void {
+    for (const item of this.items()) {
+      if (item.state !== 'sent') continue;
+      item.state = 'queued';
+      this.stats.resent += 1;
+      this.options.log.info({ outboxId: item.id }, 'a post sent before the drop is not in the history; sending it again');
+    }
+    this.options.file.changed();
+    this.ready = true;
+    this.pump();
+  }
+
+  /** Fails every post of this chat (closed or deleted chat, or a stop that could not flush them). */
+  failAll(reason: string): void {
+    for (const item of this.items()) {
+      this.options.file.remove(item.id);
+      this.stats.failed += 1;
+      const waiter = this.waiting.get(item.id);
+      this.options.log.error({ outboxId: item.id, reason }, 'a post could not be made');
+      waiter?.reject(new PostFailedError(`post not made: ${reason}`));
+      this.waiting.delete(item.id);
+    }
+  }
+
+  /** Waits until everything is sent and confirmed, or the time is up; answers what is left. */
+  async flush(timeoutMs: number): Promise<number> {
+    const deadline = performance.now() + timeoutMs;
+    while (this.pending > 0 && performance.now() < deadline) {
+      await this.lookUp();
+      await sleep(Math.min(200, Math.max(0, deadline - performance.now())));
+    }
+    return this.pending;
+  }
+
+  stop(): void {
+    clearTimeout(this.confirmTimer);
+    // Promises of this process end here; the posts stay in the file for the next start.
+    for (const waiter of this.waiting.values()) waiter.reject(new PostFailedError('the bot stopped before the post was confirmed; it stays queued'));
+    this.waiting.clear();
+  }
+}

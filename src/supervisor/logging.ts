@@ -1,0 +1,24 @@
+import { pino, type Logger } from 'pino';
+
+/** Every place a secret could sit in a log line; pino replaces them before anything is written. */
+export const REDACTED_PATHS = [
+  'password', '*.password', '*.*.password', 'token', '*.token', '*.*.token', 'csrf', '*.csrf', 'csrf_token', '*.csrf_token',
+  'cookie', '*.cookie', 'authorization', '*.authorization', 'headers.cookie', 'headers.authorization', 'app_token', '*.app_token',
+  'admin_token', '*.admin_token', 'twofactor', '*.twofactor',
+];
+
+export interface LoggingOptions {
+  level: string;
+  /** Human-readable lines (pino-pretty); 'auto' means when stderr is a terminal. */
+  pretty: boolean | 'auto';
+}
+
+/** The supervisor's root logger: structured, secrets redacted, to stderr, pretty on a terminal. */
+export function createLogger(options: LoggingOptions): Logger {
+  const pretty = options.pretty === 'auto' ? process.stderr.isTTY === true : options.pretty;
+  const base = { level: options.level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  if (pretty) {
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { destination: 2, colorize: true, translateTime: 'HH:MM:ss' } } });
+  }
+  return pino(base, pino.destination(2));
+}

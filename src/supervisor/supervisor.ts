@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { UpgradeGate } from '../chat/backoff.js';
+import { configPath, type LoadedConfig } from '../config/bots-config.js';
+import { loadPlugins, type LoadedPlugin } from '../config/plugin-loader.js';
+import { ConfigError } from '../config/yaml-source.js';
+import { LocalService } from '../service/local-service.js';
+import { readSeedFile } from '../service/seed.js';
+import { Bot } from './bot.js';
+
+export interface SupervisorOptions {
+  log: Logger;
+  /** Upgrades per second across all sockets (default 10, bursts of 20): a reconnect storm is spread out. */
+  upgradesPerSecond?: number;
+}
+
+/**
+ * Runs the bots of a bots.yaml in one process: the embedded local service when asked for, then every
+ * bot, each on its own. A bot, a chat or a plugin that fails is logged and does not stop the others.
+ */
+export class Supervisor {
+  readonly bots: Bot[] = [];
+  private service: LocalService | undefined;
+
+  private constructor(private readonly log: Logger) {}
+
+  /** Checks everything that can be checked without connecting (config, plugins and their options). */
+  static async check(loaded: LoadedConfig): Promise<LoadedPlugin[][]> {
+    const all: LoadedPlugin[][] = [];
+    const problems: string[] = [];
+    for (let index = 0; index < loaded.config.bots.length; index += 1) {
+      try {
+        all.push(await loadPlugins(loaded, index));
+      } catch (error) {
+        if (error instanceof ConfigError) problems.push(...error.problems);
+        else throw error;
+      }
+    }
+    if (problems.length > 0) throw new ConfigError(problems);
+    return all;
+  }
+
+  static async start(loaded: LoadedConfig, options: SupervisorOptions): Promise<Supervisor> {
+    const plugins = await Supervisor.check(loaded);
+    const supervisor = new Supervisor(options.log);
+    const { config } = loaded;
+    let service: { baseUrl: string; ca?: string | Buffer };
+    if (config.service.base_url === 'embedded') {
+      const embedded = config.service.embedded;
+      supervisor.service = await LocalService.start({
+        port: embedded?.port ?? 0,
+        idStyle: embedded?.ids,
+        seed: embedded?.seed ? await readSeedFile(configPath(loaded, embedded.seed)) : 'demo',
+        statePath: embedded?.state ? configPath(loaded, embedded.state) : undefined,
+        logger: options.log.child({ component: 'local-service' }),
+      });
+      service = { baseUrl: supervisor.service.baseUrl, ca: supervisor.service.ca };
+    } else {
+      service = {
+        baseUrl: config.service.base_url,
+        ca: config.service.ca_file ? await readFile(configPath(loaded, config.service.ca_file)) : undefined,
+      };
+    }
+    const gate = new UpgradeGate(options.upgradesPerSecond ?? 10, 20);
+    const stateDir = configPath(loaded, config.state_dir);
+    config.bots.forEach((botConfig, index) => {
+      supervisor.bots.push(new Bot({
+        config: botConfig, plugins: plugins[index]!, service, stateDir, configDir: loaded.dir, gate,
+        log: options.log.child({ bot: botConfig.name }),
+      }));
+    });
+    // Each bot starts on its own; one that cannot reach the service yet keeps trying without holding up the others.
+    for (const bot of supervisor.bots) void bot.start();
+    return supervisor;
+  }
+
+  /** The embedded service, when bots.yaml asked for one. */
+  get localService(): LocalService | undefined {
+    return this.service;
+  }
+
+  /** Resolves when every bot has finished starting (tests and the demo wait on it). */
+  ready(): Promise<void> {
+    return Promise.all(this.bots.map((bot) => bot.start())).then(() => undefined);
+  }
+
+  async stop(flushMs = 5_000): Promise<void> {
+    this.log.info('stopping');
+    await Promise.all(this.bots.map((bot) => bot.stop(flushMs).catch((error: unknown) => {
+      this.log.error({ err: error, bot: bot.name }, 'bot did not stop cleanly');
+    })));
+    await this.service?.close();
+    this.log.info('stopped');
+  }
+
+  stats() {
+    return Object.fromEntries(this.bots.map((bot) => [bot.name, bot.stats()]));
+  }
+}
