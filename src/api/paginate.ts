@@ -4,8 +4,9 @@ import type { List } from './types.js';
 
 /** `limit` is 1 to 100 (spec 4.0); checked before anything is sent. */
 export function checkLimit(limit: unknown): void {
-  if (limit === undefined) return;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 100) {
+  if (limit === undefined || limit === null) return;
+  const value = typeof limit === 'string' && /^\d+$/.test(limit) ? Number(limit) : limit;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 100) {
     throw new RangeError(`limit must be an integer from 1 to 100, got ${String(limit)}`);
   }
 }

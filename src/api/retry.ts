@@ -24,7 +24,7 @@ export function isRetryable(error: unknown, method: 'GET' | 'POST'): boolean {
   // A day's wait is no retry: the caller is told when the next download is allowed.
   if (error instanceof ArchiveDownloadLimitError) return false;
   if (error instanceof RateLimitError) return true;
-  if (error instanceof TransportError) return method === 'GET' || !error.sent;
+  if (error instanceof TransportError) return !isCertificateProblem(error.cause) && (method === 'GET' || !error.sent);
   if (error instanceof ServerError) return method === 'GET';
   return false;
 }
@@ -71,4 +71,10 @@ export async function withRetries<T>(
       },
     },
   );
+}
+
+/** A certificate the client does not trust will not be trusted on the next try either. */
+function isCertificateProblem(cause: unknown): boolean {
+  const code = String((cause as { code?: unknown } | null)?.code ?? (cause as { cause?: { code?: unknown } } | null)?.cause?.code ?? '');
+  return /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(code);
 }

@@ -1,36 +1,71 @@
 #!/usr/bin/env node
+import { activityCommand } from './activity-command.js';
+import { apiCommand } from './api-command.js';
+import { archiveCommand } from './archive-command.js';
+import { chatCommand } from './chat-command.js';
+import { CommandUsageError, inCommand } from './command.js';
 import { demo } from './demo.js';
+import { EXIT, redact, reportError } from './output.js';
+import { checkCommand, runCommand } from './run-command.js';
 import { serve } from './serve.js';
+import { topicsCommand } from './topics-command.js';
 import { UsageError } from './usage-error.js';
 
 const HELP = `Usage: groupwire <command> [options]
 
 Commands:
-  serve    run the local Group Discussion Service (HTTPS and WSS)
-  demo     the local service with the demo seed on port 8443 and a guide (what npm start runs)
+  run        run the bots of bots.yaml (groupwire run [bots.yaml])
+  check      validate bots.yaml without connecting
+  chat       talk in a chat interactively (groupwire chat --as bob general)
+  demo       the demo: local service, demo bot and a scripted member (what npm start runs)
+  serve      run the local Group Discussion Service (HTTPS and WSS)
+  api        call any operation and print its JSON answer (groupwire api getchats --group_name demo)
+  archive    download a group's archive as an mbox, or search it (archive download | archive search)
+  activity   a group's activity log (moderators)
+  topics     a group's topics
+
+The client commands (api, archive, activity, topics) find the service and log in from flags or the
+environment: GROUPWIRE_URL, GROUPWIRE_CA_FILE, and GROUPWIRE_EMAIL with GROUPWIRE_PASSWORD, or
+GROUPWIRE_TOKEN. Exit codes: 0 done, 1 an error from the service (or the network), 2 a usage mistake.
 
 Run 'groupwire <command> --help' for a command's options.
 `;
 
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  serve: async (args) => {
+    await serve(args);
+    return EXIT.ok;
+  },
+  demo,
+  run: runCommand,
+  check: checkCommand,
+  chat: chatCommand,
+  api: apiCommand,
+  archive: archiveCommand,
+  activity: activityCommand,
+  topics: topicsCommand,
+};
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  if (command !== undefined && Object.hasOwn(COMMANDS, command)) return inCommand(command, () => COMMANDS[command]!(args));
   switch (command) {
-    case 'serve':
-      await serve(args);
-      return 0;
-    case 'demo':
-      await demo(args);
-      return 0;
     case undefined:
     case '-h':
     case '--help':
     case 'help':
       process.stdout.write(HELP);
-      return command === undefined ? 2 : 0;
+      return command === undefined ? EXIT.usage : EXIT.ok;
     default:
       throw new UsageError(`unknown command ${command}`);
   }
 }
+
+// `groupwire api ... | head`: a reader that stops early is no error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+  throw error;
+});
 
 main(process.argv.slice(2)).then(
   (code) => {
@@ -38,11 +73,11 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (error instanceof UsageError) {
-      process.stderr.write(`groupwire: ${error.message}\nRun 'groupwire --help' for usage.\n`);
-      process.exitCode = 2;
+      const where = error instanceof CommandUsageError ? `groupwire ${error.command}` : 'groupwire';
+      process.stderr.write(redact(`groupwire: ${error.message}\nRun '${where} --help' for usage.\n`));
+      process.exitCode = EXIT.usage;
     } else {
-      process.stderr.write(`groupwire: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 1;
+      process.exitCode = reportError(error);
     }
   },
 );

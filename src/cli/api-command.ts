@@ -1,0 +1,126 @@
+import { isOperation, LIST_OPERATIONS, OPERATIONS, type OperationName } from '../api/index.js';
+import type { WireParams } from '../api/transport.js';
+import { CLIENT_HELP, CLIENT_OPTIONS, clientFromFlags, type ClientFlagName, type ClientFlags } from './client-options.js';
+import { EXIT, formatJson, writeOut } from './output.js';
+import { callRaw, callRawAll } from './raw-call.js';
+import { UsageError } from './usage-error.js';
+
+export const API_HELP = `Usage: groupwire api <operation> [--param value ...] [--extended] [--all]
+
+Calls any operation of the Group Discussion Service and prints its JSON answer (2-space indented, every
+id exactly as the service sent it). Parameters go as given: --group_name demo --limit 5, or --name=value.
+POST operations get the csrf token by themselves.
+
+Options:
+  --extended               add extended=true (the answer becomes [result, user])
+  --all                    follow next_page_token through every page of a list operation and print one
+                           JSON array of all items (100 per page unless --limit is given)
+  -h, --help               this text
+
+${CLIENT_HELP}
+Operations:
+${wrap(Object.keys(OPERATIONS).filter((op) => op !== 'downloadarchives'), '  ')}
+  (downloadarchives: use 'groupwire archive download')
+
+Examples:
+  groupwire api getchats --group_name demo
+  groupwire api getchathistory --chat_id 42 --all
+  groupwire api newchat --group_name demo --subject lunch --desc 'Where to eat'
+`;
+
+function wrap(words: string[], indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line && line.length + word.length + 2 > 100) {
+      lines.push(line);
+      line = '';
+    }
+    line = line ? `${line}, ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => `${indent}${l}`).join('\n');
+}
+
+interface ApiArgs {
+  help: boolean;
+  operation?: OperationName;
+  params: WireParams;
+  client: ClientFlags;
+  extended: boolean;
+  all: boolean;
+}
+
+const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Free-form `--name value` pairs: parsed by hand, as parseArgs needs the names in advance. */
+export function parseApiArgs(args: string[]): ApiArgs {
+  const result: ApiArgs = { help: false, params: {}, client: {}, extended: false, all: false };
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i]!;
+    if (arg === '-h' || arg === '--help') return { ...result, help: true };
+    if (!arg.startsWith('--') || arg === '--') {
+      if (arg.startsWith('-') && arg !== '-') throw new UsageError(`unknown option ${arg}`);
+      positionals.push(arg);
+      continue;
+    }
+    const equals = arg.indexOf('=');
+    const name = equals === -1 ? arg.slice(2) : arg.slice(2, equals);
+    const inline = equals === -1 ? undefined : arg.slice(equals + 1);
+    if (name === 'extended' || name === 'all') {
+      if (inline !== undefined) throw new UsageError(`--${name} takes no value`);
+      result[name] = true;
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
+      const next = args[i + 1];
+      if (next === undefined || next.startsWith('--')) {
+        throw new UsageError(`--${name} needs a value (write --${name}=VALUE for a value starting with --)`);
+      }
+      value = next;
+      i += 1;
+    }
+    if (Object.hasOwn(CLIENT_OPTIONS, name)) {
+      result.client[name as ClientFlagName] = value;
+      continue;
+    }
+    if (!PARAM_NAME.test(name)) throw new UsageError(`--${name}: a parameter name is letters, digits and _`);
+    if (Object.hasOwn(result.params, name)) throw new UsageError(`--${name} is given twice`);
+    result.params[name] = value;
+  }
+  const [operation, ...extra] = positionals;
+  if (operation === undefined) throw new UsageError('which operation? e.g. groupwire api getchats --group_name demo');
+  if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]} (parameters are --name value)`);
+  if (!isOperation(operation)) throw new UsageError(`unknown operation ${operation}; one of: ${Object.keys(OPERATIONS).join(', ')}`);
+  if (operation === 'downloadarchives') throw new UsageError("downloadarchives answers a zip: use 'groupwire archive download'");
+  if (result.all && !(LIST_OPERATIONS as readonly string[]).includes(operation)) {
+    throw new UsageError(`--all pages through list operations only (${LIST_OPERATIONS.join(', ')}); ${operation} is not one`);
+  }
+  if (result.all && result.extended) throw new UsageError('--all and --extended do not go together');
+  return { ...result, operation };
+}
+
+export async function apiCommand(args: string[]): Promise<number> {
+  const parsed = parseApiArgs(args);
+  if (parsed.help || !parsed.operation) {
+    writeOut(API_HELP);
+    return EXIT.ok;
+  }
+  const { operation } = parsed;
+  const params: WireParams = { ...parsed.params };
+  if (parsed.extended) params.extended = 'true';
+  const client = clientFromFlags(parsed.client);
+  try {
+    if (parsed.all) {
+      writeOut(formatJson(await callRawAll(client, operation, { limit: 100, ...params })));
+    } else {
+      const value = await callRaw(client, operation, params);
+      if (value !== undefined) writeOut(formatJson(value));
+    }
+    return EXIT.ok;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,96 @@
+import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import {
+  ArchiveDownloadLimitError, GroupsError, ResponseFormatError, TransportError, UnauthorizedError,
+} from '../api/index.js';
+
+/** Exit codes of every command. */
+export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
+
+// Passwords and tokens of this run: never printed, whatever message they might end up in.
+const secrets = new Set<string>();
+
+export function registerSecret(secret: string | undefined): void {
+  if (secret) secrets.add(secret);
+}
+
+export function redact(text: string): string {
+  let result = text;
+  // Longest first, so a secret that contains a shorter one is hidden whole.
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) result = result.split(secret).join('***');
+  return result;
+}
+
+/** Parses JSON keeping every number's text (ids above 2^53 stay exact). */
+export function parseJsonLossless(text: string): unknown {
+  return parseLossless(text);
+}
+
+/** JSON with 2-space indentation; numbers parsed losslessly print as the text they arrived as. */
+export function formatJson(value: unknown): string {
+  return `${stringifyLossless(value, undefined, 2) ?? 'null'}\n`;
+}
+
+export function writeOut(text: string): void {
+  process.stdout.write(text);
+}
+
+export function writeErr(text: string): void {
+  process.stderr.write(redact(text));
+}
+
+/** Prints an error of a client command on stderr and answers the exit code. */
+export function reportError(error: unknown): number {
+  writeErr(`${describeError(error).map((line) => `groupwire: ${line}`).join('\n')}\n`);
+  return EXIT.error;
+}
+
+function describeError(error: unknown): string[] {
+  if (error instanceof ArchiveDownloadLimitError) {
+    return [`${error.type}: ${error.extra}`, `the next archive download is allowed at ${error.nextAllowedAt.toISOString()}`];
+  }
+  if (error instanceof TransportError) {
+    const hint = /certificate|self.signed|CERT_/i.test(error.message)
+      ? ['the TLS certificate is not trusted: set GROUPWIRE_CA_FILE (or --ca-file) to the service\'s CA file']
+      : [];
+    return [error.message, ...hint];
+  }
+  if (error instanceof ResponseFormatError) return [error.message];
+  if (error instanceof GroupsError) {
+    const lines = [error.extra ? `${error.type}: ${error.extra}` : error.type];
+    if (error instanceof UnauthorizedError && error.twoFactorRequired) lines.push('this account needs a two-factor code: pass --twofactor CODE');
+    return lines;
+  }
+  return [error instanceof Error ? error.message : String(error)];
+}
+
+/** `YYYY-MM-DD hh:mm` in local time, for readable listings (the text as given when not a date). */
+export function formatDate(text: unknown): string {
+  const date = new Date(String(text));
+  if (Number.isNaN(date.getTime())) return String(text ?? '');
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** HTML (activity entries, chat descriptions) as one line of plain text. */
+export function htmlToText(html: unknown): string {
+  return String(html ?? '')
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
+      if (name[0] === '#') {
+        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+        return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+      }
+      return ENTITIES[name.toLowerCase()] ?? whole;
+    })
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** A footer for one page of a longer list. */
+export function pageFooter(list: { total_count?: unknown; has_more?: unknown; data: unknown[] }, noun: string): string {
+  if (list.data.length === 0) return `No ${noun}.\n`;
+  if (list.has_more !== true) return '';
+  return `(${list.data.length} of ${String(list.total_count)} ${noun}; --limit takes up to 100)\n`;
+}
