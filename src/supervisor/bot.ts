@@ -151,6 +151,20 @@ export class Bot {
     return this.chain.run(base);
   }
 
+  /** Resolves once the bot has started and every chat it could set up has its socket open. */
+  async connected(): Promise<void> {
+    await this.start();
+    await Promise.all(this.runners.map((runner) => new Promise<void>((resolve) => {
+      const check = () => {
+        if (runner.connection.state !== 'open' && runner.connection.state !== 'stopped') return;
+        runner.connection.off('state', check);
+        resolve();
+      };
+      runner.connection.on('state', check);
+      check();
+    })));
+  }
+
   /** Posts into one of the bot's chats, by subject, id or ChatInfo. */
   send(target: ChatTarget, text: string): Promise<ChatMessage> {
     const key = typeof target === 'string' ? target : target.id;

@@ -84,6 +84,11 @@ export class Supervisor {
     return Promise.all(this.bots.map((bot) => bot.start())).then(() => undefined);
   }
 
+  /** Resolves when every bot's chats have their sockets open. */
+  connected(): Promise<void> {
+    return Promise.all(this.bots.map((bot) => bot.connected())).then(() => undefined);
+  }
+
   async stop(flushMs = 5_000): Promise<void> {
     this.log.info('stopping');
     await Promise.all(this.bots.map((bot) => bot.stop(flushMs).catch((error: unknown) => {
