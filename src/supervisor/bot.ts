@@ -43,6 +43,8 @@ export class Bot {
   private outboxFile: OutboxFile | undefined;
   private info: BotInfo | undefined;
   private starting: Promise<void> | undefined;
+  /** Set first thing in stop(): no chat starts after it. */
+  private stopping = false;
 
   constructor(private readonly options: BotOptions) {
     const { config, service, log } = options;
@@ -65,7 +67,7 @@ export class Bot {
 
   private async startUntilDone(): Promise<void> {
     const backoff = new Backoff(1000, 60_000);
-    while (!this.stopper.signal.aborted) {
+    while (!this.stopping) {
       try {
         await this.startOnce();
         return;
@@ -89,6 +91,7 @@ export class Bot {
     if (!this.chain) await this.startPlugins(this.info);
 
     for (const entry of config.chats) {
+      if (this.stopping) return;
       if (this.runners.some((r) => r.info.subject === entry.chat || r.info.id === entry.chat)) continue;
       const chatLog = log.child({ chat: entry.chat, group: entry.group });
       try {
@@ -175,8 +178,10 @@ export class Bot {
 
   /** Stops taking messages, flushes posts within `flushMs`, closes sockets, stops plugins, saves state. */
   async stop(flushMs = 5_000): Promise<void> {
-    this.stopper.abort();
+    this.stopping = true;
+    // Chats first (they finish the message in hand and flush posts), then everything else.
     await Promise.all(this.runners.map((runner) => runner.stop(flushMs)));
+    this.stopper.abort();
     for (const link of this.links.toReversed()) {
       try {
         await link.instance.stop?.();

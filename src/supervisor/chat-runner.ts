@@ -109,9 +109,12 @@ export class ChatRunner {
   /** Stops taking messages, lets the outbox flush within the bound, then closes the socket (1000). */
   async stop(flushMs: number): Promise<void> {
     this.stopper.abort();
+    // No new message is handed on (its cursor stays where it is, for the next start); the one being
+    // handled finishes.
+    this.sequencer.stop();
+    await this.sequencer.idle();
     const left = await this.outbox.flush(flushMs);
     if (left > 0) this.options.log.warn({ posts: left }, 'posts still queued at stop; they go out on the next start');
-    this.sequencer.stop();
     await this.connection.stop();
     await this.waiting;
     this.outbox.stop();
