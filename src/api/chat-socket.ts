@@ -31,6 +31,8 @@ export async function openChatSocket(client: GroupsClient, options: ChatSocketOp
   return new Promise((resolve, reject) => {
     const fail = (error: Error) => {
       ws.removeAllListeners('open');
+      // A refused upgrade may leave the connection up (keep-alive): nothing more is wanted from it.
+      ws.terminate();
       reject(error);
     };
     ws.once('open', () => {

@@ -27,7 +27,11 @@ export interface GroupsClientOptions extends Omit<TransportOptions, 'baseUrl'> {
 }
 
 /** `[result, user]` when the call asked for `extended: true` (spec 2.3a), else the result. */
-export type Extended<Params, Result> = Params extends { extended: true } ? [Result, User] : Result;
+export type Extended<Params, Result> = 'extended' extends keyof Params
+  ? Params extends { extended: true } ? [Result, User]
+    : Params extends { extended?: false | undefined } ? Result
+    : Result | [Result, User] // `extended` is a boolean known only at run time
+  : Result;
 
 /**
  * A typed client for the whole described interface. Paging, retries with backoff, re-login and
@@ -38,6 +42,7 @@ export class GroupsClient {
   readonly session: Session;
   private readonly log: Logger;
   private readonly retry: RetryOptions | undefined;
+  private pendingCsrf: Promise<void> | undefined;
 
   constructor(options: GroupsClientOptions) {
     const baseUrl = options.enterpriseUrl ?? options.baseUrl;
@@ -80,24 +85,26 @@ export class GroupsClient {
    * errors, then (once each) a new login when the session is gone and a fresh csrf token when it was
    * refused.
    */
-  async run<T>(operation: string, method: 'GET' | 'POST', attempt: () => Promise<T>): Promise<T> {
+  async run<T>(operation: string, method: 'GET' | 'POST', attempt: () => Promise<T>, options: { retry?: boolean } = {}): Promise<T> {
     let relogged = false;
     let csrfRefreshed = false;
     for (;;) {
       let generation = this.session.generation;
+      const once = async () => {
+        // A lost session is replaced here, inside the retries, so the new login gets them too.
+        if (!this.session.isLoggedIn && this.session.canLogIn) await this.session.login();
+        generation = this.session.generation;
+        return attempt();
+      };
       try {
-        return await withRetries(async () => {
-          if (!this.session.isLoggedIn && this.session.canLogIn) await this.session.login();
-          generation = this.session.generation;
-          return attempt();
-        }, { operation, method, log: this.log, options: this.retry });
+        return await (options.retry === false ? once() : withRetries(once, { operation, method, log: this.log, options: this.retry }));
       } catch (error) {
         if (!relogged && Session.isLoginLost(error) && this.session.canLogIn) {
           relogged = true;
           // Another call may have logged in since this one was sent: then its session is already new.
           if (this.session.generation === generation) {
             this.log.debug({ operation, reason: (error as Error).message }, 'logging in again');
-            await this.session.login();
+            this.session.forget();
           }
           continue;
         }
@@ -121,11 +128,17 @@ export class GroupsClient {
     return normalizeLists(result) as T;
   }
 
-  private async refreshCsrf(): Promise<void> {
-    // Any extended answer carries the user object with its csrf_token; getdrafts needs no group.
-    const [, user] = await this.withoutCsrf<[unknown, User]>('getdrafts', { limit: 1, extended: true });
-    this.session.csrf = String(user.csrf_token);
-    this.session.user = user;
+  /** Fetches the csrf token; concurrent callers share one fetch. */
+  private refreshCsrf(): Promise<void> {
+    this.pendingCsrf ??= (async () => {
+      // Any extended answer carries the user object with its csrf_token; getdrafts needs no group.
+      const [, user] = await this.withoutCsrf<[unknown, User]>('getdrafts', { limit: 1, extended: true });
+      this.session.csrf = String(user.csrf_token);
+      this.session.user = user;
+    })().finally(() => {
+      this.pendingCsrf = undefined;
+    });
+    return this.pendingCsrf;
   }
 
   private async withoutCsrf<T>(operation: OperationName, params: WireParams): Promise<T> {
@@ -137,13 +150,16 @@ export class GroupsClient {
 
   /** Every item of a list operation; `.pages()` gives whole pages. */
   paginate<T = unknown>(operation: string, params: WireParams = {}): Paginator<T> {
-    return new Paginator<T>(operation, params, (page) => this.call<List<T>>(operation, page));
+    // Pages are lists; an extended answer would be [list, user], so `extended` is not passed on.
+    const { extended: _extended, ...rest } = params;
+    return new Paginator<T>(operation, rest, (page) => this.call<List<T>>(operation, page));
   }
 
   getActivityLog<Q extends P.GetActivityLogParams>(params: Q) {
     return this.call<Extended<Q, List<ActivityLogEntry>>>('getactivitylog', params);
   }
-  getTopics<Q extends P.GetTopicsParams>(params: Q = {} as Q) {
+  // `= {}`: called with no parameters, the result is the plain list, not the extended union.
+  getTopics<Q extends P.GetTopicsParams = {}>(params: Q = {} as Q) {
     return this.call<Extended<Q, TopicList>>('gettopics', params);
   }
   getTopic<Q extends P.GetTopicParams>(params: Q) {
@@ -189,7 +205,7 @@ export class GroupsClient {
   postDraft<Q extends P.DraftIdParams>(params: Q) {
     return this.call<Extended<Q, Message>>('postdraft', params);
   }
-  getDrafts<Q extends P.GetDraftsParams>(params: Q = {} as Q) {
+  getDrafts<Q extends P.GetDraftsParams = {}>(params: Q = {} as Q) {
     return this.call<Extended<Q, List<Draft>>>('getdrafts', params);
   }
   deleteDraft<Q extends P.DraftIdParams>(params: Q) {
@@ -203,8 +219,9 @@ export class GroupsClient {
 
   /** Opens the `chatdata` websocket of a chat_sub; a refused upgrade rejects with the matching error class. */
   async openChatSocket(options: ChatSocketOptions): Promise<WebSocket> {
-    if (!this.session.isLoggedIn && this.session.canLogIn) await this.session.login();
-    return openChatSocket(this, options);
+    // A lost session or csrf is mended once, as for any call; refusals are otherwise the caller's to
+    // handle (the supervisor has its own backoff), so no retries here.
+    return this.run('chatdata', 'POST', () => openChatSocket(this, options), { retry: false });
   }
 
   /** Headers that authenticate a request of this client (for the websocket and downloads). */

@@ -99,9 +99,11 @@ export function errorFromObject(body: { type?: unknown; extra?: unknown }, statu
   const retryAfterSeconds = parseRetryAfter(retryAfter);
   const details = { type, extra, status, operation, retryAfterSeconds };
   const nextAllowed = /next allowed at (\S+)$/.exec(extra)?.[1];
-  if (type === 'rate_limit' && operation === 'downloadarchives') {
-    const at = nextAllowed ? new Date(nextAllowed) : new Date(Date.now() + (retryAfterSeconds ?? 86_400) * 1000);
-    return new ArchiveDownloadLimitError(details, Number.isNaN(at.getTime()) ? new Date(Date.now() + 86_400_000) : at);
+  // Only the 24-hour rule says when the next download is allowed; any other 429 is an ordinary one.
+  if (type === 'rate_limit' && operation === 'downloadarchives' && nextAllowed) {
+    const at = new Date(nextAllowed);
+    const fallback = new Date(Date.now() + (retryAfterSeconds ?? 86_400) * 1000);
+    return new ArchiveDownloadLimitError(details, Number.isNaN(at.getTime()) ? fallback : at);
   }
   const Class = CLASSES[type] ?? UnknownGroupsError;
   return new Class(details);

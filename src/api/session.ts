@@ -83,6 +83,12 @@ export class Session {
     this.generation += 1;
   }
 
+  /** The session is gone: the next call logs in afresh (inside its retries). */
+  forget(): void {
+    this.cookies.clear();
+    this.csrf = undefined;
+  }
+
   /** Cookies from a Set-Cookie header; an expired or emptied cookie is dropped. */
   storeCookies(header: string | string[] | undefined): void {
     for (const line of ([] as string[]).concat(header ?? [])) {

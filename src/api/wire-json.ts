@@ -24,7 +24,8 @@ export function parseWireJson(text: string): unknown {
 
 function parseNumber(text: string): number | string {
   // An integer a double cannot hold stays text, whatever its key: better a string than a wrong number.
-  return isSafeNumber(text) ? Number(text) : text;
+  // Other numbers are parsed as JSON.parse would, so a field has one type whichever path read it.
+  return /^-?\d+$/.test(text) && !isSafeNumber(text) ? text : Number(text);
 }
 
 export type { LosslessNumber };

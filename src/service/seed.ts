@@ -54,7 +54,7 @@ const groupSchema = z.strictObject({
     announce: z.boolean().default(false),
     locked: z.boolean().default(false),
     restricted: z.boolean().default(false),
-  }).default({} as never),
+  }).prefault({}), // prefault: the inner defaults apply when settings are left out
   members: z.array(z.strictObject({
     email: z.email(),
     role: z.enum(['owner', 'moderator', 'member', 'banned']).default('member'),
