@@ -128,8 +128,7 @@ describe('client addresses and authentication', () => {
     expect(codes).toHaveBeenCalledTimes(2);
   });
 
-  // Known bug (see the report): src/api/session.ts says csrf refreshes are shared like logins, but each
-  // concurrent POST of a token client without a csrf fetches its own (one getdrafts per POST).
+  // Concurrent POSTs of a token client without a csrf share one fetch of it.
   it('concurrent POSTs of a token client fetch the csrf once', async () => {
     const { client } = await clients.withToken('mo');
     const sent = recordSends(client);

@@ -123,8 +123,7 @@ describe('openChatSocket', () => {
     await expect(fresh.openChatSocket({ chatsubId: general.chat_sub!.id })).rejects.toBeInstanceOf(ExpiredError);
   });
 
-  // Known bug (see the report): every API call of an e-mail/password client logs in again after
-  // expiry, but openChatSocket does not: its upgrade fails with ExpiredError.
+  // Like every API call, the socket opener logs in again once when the session expired.
   it('an e-mail/password client logs in again to open a socket after expiry', async () => {
     const mo = clients.make('mo');
     const general = await chatOf(mo, 'general');

@@ -162,8 +162,7 @@ describe('parseWireJson', () => {
     expect(() => parseWireJson('<html>')).toThrow(SyntaxError);
   });
 
-  // Known bug (see the report): once a payload holds a long integer, the lossless path turns any
-  // float a double cannot hold exactly into a string, so the same field's type depends on other fields.
+  // The lossless path (taken when a payload holds a long integer) keeps floats numbers, as JSON.parse does.
   it('a precise float stays a number whatever else the payload holds', () => {
     expect(parseWireJson('{"score":0.1234567890123456789}')).toEqual({ score: 0.1234567890123456789 });
     expect(parseWireJson('{"id":12345678901234567890,"score":0.1234567890123456789}')).toEqual({
