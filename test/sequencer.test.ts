@@ -153,6 +153,15 @@ describe('ChatSequencer', () => {
     expect(h.saved).toEqual([10, 11]);
   });
 
+  it('first start: a live message the latest read already shows is still handed on', async () => {
+    const h = harness({ history: [1, 2, 3] });
+    h.seq.opened();
+    h.history.push(msg(4)); // posted after the socket opened, before the read
+    h.seq.live(msg(4));
+    await h.seq.idle();
+    expect(h.delivered).toEqual([[4, false]]);
+  });
+
   it('first start in an empty chat starts at 0', async () => {
     const h = harness();
     h.seq.opened();

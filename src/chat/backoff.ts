@@ -48,6 +48,8 @@ export class UpgradeGate {
 
   private async wait(signal?: AbortSignal): Promise<void> {
     for (;;) {
+      // A caller that gave up (its chat is stopping) neither waits nor takes a token.
+      if (signal?.aborted) return;
       const now = performance.now();
       this.tokens = Math.min(this.burst, this.tokens + ((now - this.updated) / 1000) * this.perSecond);
       this.updated = now;

@@ -121,7 +121,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
       const { code, reason, stableFor } = await this.serve(ws);
       if (this.stopped) break;
       this.stats.dropped += 1;
-      if (stableFor >= (this.options.stableMs ?? 30_000)) this.backoff.reset();
+      if (stableFor >= (this.options.stableMs ?? 10_000)) this.backoff.reset();
       this.options.log.info({ code, reason }, 'chat socket closed');
       await this.recover(closeAction(code), undefined);
     }

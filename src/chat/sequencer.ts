@@ -36,6 +36,8 @@ export interface SequencerOptions {
  */
 export class ChatSequencer {
   private cursor: number | undefined;
+  /** The first live msg_num seen before the first catch-up finished (a first start must not skip it). */
+  private firstLive: number | undefined;
   private work: Promise<void> = Promise.resolve();
   private stopped = false;
   readonly stats = { delivered: 0, backfilled: 0, duplicates: 0, gapFills: 0, own: 0 };
@@ -54,6 +56,7 @@ export class ChatSequencer {
   }
 
   live(message: ChatMessage): void {
+    if (this.cursor === undefined) this.firstLive ??= message.msg_num;
     this.enqueue(() => this.onLive(message));
   }
 
@@ -90,7 +93,9 @@ export class ChatSequencer {
     const latest = await this.retrying('read the latest messages', () => this.options.fetchLatest(Math.max(1, wanted)));
     if (latest === undefined) return;
     if (wanted === 0) {
-      this.setCursor(latest.at(-1)?.msg_num ?? 0);
+      // "From now on" starts when the socket opened: anything it carried is handed on.
+      const newest = latest.at(-1)?.msg_num ?? 0;
+      this.setCursor(this.firstLive === undefined ? newest : Math.min(newest, this.firstLive - 1));
       this.options.log.info({ cursor: this.cursor }, 'first start: history is not handed on');
       return;
     }

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { isAbsolute, join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isPluginDefinition, type PluginDefinition } from '../pipeline/plugin.js';
 import type { LoadedConfig, PluginConfig } from './bots-config.js';
@@ -28,8 +29,39 @@ function moduleUrl(use: string, configDir: string): string {
     return new URL(`../../plugins/${use}/index.js`, import.meta.url).href;
   }
   if (use.startsWith('.') || isAbsolute(use)) return pathToFileURL(resolve(configDir, use)).href;
-  const require = createRequire(join(configDir, 'bots.yaml'));
-  return pathToFileURL(require.resolve(use)).href;
+  return pathToFileURL(packageEntry(use, configDir)).href;
+}
+
+/**
+ * An installed package's ESM entry, found from the config's directory upwards: `exports` (its
+ * `import` or `default` condition), else `module`, else `main`. CommonJS resolution is the fallback.
+ */
+function packageEntry(name: string, fromDir: string): string {
+  for (let dir = resolve(fromDir); ; dir = dirname(dir)) {
+    const root = join(dir, 'node_modules', name);
+    const manifest = join(root, 'package.json');
+    if (existsSync(manifest)) {
+      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown; module?: string; main?: string };
+      const entry = exportTarget(pkg.exports) ?? pkg.module ?? pkg.main ?? 'index.js';
+      return join(root, entry);
+    }
+    if (dirname(dir) === dir) break;
+  }
+  return createRequire(join(fromDir, 'noop.js')).resolve(name);
+}
+
+function exportTarget(exports: unknown): string | undefined {
+  if (typeof exports === 'string') return exports;
+  if (!exports || typeof exports !== 'object') return undefined;
+  const root = (exports as Record<string, unknown>)['.'] ?? exports;
+  if (typeof root === 'string') return root;
+  if (!root || typeof root !== 'object') return undefined;
+  const conditions = root as Record<string, unknown>;
+  for (const condition of ['import', 'node', 'default']) {
+    const target = exportTarget(conditions[condition]);
+    if (target) return target;
+  }
+  return undefined;
 }
 
 /** Loads and validates one bot's plugin chain; every problem names its place in bots.yaml. */
@@ -43,7 +75,7 @@ export async function loadPlugins(loaded: LoadedConfig, botIndex: number): Promi
       plugins.push(await loadPlugin(loaded, entry, path));
     } catch (error) {
       if (error instanceof ConfigError) problems.push(...error.problems);
-      else problems.push(`${loaded.source.where([...path, 'use'])}: cannot load plugin ${entry.use}: ${(error as Error).message}`);
+      else problems.push(`${loaded.source.where([...path, 'use'])}: cannot load plugin ${entry.use}: ${oneLine(error)}`);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -63,4 +95,10 @@ async function loadPlugin(loaded: LoadedConfig, entry: PluginConfig, path: Array
     options,
     timeoutMs: entry.timeout_ms ?? definition.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS,
   };
+}
+
+/** The gist of a module loading error, on one line, without the loader's internal paths. */
+function oneLine(error: unknown): string {
+  const message = (error as Error)?.message ?? String(error);
+  return message.split('\n')[0]!.replace(/ imported from \S+$/, '').replace(/^Cannot find (module|package) /, 'no such $1 ');
 }

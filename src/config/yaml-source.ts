@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { isMap, isNode, isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
+import { isMap, isNode, isScalar, LineCounter, parse as parseYamlValue, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 
 /** A mistake in a YAML file, located: `file:line:col: what was expected`. */
@@ -67,6 +67,7 @@ export class YamlSource {
     visit(this.doc, {
       Scalar: (_key, node) => {
         if (typeof node.value !== 'string' || !node.value.includes('${')) return;
+        const whole = /^\$\{[^}]*\}$/.test(node.value) && node.type === 'PLAIN';
         node.value = node.value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, name: string, fallback?: string) => {
           if (whole.startsWith('$$')) return whole.slice(1);
           const value = env[name];
@@ -75,6 +76,8 @@ export class YamlSource {
           problems.push(`${this.at(node.range?.[0] ?? 0)}: environment variable ${name} is not set (write \${${name}:-default} for a default)`);
           return '';
         });
+        // `port: ${PORT:-8443}` is a number, as `port: 8443` would be.
+        if (whole) node.value = plainScalarValue(node.value as string);
       },
     });
     if (problems.length > 0) throw new ConfigError(problems);
@@ -90,9 +93,11 @@ export class YamlSource {
     if (result.success) return result.data;
     throw new ConfigError(result.error.issues.map((issue) => {
       const path = [...basePath, ...issue.path.filter((key): key is string | number => typeof key !== 'symbol')];
-      const at = path.length ? ` (at ${path.join('.')})` : '';
+      const unknownKey = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+      const shown = unknownKey === undefined ? path : [...path, unknownKey];
+      const at = shown.length ? ` (at ${shown.join('.')})` : '';
       // An unknown key is reported where the key stands, not where its map begins.
-      const keyAt = issue.code === 'unrecognized_keys' ? this.keyWhere(path, issue.keys[0]) : undefined;
+      const keyAt = unknownKey === undefined ? undefined : this.keyWhere(path, unknownKey);
       return `${keyAt ?? this.where(path)}: ${issue.message}${at}`;
     }));
   }
@@ -112,4 +117,14 @@ export function parseYaml<S extends z.ZodType>(text: string, file: string, schem
 
 export async function readYamlFile<S extends z.ZodType>(file: string, schema: S): Promise<z.output<S>> {
   return (await YamlSource.read(file)).validate(schema);
+}
+
+/** What an unquoted YAML value means: a number, boolean or null stays one; anything else is the text. */
+function plainScalarValue(text: string): unknown {
+  try {
+    const value: unknown = parseYamlValue(text);
+    return typeof value === 'number' || typeof value === 'boolean' || value === null ? value : text;
+  } catch {
+    return text;
+  }
 }

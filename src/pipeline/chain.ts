@@ -51,14 +51,32 @@ export class PluginChain {
     const stats = this.stats.get(link.name)!;
     const controller = new AbortController();
     const onStop = () => controller.abort(this.stopSignal.reason);
-    this.stopSignal.addEventListener('abort', onStop, { once: true });
-    let nextCalled: Promise<void> | undefined;
-    const next: Next = () => (nextCalled ??= this.runFrom(index + 1, base));
+    if (this.stopSignal.aborted) onStop();
+    else this.stopSignal.addEventListener('abort', onStop, { once: true });
     let failed = false;
+    // The plugin's own time: its clock stops while the plugins after it run (inside its next()).
     let timer: NodeJS.Timeout | undefined;
+    let remaining = link.timeoutMs;
+    let startedAt = performance.now();
+    let expire: (value: 'timeout') => void = () => undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), link.timeoutMs);
+      expire = resolve;
     });
+    let settled = false;
+    const startClock = () => {
+      if (settled) return;
+      startedAt = performance.now();
+      timer = setTimeout(() => expire('timeout'), remaining);
+    };
+    let nextCalled: Promise<void> | undefined;
+    const next: Next = () => {
+      if (nextCalled) return nextCalled;
+      clearTimeout(timer);
+      remaining = Math.max(0, remaining - (performance.now() - startedAt));
+      nextCalled = this.runFrom(index + 1, base);
+      return nextCalled.finally(startClock);
+    };
+    startClock();
     try {
       const handled = Promise.resolve().then(() => link.instance.handle!(link.context(base, controller.signal), next));
       const outcome = await Promise.race([handled.then(() => 'done' as const), timedOut]);
@@ -74,6 +92,7 @@ export class PluginChain {
       stats.errors += 1;
       link.log.error({ err: error, plugin: link.name, msgNum: base.message.msg_num }, 'plugin failed; the chain goes on');
     } finally {
+      settled = true;
       clearTimeout(timer);
       this.stopSignal.removeEventListener('abort', onStop);
     }

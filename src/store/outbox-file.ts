@@ -6,7 +6,14 @@ export interface OutboxItem {
   id: string;
   chatId: string;
   text: string;
-  state: 'queued' | 'sent';
+  /**
+   * queued → sent → done. A `done` post is kept (with what the service stored) only while the message
+   * that caused it could be handed to the plugins again after a crash, so the repeat does not post twice.
+   */
+  state: 'queued' | 'sent' | 'done';
+  /** The message being handled when the post was asked for (`<chat id> <msg_num>`), if any. */
+  origin?: { chatId: string; msgNum: number };
+  result?: unknown;
   queuedAt: number;
   /** The chat's cursor when it was sent: the post, once stored, has a greater msg_num. */
   sentAfter?: number;
@@ -57,6 +64,14 @@ export class OutboxFile {
 
   get size(): number {
     return this.items.length;
+  }
+
+  /** The origin chat's cursor passed these messages: their posts can no longer be asked for twice. */
+  forgetDone(originChatId: string, cursor: number): void {
+    const before = this.items.length;
+    this.items = this.items.filter((item) =>
+      !(item.state === 'done' && item.origin?.chatId === originChatId && item.origin.msgNum <= cursor));
+    if (this.items.length !== before) this.save();
   }
 
   private save(): void {

@@ -146,10 +146,11 @@ export class Bot {
 
   private deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void> {
     if (!this.chain || !this.info || this.stopper.signal.aborted) return Promise.resolve();
+    const origin = { chatId: chat.id, msgNum: message.msg_num };
     const base: BaseContext = {
       message, chat, bot: this.info, client: this.client, backfilled: delivery.backfilled, ageMs: delivery.ageMs,
-      reply: (text) => this.send(chat, text),
-      send: (target, text) => this.send(target, text),
+      reply: (text) => this.send(chat, text, origin),
+      send: (target, text) => this.send(target, text, origin),
     };
     return this.chain.run(base);
   }
@@ -159,7 +160,7 @@ export class Bot {
     await this.start();
     await Promise.all(this.runners.map((runner) => new Promise<void>((resolve) => {
       const check = () => {
-        if (runner.connection.state !== 'open' && runner.connection.state !== 'stopped') return;
+        if (!runner.settled) return;
         runner.connection.off('state', check);
         resolve();
       };
@@ -169,11 +170,11 @@ export class Bot {
   }
 
   /** Posts into one of the bot's chats, by subject, id or ChatInfo. */
-  send(target: ChatTarget, text: string): Promise<ChatMessage> {
+  send(target: ChatTarget, text: string, origin?: { chatId: string; msgNum: number }): Promise<ChatMessage> {
     const key = typeof target === 'string' ? target : target.id;
     const runner = this.runners.find((r) => r.info.id === key) ?? this.runners.find((r) => r.info.subject === key);
     if (!runner) return Promise.reject(new PostFailedError(`bot ${this.name} is not in a chat ${key}`));
-    return runner.post(text);
+    return runner.post(text, origin);
   }
 
   /** Stops taking messages, flushes posts within `flushMs`, closes sockets, stops plugins, saves state. */

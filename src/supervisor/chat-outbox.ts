@@ -21,6 +21,8 @@ export interface ChatOutboxOptions {
   post(text: string): boolean;
   /** The chat's cursor now. */
   cursor(): number | undefined;
+  /** Whether the message a post came from is behind its chat's cursor (then it cannot be handed on again). */
+  handled?(origin: NonNullable<OutboxItem["origin"]>): boolean;
   /**
    * Reads the chat's history past `after` and hands the bot's own messages to confirm(). It must not
    * wait on the message queue: a plugin may be awaiting the very post being confirmed.
@@ -44,6 +46,8 @@ export class ChatOutbox {
   private tokens: number;
   private refilled = performance.now();
   private pumping = false;
+  /** A pump() that came while one was running: it runs again when that one ends. */
+  private pumpAgain = false;
   /** False from a (re)open until its catch-up is done: a post sent meanwhile could be mistaken for a lost one. */
   private ready = false;
   private confirmTimer: NodeJS.Timeout | undefined;
@@ -59,16 +63,25 @@ export class ChatOutbox {
     return this.items().length;
   }
 
+  /** Posts not yet confirmed (done ones are only remembered). */
   private items(): OutboxItem[] {
-    return this.options.file.forChat(this.options.chatId);
+    return this.options.file.forChat(this.options.chatId).filter((item) => item.state !== 'done');
   }
 
-  enqueue(text: string): Promise<ChatMessage> {
+  /**
+   * Queues a post. `origin` is the message whose handling asked for it: when that message is handed
+   * on again after a crash, asking again for the same text gives the same post, not a second one.
+   */
+  enqueue(text: string, origin?: OutboxItem['origin']): Promise<ChatMessage> {
     if (text.trim() === '') return Promise.reject(new RangeError('a chat post cannot be blank'));
     if (text.length > MAX_POST_LENGTH) {
       return Promise.reject(new RangeError(`a chat post is at most ${MAX_POST_LENGTH} characters (got ${text.length}); split it`));
     }
-    const item: OutboxItem = { id: randomUUID(), chatId: this.options.chatId, text, state: 'queued', queuedAt: Date.now() };
+    const earlier = origin && this.options.file.forChat(this.options.chatId).find((item) =>
+      item.text === text && item.origin?.chatId === origin.chatId && item.origin.msgNum === origin.msgNum && !this.waiting.has(item.id));
+    if (earlier?.state === 'done') return Promise.resolve(earlier.result as ChatMessage);
+    if (earlier) return new Promise<ChatMessage>((resolve, reject) => this.waiting.set(earlier.id, { resolve, reject }));
+    const item: OutboxItem = { id: randomUUID(), chatId: this.options.chatId, text, state: 'queued', queuedAt: Date.now(), origin };
     this.options.file.add(item);
     const promise = new Promise<ChatMessage>((resolve, reject) => this.waiting.set(item.id, { resolve, reject }));
     this.pump();
@@ -77,10 +90,17 @@ export class ChatOutbox {
 
   /** Sends what is queued while the socket is open and the bucket allows. */
   pump(): void {
-    if (this.pumping) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
     this.pumping = true;
     void this.drain().finally(() => {
       this.pumping = false;
+      if (this.pumpAgain) {
+        this.pumpAgain = false;
+        this.pump();
+      }
     });
   }
 
@@ -144,7 +164,11 @@ export class ChatOutbox {
     if (!item) return;
     this.used.add(message.msg_num);
     if (this.used.size > 1000) this.forgetOldUses();
-    this.options.file.remove(item.id);
+    if (item.origin && !this.options.handled?.(item.origin)) {
+      item.state = 'done';
+      item.result = message;
+      this.options.file.changed();
+    } else this.options.file.remove(item.id);
     this.stats.confirmed += 1;
     this.waiting.get(item.id)?.resolve(message);
     this.waiting.delete(item.id);
@@ -168,7 +192,17 @@ export class ChatOutbox {
   }
 
   /**
-   * After a reconnect's catch-up: a post still unconfirmed was sent on the old socket and never
+   * After a (re)open: confirms from the history what the old socket delivered, then sends the rest.
+   * This reads the history directly, not through the message queue, which may be waiting on a
+   * plugin that awaits one of these very posts.
+   */
+  async reconcile(): Promise<void> {
+    await this.lookUp();
+    this.caughtUp();
+  }
+
+  /**
+   * After the history was read: a post still unconfirmed was sent on the old socket and never
    * stored, so it goes again (in its place, before anything queued after it).
    */
   caughtUp(): void {

@@ -49,7 +49,10 @@ export class ChatRunner {
       fetchLatest: (count) => this.latest(count),
       deliver: (message, delivery) => options.deliver(message, delivery, info),
       own: (message) => this.outbox.confirm(message),
-      saveCursor: (msgNum) => options.cursors.set(chatId, msgNum),
+      saveCursor: (msgNum) => {
+        options.cursors.set(chatId, msgNum);
+        options.outboxFile.forgetDone(chatId, msgNum);
+      },
     });
     this.outbox = new ChatOutbox({
       file: options.outboxFile,
@@ -58,6 +61,7 @@ export class ChatRunner {
       rate: options.rate,
       post: (text) => this.connection.post(text),
       cursor: () => this.sequencer.position,
+      handled: (origin) => (options.cursors.get(origin.chatId) ?? -1) >= origin.msgNum,
       lookUp: (after) => this.confirmFromHistory(after),
     });
     this.connection = new ChatConnection({
@@ -72,7 +76,7 @@ export class ChatRunner {
     this.connection.on('open', () => {
       this.outbox.hold();
       this.sequencer.opened();
-      void this.sequencer.idle().then(() => this.outbox.caughtUp());
+      void this.outbox.reconcile();
     });
     this.connection.on('state', (state) => {
       if (state !== 'open') this.outbox.hold();
@@ -98,12 +102,18 @@ export class ChatRunner {
     this.waiting = this.waitThenJoin();
   }
 
-  post(text: string): Promise<ChatMessage> {
+  post(text: string, origin?: { chatId: string; msgNum: number }): Promise<ChatMessage> {
     if (this.connection.state === 'closed' || this.connection.state === 'stopped' || this.waiting) {
       const why = this.connection.state === 'stopped' ? 'the bot left this chat' : 'the chat is closed';
       return Promise.reject(new PostFailedError(`post to ${this.options.info.subject} not made: ${why}`));
     }
-    return this.outbox.enqueue(text);
+    return this.outbox.enqueue(text, origin);
+  }
+
+  /** Settled: open, or waiting for a closed chat, or given up. */
+  get settled(): boolean {
+    const state = this.connection.state;
+    return state === 'open' || state === 'closed' || state === 'stopped' || this.waiting !== undefined;
   }
 
   /** Stops taking messages, lets the outbox flush within the bound, then closes the socket (1000). */

@@ -1,11 +1,14 @@
 import { pino, type Logger } from 'pino';
 
 /** Every place a secret could sit in a log line; pino replaces them before anything is written. */
-export const REDACTED_PATHS = [
-  'password', '*.password', '*.*.password', 'token', '*.token', '*.*.token', 'csrf', '*.csrf', 'csrf_token', '*.csrf_token',
-  'cookie', '*.cookie', 'authorization', '*.authorization', 'headers.cookie', 'headers.authorization', 'app_token', '*.app_token',
-  'admin_token', '*.admin_token', 'twofactor', '*.twofactor',
-];
+const SECRET_KEYS = ['password', 'token', 'csrf', 'csrf_token', 'cookie', 'authorization', 'app_token', 'admin_token', 'twofactor', 'set-cookie'];
+
+export const REDACTED_PATHS = SECRET_KEYS.flatMap((key) => {
+  const name = /^[A-Za-z_]\w*$/.test(key) ? key : `["${key}"]`;
+  const join = (prefix: string) => (name.startsWith('[') ? `${prefix}${name}` : `${prefix}.${name}`);
+  // Up to four levels deep: { err: { request: { headers: { authorization } } } }.
+  return [name, join('*'), join('*.*'), join('*.*.*')];
+});
 
 export interface LoggingOptions {
   level: string;

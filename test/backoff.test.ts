@@ -1,0 +1,182 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Backoff, sleep, UpgradeGate } from '../src/chat/backoff.js';
+import { CLOSE, closeAction, type CloseAction } from '../src/chat/close-codes.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe('Backoff', () => {
+  it('full jitter: every wait is within 0 and min(max, base * 2^n)', () => {
+    const ceiling = (n: number) => Math.min(30_000, 500 * 2 ** n);
+    const backoff = new Backoff(500, 30_000);
+    for (let n = 0; n < 40; n += 1) {
+      const wait = backoff.next();
+      expect(wait).toBeGreaterThanOrEqual(0);
+      expect(wait).toBeLessThanOrEqual(ceiling(n));
+    }
+    for (const random of [0, 0.25, 0.999999]) {
+      vi.spyOn(Math, 'random').mockReturnValue(random);
+      const mocked = new Backoff(500, 30_000);
+      for (let n = 0; n < 40; n += 1) expect(mocked.next()).toBeCloseTo(random * ceiling(n), 6);
+    }
+  });
+
+  it('the ceiling doubles from the base and stops at the maximum', () => {
+    vi.spyOn(Math, 'random').mockReturnValue(1);
+    const backoff = new Backoff(100, 1_000);
+    expect(Array.from({ length: 7 }, () => backoff.next())).toEqual([100, 200, 400, 800, 1_000, 1_000, 1_000]);
+    expect(backoff.attempts).toBe(7);
+  });
+
+  it('the attempt count is capped, so the ceiling never overflows', () => {
+    vi.spyOn(Math, 'random').mockReturnValue(1);
+    const backoff = new Backoff(500, Number.MAX_VALUE);
+    for (let i = 0; i < 100; i += 1) backoff.next();
+    expect(backoff.attempts).toBe(30);
+    expect(backoff.next()).toBe(500 * 2 ** 30);
+  });
+
+  it('reset() starts again from the base; defaults are 500 ms and 30 s', () => {
+    vi.spyOn(Math, 'random').mockReturnValue(1);
+    const backoff = new Backoff();
+    for (let i = 0; i < 10; i += 1) backoff.next();
+    expect(backoff.next()).toBe(30_000);
+    backoff.reset();
+    expect(backoff.attempts).toBe(0);
+    expect(backoff.next()).toBe(500);
+  });
+});
+
+describe('UpgradeGate', () => {
+  it('lets a burst of 20 through at once; the 21st waits for a token (10 a second)', async () => {
+    vi.useFakeTimers();
+    const gate = new UpgradeGate(10, 20);
+    const passed: number[] = [];
+    for (let i = 1; i <= 23; i += 1) void gate.take().then(() => passed.push(i));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passed).toHaveLength(20);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(passed).toHaveLength(20);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(passed).toHaveLength(21);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(passed).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
+  });
+
+  it('refills over time, never beyond the burst', async () => {
+    vi.useFakeTimers();
+    const gate = new UpgradeGate(10, 2);
+    let passed = 0;
+    const takeMany = (n: number) => { for (let i = 0; i < n; i += 1) void gate.take().then(() => (passed += 1)); };
+    await vi.advanceTimersByTimeAsync(60_000); // a long quiet time still allows only the burst
+    takeMany(3);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passed).toBe(2);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(passed).toBe(3);
+  });
+
+  it('serves callers in turn, one token each', async () => {
+    vi.useFakeTimers();
+    const gate = new UpgradeGate(1, 1);
+    const times: number[] = [];
+    for (let i = 0; i < 3; i += 1) void gate.take().then(() => times.push(performance.now()));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(times).toEqual([0, 1_000, 2_000]);
+  });
+  // Not covered here: take(signal) with a signal aborted while waiting spins in a microtask loop until a
+  // token comes (sleep resolves at once when aborted and wait() loops); under fake timers it never ends.
+  // See the report.
+});
+
+describe('sleep', () => {
+  it('resolves after the time', async () => {
+    vi.useFakeTimers();
+    let done = false;
+    void sleep(1_000).then(() => (done = true));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
+  });
+
+  it('ends early on abort, and at once when already aborted', async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    let done = false;
+    void sleep(60_000, controller.signal).then(() => (done = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(done).toBe(false);
+    controller.abort();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(done).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+    await expect(sleep(60_000, controller.signal)).resolves.toBeUndefined();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('removes its abort listener when the time is up', async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    const remove = vi.spyOn(controller.signal, 'removeEventListener');
+    const done = sleep(5, controller.signal);
+    await vi.advanceTimersByTimeAsync(5);
+    await done;
+    expect(remove).toHaveBeenCalledWith('abort', expect.any(Function));
+  });
+});
+
+describe('closeAction', () => {
+  const expected: Record<keyof typeof CLOSE, CloseAction['kind']> = {
+    normal: 'backoff',
+    goingAway: 'backoff',
+    abnormal: 'backoff',
+    tooBig: 'backoff',
+    serviceRestart: 'backoff',
+    chatClosed: 'closed',
+    chatDeleted: 'deleted',
+    chatSubRemoved: 'rejoin',
+    notMember: 'forbidden',
+    slowConsumer: 'backoff',
+  };
+
+  it.each(Object.entries(CLOSE) as Array<[keyof typeof CLOSE, number]>)('%s (%i)', (name, code) => {
+    const action = closeAction(code);
+    expect(action.kind).toBe(expected[name]);
+    expect(action.why).toEqual(expect.any(String));
+    if (action.kind === 'backoff') expect(action.why).toBe(`closed with ${code}`);
+  });
+
+  it('the codes are those of docs/protocol.md', () => {
+    expect(CLOSE).toEqual({
+      normal: 1000, goingAway: 1001, abnormal: 1006, tooBig: 1009, serviceRestart: 1012,
+      chatClosed: 4000, chatDeleted: 4001, chatSubRemoved: 4002, notMember: 4003, slowConsumer: 4009,
+    });
+  });
+
+  it('an unknown code backs off', () => {
+    expect(closeAction(4999)).toEqual({ kind: 'backoff', why: 'closed with 4999' });
+    expect(closeAction(1011)).toEqual({ kind: 'backoff', why: 'closed with 1011' });
+  });
+});
+
+describe('UpgradeGate and a caller that gave up', () => {
+  it('answers at once, without spinning or taking a token', async () => {
+    vi.useFakeTimers();
+    const gate = new UpgradeGate(1, 1);
+    await gate.take();
+    const stop = new AbortController();
+    const waiting = gate.take(stop.signal);
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(0);
+    await waiting;
+    // The token that refills in a second is still there for the next caller.
+    const next = gate.take();
+    let passed = false;
+    void next.then(() => (passed = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(passed).toBe(true);
+  });
+});

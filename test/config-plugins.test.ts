@@ -1,0 +1,154 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { checkCommand } from '../src/cli/run-command.js';
+import { configPath, loadBotsConfig } from '../src/config/bots-config.js';
+import { BUILTIN_PLUGINS, DEFAULT_PLUGIN_TIMEOUT_MS, loadPlugins } from '../src/config/plugin-loader.js';
+import { ConfigError } from '../src/config/yaml-source.js';
+import { isPluginDefinition } from '../src/pipeline/plugin.js';
+import { Supervisor } from '../src/supervisor/supervisor.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const FIXTURES = join(ROOT, 'test', 'fixtures', 'plugins');
+
+// A bots.yaml in a directory of its own, away from the repository and the working directory.
+const dir = mkdtempSync(join(tmpdir(), 'gw-config-plugins-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => vi.restoreAllMocks());
+
+let counter = 0;
+function write(pluginLines: string[], where = dir): string {
+  const file = join(where, `bots-${++counter}.yaml`);
+  writeFileSync(file, [
+    'service:', '  base_url: embedded', 'bots:', '  - name: a',
+    '    login: { email: bot@example.com, password: pw }', '    chats: [{ group: g, chat: c }]',
+    '    plugins:', ...pluginLines,
+  ].join('\n'));
+  return file;
+}
+
+async function plugins(pluginLines: string[], where = dir) {
+  return loadPlugins(await loadBotsConfig(write(pluginLines, where), {}), 0);
+}
+
+async function problems(pluginLines: string[]): Promise<string[]> {
+  const error = await plugins(pluginLines).then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ConfigError);
+  return (error as ConfigError).problems;
+}
+
+describe('plugin loading', () => {
+  it('built-in names load with their default options and the default timeout', async () => {
+    expect([...BUILTIN_PLUGINS]).toEqual(['logger', 'responder']);
+    const loaded = await plugins(['      - use: logger', '      - use: responder']);
+    expect(loaded.map((p) => [p.name, p.timeoutMs])).toEqual([['logger', DEFAULT_PLUGIN_TIMEOUT_MS], ['responder', DEFAULT_PLUGIN_TIMEOUT_MS]]);
+    expect(loaded[0]!.options).toEqual({ dir: './transcripts', format: 'jsonl' });
+    expect(loaded[1]!.options).toEqual({ prefix: '!' });
+    for (const p of loaded) expect(isPluginDefinition(p.definition)).toBe(true);
+  });
+
+  it('with: options are validated and transformed by the plugin schema; timeout_ms overrides', async () => {
+    const loaded = await plugins(['      - use: responder', '        with: { prefix: "?" }', '        timeout_ms: 1234']);
+    expect(loaded[0]).toMatchObject({ name: 'responder', options: { prefix: '?' }, timeoutMs: 1234 });
+  });
+
+  it('a relative path is resolved against the bots.yaml directory, not the working directory', async () => {
+    const nested = join(dir, 'deep', 'er');
+    mkdirSync(nested, { recursive: true });
+    const use = relative(nested, join(FIXTURES, 'greeter.ts'));
+    expect(use.startsWith('..')).toBe(true);
+    const cwd = vi.spyOn(process, 'cwd').mockReturnValue('/');
+    const loaded = await plugins([`      - use: ${use}`, '        with: { greeting: hey }'], nested);
+    expect(cwd).not.toHaveBeenCalled();
+    expect(loaded[0]).toMatchObject({ name: 'fixture-greeter', options: { greeting: 'hey', times: 1 }, timeoutMs: 2_500 });
+  });
+
+  it('a ./ path next to bots.yaml', async () => {
+    const local = join(dir, 'local');
+    mkdirSync(local, { recursive: true });
+    writeFileSync(join(local, 'plain.mjs'), [
+      `import { z } from ${JSON.stringify(join(ROOT, 'node_modules', 'zod', 'index.js'))};`,
+      "export default { name: 'plain', options: z.object({ n: z.number().default(3) }), timeoutMs: 42, create: () => ({}) };",
+    ].join('\n'));
+    const loaded = await plugins(['      - use: ./local/plain.mjs', '        timeout_ms: 7']);
+    expect(loaded[0]).toMatchObject({ name: 'plain', options: { n: 3 }, timeoutMs: 7 });
+  });
+
+  it('an absolute path, and a module exporting `plugin` instead of a default', async () => {
+    const loaded = await plugins([`      - use: ${join(FIXTURES, 'named-export.js')}`, `      - use: ${join(FIXTURES, 'greeter.ts')}`]);
+    expect(loaded.map((p) => [p.name, p.timeoutMs])).toEqual([['fixture-named', DEFAULT_PLUGIN_TIMEOUT_MS], ['fixture-greeter', 2_500]]);
+  });
+
+  it('a package that is not installed gives a located, named error', async () => {
+    const [problem, ...rest] = await problems(['      - use: groupwire-no-such-plugin-pkg']);
+    expect(rest).toEqual([]);
+    expect(problem).toMatch(/^.*bots-\d+\.yaml:8:14: cannot load plugin groupwire-no-such-plugin-pkg: no such module 'groupwire-no-such-plugin-pkg'$/);
+  });
+
+  it('a package installed next to bots.yaml is found from there', async () => {
+    const pkg = join(dir, 'node_modules', 'gw-fixture-pkg');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'gw-fixture-pkg', type: 'module', main: 'index.js' }));
+    writeFileSync(join(pkg, 'index.js'), "export default { name: 'from-pkg', options: { safeParse: (v) => ({ success: true, data: v }) }, create: () => ({}) };");
+    const loaded = await plugins(['      - use: gw-fixture-pkg', '        with: { any: 1 }']);
+    expect(loaded[0]).toMatchObject({ name: 'from-pkg', options: { any: 1 } });
+  });
+
+  it('an ESM-only package (exports with only an import condition) is found too', async () => {
+    const pkg = join(dir, 'node_modules', 'gw-esm-only');
+    mkdirSync(join(pkg, 'lib'), { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'gw-esm-only', type: 'module', exports: { '.': { import: './lib/plugin.js' } } }));
+    writeFileSync(join(pkg, 'lib', 'plugin.js'), "export default { name: 'esm-only', options: { safeParse: (v) => ({ success: true, data: v }) }, create: () => ({}) };");
+    const loaded = await plugins(['      - use: gw-esm-only']);
+    expect(loaded[0]).toMatchObject({ name: 'esm-only' });
+  });
+
+  it('a fixture plugin rejects its own bad options inside with', async () => {
+    const use = join(FIXTURES, 'greeter.ts');
+    const list = await problems([`      - use: ${use}`, '        with: { greeting: 5, times: 0 }']);
+    expect(list).toHaveLength(2);
+    expect(list[0]).toMatch(/:9:27: Invalid input: expected string, received number \(at bots\.0\.plugins\.0\.with\.greeting\)$/);
+    expect(list[1]).toMatch(/:9:37: .*>=1.*\(at bots\.0\.plugins\.0\.with\.times\)$/);
+  });
+
+  it('configPath resolves against the file directory', async () => {
+    const loaded = await loadBotsConfig(write(['      - use: logger']), {});
+    expect(configPath(loaded, './x/y.json')).toBe(join(dir, 'x', 'y.json'));
+    expect(configPath(loaded, '/abs/z')).toBe('/abs/z');
+  });
+
+  it('Supervisor.check answers the plugins of every bot', async () => {
+    const loaded = await loadBotsConfig(write(['      - use: responder']), {});
+    const all = await Supervisor.check(loaded);
+    expect(all.map((bot) => bot.map((p) => p.name))).toEqual([['responder']]);
+  });
+});
+
+describe('groupwire check', () => {
+  it('says the repository bots.yaml is valid, with a summary', async () => {
+    const output: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      output.push(String(chunk));
+      return true;
+    });
+    const file = join(ROOT, 'bots.yaml');
+    expect(await checkCommand([file])).toBe(0);
+    const text = output.join('');
+    expect(text).toContain(`${file} is valid\n`);
+    expect(text).toMatch(/demo-bot: 3 chat\(s\), plugins: logger, responder/);
+  });
+
+  it('prints the help with -h and throws a ConfigError for a bad file', async () => {
+    const output: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      output.push(String(chunk));
+      return true;
+    });
+    expect(await checkCommand(['-h'])).toBe(0);
+    expect(output.join('')).toMatch(/^Usage: groupwire check/);
+    const bad = write(['      - use: logger', '        with: { dir: 5 }']);
+    await expect(checkCommand([bad])).rejects.toThrow(/:9:22: Invalid input: expected string, received number/);
+  });
+});

@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, test } from 'vitest';
+import type { Chat } from '../src/api/index.js';
+import { joinOrReuse } from '../src/supervisor/chat-joiner.js';
+import type { Supervisor } from '../src/supervisor/supervisor.js';
+import { chatOf, makeEnv, post, probes, type Env, waitFor } from './helpers/supervisor.js';
+
+/** Joining: existing chats are joined, missing ones made, chat_subs reused, closed chats waited for. */
+
+let env: Env | undefined;
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+});
+
+const runner = (supervisor: Supervisor, subject: string) => {
+  const found = supervisor.bots[0]!.runners.find((r) => r.info.subject === subject);
+  if (!found) throw new Error(`the bot has no runner for ${subject}`);
+  return found;
+};
+
+/** How many times the activity log says the bot joined `subject` (mo, a moderator, may read it). */
+async function joins(e: Env, subject: string): Promise<number> {
+  let count = 0;
+  const pages = e.client('mo').paginate<{ entry: string }>('getactivitylog', { group_name: 'demo', action: 'chat_joined', limit: 100 });
+  for await (const entry of pages) if (entry.entry.includes(`&quot;${subject}&quot;`)) count += 1;
+  return count;
+}
+
+describe('supervisor: joining chats', () => {
+  test('joins a chat it is not in, makes a missing one with create: true, and reuses both chat_subs on the next start', async () => {
+    env = await makeEnv([]);
+    const recorder = env.probe('recorder');
+    env.writeConfig([{
+      chats: [{ chat: 'general' }, { chat: 'standup', create: true, desc: '<p>Daily standup</p>' }],
+      plugins: [{ use: recorder, with: { key: 'join-1' } }],
+    }]);
+    const bot = env.client('bot');
+    expect((await chatOf(bot, 'general'))?.chat_sub).toBeNull();
+    expect(await chatOf(bot, 'standup')).toBeUndefined();
+
+    let supervisor = await env.start();
+    const general = (await chatOf(bot, 'general'))!;
+    const standup = (await chatOf(bot, 'standup'))!;
+    expect(general.chat_sub?.id).toBeTruthy();
+    expect(standup).toMatchObject({ desc: '<p>Daily standup</p>', is_closed: false });
+    expect(standup.chat_sub?.id).toBeTruthy();
+    expect(runner(supervisor, 'general').info.chatsubId).toBe(general.chat_sub!.id);
+    expect(runner(supervisor, 'standup').info.chatsubId).toBe(standup.chat_sub!.id);
+
+    await post(env.svc, 'general', 'carol', 'hello general');
+    await post(env.svc, 'standup', 'bob', 'hello standup');
+    await waitFor('both messages recorded', () => (probes().seen['join-1'] ?? []).length === 2);
+
+    await supervisor.stop();
+    env.supervisor = undefined;
+    supervisor = await env.start();
+    // The same chat_subs (a second joinchat would have answered `already subscribed`), one standup.
+    expect(runner(supervisor, 'general').info.chatsubId).toBe(general.chat_sub!.id);
+    expect(runner(supervisor, 'standup').info.chatsubId).toBe(standup.chat_sub!.id);
+    expect((await chatOf(bot, 'general'))?.chat_sub?.id).toBe(general.chat_sub!.id);
+    const standups = [];
+    for await (const chat of bot.paginate<Chat>('getchats', { group_name: 'demo', limit: 100 })) if (chat.subject === 'standup') standups.push(chat);
+    expect(standups).toHaveLength(1);
+    expect(await joins(env, 'general')).toBe(1);
+
+    await post(env.svc, 'general', 'carol', 'after restart');
+    await waitFor('the message after the restart', () => probes().seen['join-1']!.some((s) => s.text === 'after restart'));
+    expect(probes().seen['join-1']!.map((s) => s.text)).toEqual(['hello general', 'hello standup', 'after restart']);
+  });
+
+  test('a chat_sub made before the start (by another process) is reused', async () => {
+    env = await makeEnv([{ chats: [{ chat: 'general' }] }]);
+    const other = env.client('bot');
+    const general = (await chatOf(other, 'general'))!;
+    const sub = await other.joinChat({ chat_id: general.id });
+    const supervisor = await env.start();
+    expect(runner(supervisor, 'general').info.chatsubId).toBe(sub.id);
+    expect(await joins(env, 'general')).toBe(1);
+  });
+
+  test('`already subscribed` from joinchat (a join that raced ours) answers the existing chat_sub', async () => {
+    env = await makeEnv([{ chats: [{ chat: 'general' }] }]);
+    const ours = env.client('bot');
+    const stale = (await chatOf(ours, 'general'))!;
+    expect(stale.chat_sub).toBeNull();
+    const raced = await env.client('bot').joinChat({ chat_id: stale.id });
+    await expect(joinOrReuse(ours, stale, { group_name: 'demo' })).resolves.toBe(raced.id);
+  });
+
+  test('a closed chat is waited for and joined when it reopens; the bot\'s other chats go on meanwhile', async () => {
+    env = await makeEnv([]);
+    const recorder = env.probe('recorder');
+    env.writeConfig([{
+      chats: [{ chat: 'general' }, { chat: 'archive' }],
+      closed_chat_check_seconds: 0.2,
+      plugins: [{ use: recorder, with: { key: 'join-closed' } }],
+    }]);
+    const supervisor = await env.start({ waitConnected: false });
+    await supervisor.ready();
+    await waitFor('general open', () => runner(supervisor, 'general').connection.state === 'open');
+    const archive = runner(supervisor, 'archive');
+    expect(archive.connection.state).toBe('idle');
+    await expect(supervisor.bots[0]!.send('archive', 'too early')).rejects.toMatchObject({ name: 'PostFailedError' });
+    await post(env.svc, 'general', 'carol', 'general while archive is closed');
+    await waitFor('the general message', () => probes().seen['join-closed']?.length === 1);
+
+    const mo = env.client('mo');
+    const closed = (await chatOf(mo, 'archive'))!;
+    expect(closed.is_closed).toBe(true);
+    await mo.updateChat({ chat_id: closed.id, is_closed: false });
+    // connected() counts a chat waiting to reopen as settled, so wait for the socket itself.
+    await waitFor('archive open', () => archive.connection.state === 'open');
+    expect((await chatOf(env.client('bot'), 'archive'))?.chat_sub?.id).toBe(archive.info.chatsubId);
+
+    await post(env.svc, 'archive', 'bob', 'archive is open again');
+    await waitFor('the archive message', () => probes().seen['join-closed']!.some((s) => s.chat === 'archive'));
+    expect(probes().seen['join-closed']!.map((s) => [s.chat, s.text])).toEqual([
+      ['general', 'general while archive is closed'],
+      ['archive', 'archive is open again'],
+    ]);
+  });
+
+  test('a chat closed while connected is waited for; after it reopens messages flow again', async () => {
+    env = await makeEnv([]);
+    const recorder = env.probe('recorder');
+    env.writeConfig([{
+      chats: [{ chat: 'general' }, { chat: 'random' }],
+      closed_chat_check_seconds: 0.2,
+      plugins: [{ use: recorder, with: { key: 'join-reopen' } }],
+    }]);
+    const supervisor = await env.start();
+    const general = runner(supervisor, 'general');
+    const mo = env.client('mo');
+    const chat = (await chatOf(mo, 'general'))!;
+    await post(env.svc, 'general', 'carol', 'before closing');
+    await waitFor('the first message', () => probes().seen['join-reopen']?.length === 1);
+
+    await mo.updateChat({ chat_id: chat.id, is_closed: true });
+    await waitFor('general waiting as closed', () => general.connection.state === 'closed');
+    // The other chat is not affected.
+    await post(env.svc, 'random', 'carol', 'random while general is closed');
+    await waitFor('the random message', () => probes().seen['join-reopen']!.some((s) => s.chat === 'random'));
+
+    await mo.updateChat({ chat_id: chat.id, is_closed: false });
+    await waitFor('general open again', () => general.connection.state === 'open');
+    await post(env.svc, 'general', 'bob', 'after reopening');
+    await waitFor('the message after reopening', () => probes().seen['join-reopen']!.some((s) => s.text === 'after reopening'));
+    const inGeneral = probes().seen['join-reopen']!.filter((s) => s.chat === 'general');
+    expect(inGeneral.map((s) => s.text)).toEqual(['before closing', 'This chat has been closed.', 'after reopening']);
+    // Every general msg_num once, in order.
+    const nums = inGeneral.map((s) => s.msgNum);
+    expect(nums).toEqual([...nums].sort((a, b) => a - b));
+    expect(new Set(nums).size).toBe(nums.length);
+  });
+});
