@@ -11,3 +11,4 @@ export {
 } from './pipeline/plugin.js';
 export type { KeyValueStore } from './store/kv-store.js';
 export { PostFailedError } from './supervisor/chat-outbox.js';
+export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';

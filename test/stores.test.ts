@@ -196,3 +196,25 @@ describe('KeyValueStore', () => {
     expect(readdirSync(join(path, '..'))).toEqual(['state.json']);
   });
 });
+
+describe('DurableQueue', () => {
+  it('keeps its items across a reopen, in order, and refuses pushes past its bound', async () => {
+    const { DurableQueue, QueueFullError } = await import('../src/store/durable-queue.js');
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const path = join(mkdtempSync(join(tmpdir(), 'gw-queue-')), 'q.json');
+    const warnings: number[] = [];
+    const queue = DurableQueue.open<{ n: number }>(path, { maxItems: 5, onHighWater: (size) => warnings.push(size) });
+    queue.push({ n: 1 }, { n: 2 }, { n: 3 });
+    expect(warnings).toEqual([]);
+    queue.push({ n: 4 });
+    expect(warnings).toEqual([4]);
+    expect(() => queue.push({ n: 5 }, { n: 6 })).toThrow(QueueFullError);
+    expect(queue.shift(2)).toEqual([{ n: 1 }, { n: 2 }]);
+    const reopened = DurableQueue.open<{ n: number }>(path, { maxItems: 5 });
+    expect(reopened.all()).toEqual([{ n: 3 }, { n: 4 }]);
+    expect(reopened.peek()).toEqual({ n: 3 });
+    expect(reopened.head(5)).toEqual([{ n: 3 }, { n: 4 }]);
+  });
+});

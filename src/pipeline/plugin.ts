@@ -55,6 +55,8 @@ export interface PluginEnv {
   readonly store: KeyValueStore;
   /** The directory of the bots.yaml, for options that name files. */
   readonly configDir: string;
+  /** A directory of this plugin's own under the bot's state directory (for queues and the like). */
+  readonly dataDir: string;
   /** Posts into one of the bot's chats (for plugins that speak on their own, like relays). */
   send(chat: ChatTarget, text: string): Promise<ChatMessage>;
   /** The bot's chats, once joined. */
@@ -67,6 +69,8 @@ export interface PluginInstance {
   handle?(ctx: PluginContext, next: Next): Promise<void> | void;
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
+  /** Counters for the supervisor's stats (messages relayed, queue length, write errors, ...). */
+  stats?(): Record<string, number>;
 }
 
 export interface PluginDefinition<S extends z.ZodType = z.ZodType> {

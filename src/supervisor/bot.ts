@@ -124,7 +124,7 @@ export class Bot {
       const store = await KeyValueStore.open(join(this.dir, 'kv', `${plugin.name}.json`));
       this.stores.push(store);
       const env: PluginEnv = {
-        bot, log, client: this.client, store, configDir: this.options.configDir,
+        bot, log, client: this.client, store, configDir: this.options.configDir, dataDir: join(this.dir, 'plugins', plugin.name),
         send: (chat, text) => this.send(chat, text),
         chats: () => this.runners.map((r) => r.info),
       };
@@ -201,7 +201,10 @@ export class Bot {
         chat: r.info.subject, state: r.connection.state, cursor: r.sequencer.position, socket: r.connection.stats,
         sequencer: r.sequencer.stats, outbox: { pending: r.outbox.pending, ...r.outbox.stats },
       })),
-      plugins: Object.fromEntries(this.chain?.stats ?? []),
+      plugins: Object.fromEntries([...(this.chain?.stats ?? [])].map(([name, chain]) => {
+        const own = this.links.find((link) => link.name === name)?.instance.stats?.();
+        return [name, { ...chain, ...own }];
+      })),
     };
   }
 }
