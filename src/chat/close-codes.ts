@@ -1,17 +1,8 @@
-/** The chat socket's close codes (docs/protocol.md "Chat data stream") and what each asks of a client. */
-export const CLOSE = {
-  normal: 1000,
-  goingAway: 1001,
-  abnormal: 1006,
-  tooBig: 1009,
-  serviceRestart: 1012,
-  chatClosed: 4000,
-  chatDeleted: 4001,
-  chatSubRemoved: 4002,
-  notMember: 4003,
-  slowConsumer: 4009,
-} as const;
+import { CLOSE } from '../api/close-codes.js';
 
+export { CLOSE };
+
+/** What each close code of the chat socket asks of a client. */
 export type CloseAction =
   | { kind: 'rejoin'; why: string }
   | { kind: 'closed'; why: string }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { CLOSE } from '../api/close-codes.js';
 import type { Caller } from './auth.js';
 import { CHAT_MSG_CLOSED, MAX_CHAT_MESSAGE_LENGTH, postChatMessage } from './chat-messages.js';
 import type { ServiceCore } from './core.js';
@@ -10,16 +11,8 @@ import { toWireJson } from './json.js';
 import type { Chat, ChatMessage, ChatSub } from './model.js';
 import { Params } from './params.js';
 
-/** Close codes the local service uses on chat sockets (our decision, docs/protocol.md "Chat data stream"). */
-export const CLOSE_CODES = {
-  normal: 1000,
-  goingAway: 1001,
-  chatClosed: 4000,
-  chatDeleted: 4001,
-  chatSubRemoved: 4002,
-  notMember: 4003,
-  slowConsumer: 4009,
-} as const;
+/** Close codes the local service uses on chat sockets (our decision, docs/protocol.md). */
+export const CLOSE_CODES = CLOSE;
 
 /** Messages sent on connect unless `no_history` (spec 4.3). */
 export const HISTORY_ON_CONNECT = 50;

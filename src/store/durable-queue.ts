@@ -1,5 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readJsonFileSync, writeJsonFileSync } from './json-file-sync.js';
 
 export interface QueueOptions {
   /** Past this many items a push is refused (QueueFullError): bounded, never dropping silently. */
@@ -30,12 +29,7 @@ export class DurableQueue<T> {
 
   static open<T>(path: string, options: QueueOptions = {}): DurableQueue<T> {
     const queue = new DurableQueue<T>(path, options);
-    mkdirSync(dirname(path), { recursive: true });
-    try {
-      queue.items = JSON.parse(readFileSync(path, 'utf8')) as T[];
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path}: unreadable queue (${(error as Error).message})`);
-    }
+    queue.items = readJsonFileSync<T[]>(path, [], 'queue');
     return queue;
   }
 
@@ -87,9 +81,6 @@ export class DurableQueue<T> {
   }
 
   private save(): void {
-    if (!this.path) return;
-    const temporary = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, JSON.stringify(this.items));
-    renameSync(temporary, this.path);
+    if (this.path) writeJsonFileSync(this.path, this.items);
   }
 }

@@ -1,5 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readJsonFileSync, writeJsonFileSync } from './json-file-sync.js';
 
 /** A post the bot has to make. `sent` items wait for the service's history to show them. */
 export interface OutboxItem {
@@ -30,12 +29,7 @@ export class OutboxFile {
 
   static open(path: string): OutboxFile {
     const file = new OutboxFile(path);
-    mkdirSync(dirname(path), { recursive: true });
-    try {
-      file.items = JSON.parse(readFileSync(path, 'utf8')) as OutboxItem[];
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path}: unreadable outbox (${(error as Error).message})`);
-    }
+    file.items = readJsonFileSync<OutboxItem[]>(path, [], 'outbox');
     return file;
   }
 
@@ -75,9 +69,6 @@ export class OutboxFile {
   }
 
   private save(): void {
-    if (!this.path) return;
-    const temporary = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, JSON.stringify(this.items));
-    renameSync(temporary, this.path);
+    if (this.path) writeJsonFileSync(this.path, this.items);
   }
 }
