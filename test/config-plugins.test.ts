@@ -41,7 +41,7 @@ async function problems(pluginLines: string[]): Promise<string[]> {
 
 describe('plugin loading', () => {
   it('built-in names load with their default options and the default timeout', async () => {
-    expect([...BUILTIN_PLUGINS]).toEqual(['logger', 'responder']);
+    expect([...BUILTIN_PLUGINS]).toEqual(['logger', 'responder', 'relay-slack', 'relay-irc']);
     const loaded = await plugins(['      - use: logger', '      - use: responder']);
     expect(loaded.map((p) => [p.name, p.timeoutMs])).toEqual([['logger', DEFAULT_PLUGIN_TIMEOUT_MS], ['responder', DEFAULT_PLUGIN_TIMEOUT_MS]]);
     expect(loaded[0]!.options).toEqual({ dir: './transcripts', format: 'jsonl' });

@@ -7,7 +7,7 @@ import type { LoadedConfig, PluginConfig } from './bots-config.js';
 import { ConfigError } from './yaml-source.js';
 
 /** The plugins that ship with groupwire, by the name `use:` gives them. */
-export const BUILTIN_PLUGINS = ['logger', 'responder'] as const;
+export const BUILTIN_PLUGINS = ['logger', 'responder', 'relay-slack', 'relay-irc'] as const;
 
 export const DEFAULT_PLUGIN_TIMEOUT_MS = 10_000;
 

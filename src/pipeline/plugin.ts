@@ -57,6 +57,8 @@ export interface PluginEnv {
   readonly configDir: string;
   /** A directory of this plugin's own under the bot's state directory (for queues and the like). */
   readonly dataDir: string;
+  /** Aborted when the bot begins to stop: a plugin that takes work from elsewhere stops taking it. */
+  readonly stopping: AbortSignal;
   /** Posts into one of the bot's chats (for plugins that speak on their own, like relays). */
   send(chat: ChatTarget, text: string): Promise<ChatMessage>;
   /** The bot's chats, once joined. */

@@ -38,6 +38,8 @@ export class Bot {
   private links: ChainLink[] = [];
   private readonly stores: KeyValueStore[] = [];
   private readonly stopper = new AbortController();
+  /** Aborted first thing in stop(), for plugins (env.stopping); `stopper` follows once the chats are down. */
+  private readonly stoppingSignal = new AbortController();
   private readonly dir: string;
   private cursors: CursorStore | undefined;
   private outboxFile: OutboxFile | undefined;
@@ -119,12 +121,18 @@ export class Bot {
 
   private async startPlugins(bot: BotInfo): Promise<void> {
     const links: ChainLink[] = [];
+    const uses = new Map<string, number>();
     for (const plugin of this.options.plugins) {
-      const log = this.options.log.child({ plugin: plugin.name });
-      const store = await KeyValueStore.open(join(this.dir, 'kv', `${plugin.name}.json`));
+      // A second instance of the same plugin gets its own files: name, name-2, name-3, ...
+      const count = (uses.get(plugin.name) ?? 0) + 1;
+      uses.set(plugin.name, count);
+      const instanceName = count === 1 ? plugin.name : `${plugin.name}-${count}`;
+      const log = this.options.log.child({ plugin: instanceName });
+      const store = await KeyValueStore.open(join(this.dir, 'kv', `${instanceName}.json`));
       this.stores.push(store);
       const env: PluginEnv = {
-        bot, log, client: this.client, store, configDir: this.options.configDir, dataDir: join(this.dir, 'plugins', plugin.name),
+        bot, log, client: this.client, store, configDir: this.options.configDir, dataDir: join(this.dir, 'plugins', instanceName),
+        stopping: this.stoppingSignal.signal,
         send: (chat, text) => this.send(chat, text),
         chats: () => this.runners.map((r) => r.info),
       };
@@ -132,7 +140,7 @@ export class Bot {
         const instance = await plugin.definition.create(plugin.options, env);
         await instance.start?.();
         links.push({
-          name: plugin.name, instance, timeoutMs: plugin.timeoutMs, log,
+          name: instanceName, instance, timeoutMs: plugin.timeoutMs, log,
           context: (base, signal) => ({ ...base, log, store, signal }),
         });
       } catch (error) {
@@ -180,6 +188,7 @@ export class Bot {
   /** Stops taking messages, flushes posts within `flushMs`, closes sockets, stops plugins, saves state. */
   async stop(flushMs = 5_000): Promise<void> {
     this.stopping = true;
+    this.stoppingSignal.abort();
     // Chats first (they finish the message in hand and flush posts), then everything else.
     await Promise.all(this.runners.map((runner) => runner.stop(flushMs)));
     this.stopper.abort();
