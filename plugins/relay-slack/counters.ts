@@ -1,0 +1,23 @@
+/** The relay's counters, as stats() reports them (with `queued` and `disabled` added there). */
+export interface Counters {
+  /** Chat messages posted to Slack. */
+  relayed_out: number;
+  /** Slack messages posted into a chat. */
+  relayed_in: number;
+  /** Attempts made again after a failure or a rate limit (either direction). */
+  retries: number;
+  /** 429s / `ratelimited` answers from Slack. */
+  rate_limited: number;
+  /** Slack events not relayed on purpose: own and bots' posts, edits, joins, other channels, duplicates. */
+  ignored: number;
+  /** Messages that could not be relayed, each logged as an error (refused by Slack, queue full, chat gone). */
+  failed: number;
+  /** Chat messages passed by while the relay is stopped (invalid token). */
+  skipped: number;
+  /** Socket Mode connections opened again after the first. */
+  reconnects: number;
+}
+
+export function counters(): Counters {
+  return { relayed_out: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0 };
+}

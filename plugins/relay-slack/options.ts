@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+/** A Slack conversation id (public C…, private G…, DM D…), as opposed to a channel name. */
+export const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;
+
+/** A channel id, or a name (with `#` it is always a name: `#GENERAL` is not taken for an id). */
+const channelRef = z.string().trim().refine(
+  (value) => CHANNEL_ID.test(value) || /^#?[\p{Ll}\p{Lu}\p{N}][\p{Ll}\p{Lu}\p{N}._-]{0,79}$/u.test(value),
+  'a Slack channel id (C0123456789) or name (#general)',
+);
+
+const icon = z.string().refine(
+  (value) => /^https?:\/\/\S+$/.test(value) || /^:[\w+-]+:$/.test(value),
+  'an image URL (https://...) or an emoji (:bust_in_silhouette:)',
+);
+
+const display = z.strictObject({
+  /** Slack's `username` of a relayed post: {name} (display name), {user} (user name), {chat}; "" keeps the app's name. */
+  username: z.string().max(80).default('{name}'),
+  /** The member's profile photo as the post's icon, when there is one. */
+  avatars: z.boolean().default(true),
+  /** The icon of members without a photo (or of every post when avatars is false): a URL or :emoji:. */
+  default_icon: icon.optional(),
+  /** Also start the text with *name*: (for apps without chat:write.customize, where username is ignored). */
+  name_in_text: z.boolean().default(false),
+  /** How a Slack message shows in the chat: {name}, {text}, {channel}. */
+  incoming: z.string().refine((value) => value.includes('{text}'), 'a template containing {text}').default('<{name}> {text}'),
+});
+
+export const relaySlackOptions = z.strictObject({
+  /** The bot token (xoxb-…): chat.postMessage, users.info, conversations.info, auth.test. */
+  token: z.string().regex(/^xoxb-\S+$/, 'a Slack bot token (xoxb-...)'),
+  /** The app-level token (xapp-…) with connections:write, for Socket Mode. */
+  app_token: z.string().regex(/^xapp-\S+$/, 'a Slack app-level token (xapp-...) with the connections:write scope'),
+  /** The Web API's address: Slack's, or a proxy's, or a local Slack's. */
+  api_url: z.string().regex(/^https?:\/\/\S+$/, 'an http(s) URL').default('https://slack.com/api/'),
+  /** Chat subject or id → Slack channel id or name. */
+  channels: z.record(z.string().min(1), channelRef).refine((value) => Object.keys(value).length > 0, 'at least one chat: slack channel pair'),
+  display: display.prefault({}),
+  /** Let Slack unfurl (preview) links in relayed posts. */
+  unfurl: z.boolean().default(false),
+  /** At most this many posts wait for Slack; past it, a post is refused loudly (never dropped silently). */
+  queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
+  /** How long one Web API call may take. */
+  request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
+});
+
+export type RelaySlackOptions = z.output<typeof relaySlackOptions>;
+export type DisplayOptions = RelaySlackOptions['display'];

@@ -1,0 +1,135 @@
+import type { ChatPostMessageArguments, WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import type { DurableQueue } from '../../src/index.js';
+import type { Counters } from './counters.js';
+import { classify, describe, type SlackFailure } from './errors.js';
+import type { SlackPost } from './render.js';
+import { backoff, sleep, Wakeup } from './timing.js';
+
+/** One chat message waiting for Slack, as it will be posted. */
+export interface OutboundItem extends SlackPost {
+  /** `<chat id>:<msg_num>`. */
+  key: string;
+  chat: string;
+  channel: string;
+  queuedAt: number;
+}
+
+export interface OutboundOptions {
+  queue: DurableQueue<OutboundItem>;
+  web: WebClient;
+  unfurl: boolean;
+  log: Logger;
+  counters: Counters;
+  /** A token or scope failure: the relay stops (the item stays queued for the next start). */
+  onFatal(failure: SlackFailure): void;
+  /** chat.postMessage answered the id of a channel posted to by name. */
+  onChannelId(name: string, id: string): void;
+}
+
+/** Unknown error codes are tried this often before the message is given up (loudly). */
+const UNKNOWN_TRIES = 5;
+
+/**
+ * Chat → Slack: posts the durable queue's items one at a time, oldest first, with chat.postMessage.
+ * A rate limit waits Slack's Retry-After and posts the same item again (the SDK is told to reject
+ * rate-limited calls and not to retry, so this queue does all the waiting, in order); a failure of
+ * Slack or the network backs off and tries again, forever; a refusal of this one message (no such
+ * channel, not in it) is logged as an error and counted, and the queue goes on; a refused token stops.
+ */
+export class Outbound {
+  private readonly wakeup = new Wakeup();
+  private readonly stopper = new AbortController();
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly options: OutboundOptions) {}
+
+  get size(): number {
+    return this.options.queue.size;
+  }
+
+  /** True when the queue holds this key (not posted yet). */
+  holds(key: string): boolean {
+    return this.options.queue.all().some((item) => item.key === key);
+  }
+
+  /** Queues (durably, before returning) and wakes the worker. Throws QueueFullError when full. */
+  push(item: OutboundItem): void {
+    this.options.queue.push(item);
+    this.wakeup.poke();
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** Stops after the call in flight, if any; what is queued stays for the next start. */
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    const { queue, log, counters } = this.options;
+    const signal = this.stopper.signal;
+    let attempt = 0;
+    let unknown = 0;
+    while (!signal.aborted) {
+      const item = queue.peek();
+      if (!item) {
+        await this.wakeup.wait(signal);
+        continue;
+      }
+      try {
+        const answer = await this.options.web.chat.postMessage(this.arguments(item));
+        queue.shift();
+        counters.relayed_out += 1;
+        attempt = 0;
+        unknown = 0;
+        if (item.channel.startsWith('#') && answer.channel) this.options.onChannelId(item.channel.slice(1), answer.channel);
+        continue;
+      } catch (error) {
+        const failure = classify(error);
+        const where = { chat: item.chat, key: item.key, channel: item.channel, code: failure.code };
+        if (failure.kind === 'fatal') {
+          this.options.onFatal(failure);
+          return;
+        }
+        if (failure.kind === 'permanent' || (failure.kind === 'unknown' && ++unknown >= UNKNOWN_TRIES)) {
+          log.error(where, `Slack refused a message (${describe(failure)}); it is not relayed${hint(failure.code)}`);
+          queue.shift();
+          counters.failed += 1;
+          unknown = 0;
+          continue;
+        }
+        counters.retries += 1;
+        if (failure.kind === 'rate_limited') {
+          counters.rate_limited += 1;
+          log.warn({ ...where, retryAfterMs: failure.retryAfterMs, queued: queue.size }, 'Slack rate limit: waiting before posting again');
+          await sleep(failure.retryAfterMs, signal);
+        } else {
+          const delay = backoff(attempt++, 1_000, 60_000);
+          log.warn({ ...where, delayMs: Math.round(delay), queued: queue.size }, 'posting to Slack failed; trying again');
+          await sleep(delay, signal);
+        }
+      }
+    }
+  }
+
+  private arguments(item: OutboundItem): ChatPostMessageArguments {
+    const unfurl = this.options.unfurl;
+    const common = {
+      channel: item.channel, text: item.text, parse: 'none' as const, link_names: false, unfurl_links: unfurl, unfurl_media: unfurl,
+      ...(item.username === undefined ? {} : { username: item.username }),
+    };
+    if (item.icon_emoji) return { ...common, icon_emoji: item.icon_emoji };
+    if (item.icon_url) return { ...common, icon_url: item.icon_url };
+    return common;
+  }
+}
+
+function hint(code: string): string {
+  if (code === 'not_in_channel') return ' (invite the app into the channel: /invite @app)';
+  if (code === 'channel_not_found') return ' (check the channel in channels:, and that the app may see it)';
+  return '';
+}

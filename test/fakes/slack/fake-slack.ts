@@ -1,0 +1,127 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SocketMode, type SentEnvelope } from './socket-mode.js';
+import { APP_ID, BOT, Clock, defaultChannels, defaultUsers, type FakeChannel, type FakeUser } from './state.js';
+import { WebApi, type Fault, type Posted } from './web-api.js';
+
+export interface FakeSlackOptions {
+  users?: FakeUser[];
+  channels?: FakeChannel[];
+  /** Send the relay's own posts back as message events (subtype bot_message, bot_id), as Slack does. Default true. */
+  echoPosts?: boolean;
+}
+
+/**
+ * A local Slack for tests, on plain HTTP over loopback: the Web API at `apiUrl` (the SDK's
+ * slackApiUrl) and Socket Mode websockets at the URLs apps.connections.open hands out. It records
+ * what it received (`api.calls`, `posts`, `acks`) and can be told to fail: `rateLimit`, `fault`,
+ * `revoke` (a token answers invalid_auth), and on the socket `disconnect`, `drop`, duplicates.
+ */
+export class FakeSlack {
+  readonly api: WebApi;
+  readonly socket = new SocketMode();
+  private readonly clock = new Clock();
+  private server!: Server;
+  private base = '';
+  private eventCount = 0;
+
+  private constructor(private readonly options: FakeSlackOptions) {
+    this.api = new WebApi(options.users ?? defaultUsers(), options.channels ?? defaultChannels(), {
+      socketUrl: () => this.socket.url(this.base.replace(/^http/, 'ws')),
+      posted: (post) => this.echo(post),
+    });
+  }
+
+  static async start(options: FakeSlackOptions = {}): Promise<FakeSlack> {
+    const fake = new FakeSlack(options);
+    fake.server = createServer((request, response) => void fake.request(request, response));
+    fake.server.on('upgrade', (request, socket, head) => fake.socket.upgrade(request, socket, head));
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    fake.base = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
+    return fake;
+  }
+
+  /** The Web API's base, for `api_url` / slackApiUrl. */
+  get apiUrl(): string {
+    return `${this.base}/api/`;
+  }
+
+  get posts(): Posted[] {
+    return this.api.posts;
+  }
+
+  get acks(): string[] {
+    return this.socket.acks;
+  }
+
+  /** The next `times` calls of `method` answer 429 with Retry-After `seconds`. */
+  rateLimit(method: string, times: number, seconds = 1): void {
+    this.api.fault(method, { times, status: 429, retryAfterSeconds: seconds });
+  }
+
+  /** The next `times` calls of `method` fail with a Slack error (HTTP 200, ok: false) or an HTTP status. */
+  fault(method: string, fault: Fault): void {
+    this.api.fault(method, fault);
+  }
+
+  /** From now on this token answers invalid_auth. */
+  revoke(kind: 'bot' | 'app'): void {
+    this.api.revoked.add(kind);
+  }
+
+  /** A person's message in a channel, as a Socket Mode events_api envelope. */
+  message(channel: string, user: string, text: string, extra: Record<string, unknown> = {}, options: { eventId?: string } = {}): SentEnvelope {
+    const ts = (extra.ts as string | undefined) ?? this.clock.ts();
+    this.eventCount += 1;
+    return this.socket.send({
+      type: 'message', channel, user, text, ts, event_ts: ts, channel_type: 'channel', team: 'T0FAKE0001',
+      client_msg_id: `msg-${this.eventCount}`, ...extra,
+    }, options);
+  }
+
+  /** Any event (message subtypes, other types). */
+  event(event: Record<string, unknown>, options: { eventId?: string } = {}): SentEnvelope {
+    return this.socket.send(event, options);
+  }
+
+  private echo(post: Posted): void {
+    if (this.options.echoPosts === false) return;
+    this.socket.send({
+      type: 'message', subtype: 'bot_message', channel: post.channel, text: post.text, ts: post.ts, event_ts: post.ts,
+      username: post.username, bot_id: BOT.botId, app_id: APP_ID, channel_type: 'channel',
+    });
+  }
+
+  private async request(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.base);
+    const method = url.pathname.startsWith('/api/') ? url.pathname.slice('/api/'.length) : '';
+    const body = await readBody(request);
+    const args: Record<string, string> = Object.fromEntries(url.searchParams);
+    const type = request.headers['content-type'] ?? '';
+    if (type.includes('application/json') && body) {
+      for (const [key, value] of Object.entries(JSON.parse(body) as Record<string, unknown>)) args[key] = typeof value === 'string' ? value : JSON.stringify(value);
+    } else if (body) {
+      for (const [key, value] of new URLSearchParams(body)) args[key] = value;
+    }
+    const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1] ?? args.token;
+    delete args.token;
+    const answer = method ? this.api.call(method, bearer, args) : { status: 404, body: { ok: false, error: 'unknown_method' } };
+    response.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', ...answer.headers });
+    response.end(JSON.stringify(answer.body));
+  }
+
+  async close(): Promise<void> {
+    this.socket.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
