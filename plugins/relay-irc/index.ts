@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { definePlugin } from '../../src/index.js';
+import { IrcLink } from './irc-link.js';
+import { relayOptions } from './options.js';
+import { Outbound } from './outbound.js';
+import { RelayedMarks } from './relayed-marks.js';
+import { Routes } from './routes.js';
+import { TokenBucket } from './timing.js';
+import { IrcToChat } from './to-chat.js';
+import { ChatToIrc } from './to-irc.js';
+
+/**
+ * IRC relay: chat messages to IRC channels and back, with nothing lost (a durable queue, lines dropped
+ * only once the server confirmed them) and nothing injected. See docs/plugins/relay-irc.md.
+ */
+export default definePlugin({
+  name: 'relay-irc',
+  options: relayOptions,
+  timeoutMs: 5_000,
+  create(options, env) {
+    const log = env.log;
+    const routes = new Routes(options.channels);
+    const channels = routes.channels();
+    const bucket = new TokenBucket(options.rate.lines_per_second, options.rate.burst);
+    const ca = options.tls_ca_file ? readFileSync(resolve(env.configDir, options.tls_ca_file), 'utf8') : undefined;
+
+    let outbound: Outbound | undefined;
+    let toChat: IrcToChat | undefined;
+    const link = new IrcLink({
+      server: options.server,
+      port: options.port ?? (options.tls ? 6697 : 6667),
+      tls: options.tls,
+      verify: options.tls_verify,
+      ca,
+      nick: options.nick,
+      username: options.username,
+      realname: options.realname,
+      password: options.password,
+      sasl: options.sasl,
+      channels,
+      reconnect: { minMs: options.reconnect.min_delay_ms, maxMs: Math.max(options.reconnect.min_delay_ms, options.reconnect.max_delay_ms) },
+    }, bucket, log, {
+      ready: (mode) => outbound?.onReady(mode),
+      down: () => outbound?.onDown(),
+      joined: () => outbound?.wake(),
+      left: () => outbound?.wake(),
+      serverMessage: (message) => outbound?.onServerMessage(message),
+      channelMessage: (kind, nick, channel, text) => toChat?.onChannelMessage(kind, nick, channel, text),
+    });
+    outbound = new Outbound({
+      dataDir: env.dataDir,
+      channels,
+      maxLines: options.queue.max_lines,
+      warnAt: options.queue.warn_at,
+      inFlight: options.queue.in_flight,
+      maxAttempts: options.queue.max_attempts,
+      confirmTimeoutMs: Math.max(60_000, (20 / options.rate.lines_per_second) * 1000),
+    }, link, bucket, log);
+    toChat = new IrcToChat(env, routes, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
+      options.ignore_nicks, (nick) => link.isSelf(nick), log);
+    const toIrc = new ChatToIrc(options, routes, outbound, RelayedMarks.open(join(env.dataDir, 'relayed.json')), log);
+    if (outbound.queued > 0) log.info({ lines: outbound.queued }, 'lines queued for IRC before the last stop will be sent');
+
+    env.stopping.addEventListener('abort', () => toChat!.close(), { once: true });
+
+    return {
+      start() {
+        outbound!.start();
+        link.start();
+      },
+      handle(ctx, next) {
+        try {
+          toIrc.relay(ctx.message, ctx.chat);
+        } catch (error) {
+          ctx.log.error({ err: error, msgNum: ctx.message.msg_num }, 'could not queue a chat message for IRC');
+        }
+        return next();
+      },
+      async stop() {
+        await outbound!.stop();
+        await link.stop();
+        toChat!.stop();
+      },
+      stats() {
+        return {
+          irc_connected: link.ready ? 1 : 0,
+          irc_labeled: link.ready && link.mode === 'labeled' ? 1 : 0,
+          irc_joined_channels: link.joinedCount,
+          irc_connects: link.counters.connects,
+          irc_disconnects: link.counters.disconnects,
+          unsafe_lines_guarded: link.counters.unsafe_lines,
+          queued_lines: outbound!.queued,
+          in_flight_lines: outbound!.inFlight,
+          ...prefixed('to_irc_', { ...toIrc.counters, ...outbound!.counters }),
+          ...prefixed('to_chat_', { ...toChat!.counters, waiting: toChat!.waiting }),
+        };
+      },
+    };
+  },
+});
+
+function prefixed(prefix: string, counters: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(counters).map(([key, value]) => [`${prefix}${key}`, value]));
+}

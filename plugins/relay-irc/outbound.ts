@@ -1,0 +1,270 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { IrcMessage } from 'irc-framework';
+import type { Logger } from 'pino';
+import { DurableQueue } from '../../src/index.js';
+import { DeliveryTracker } from './delivery.js';
+import type { ConfirmMode, IrcLink } from './irc-link.js';
+import type { ChannelToJoin } from './routes.js';
+import { Wakeup, type TokenBucket } from './timing.js';
+
+/** One PRIVMSG text waiting for its channel; `src` is `<chat id>:<msg_num>` of the message it came from. */
+export interface QueuedLine {
+  src: string;
+  text: string;
+}
+
+export interface OutboundSettings {
+  dataDir: string;
+  channels: ChannelToJoin[];
+  maxLines: number;
+  warnAt: number;
+  inFlight: number;
+  maxAttempts: number;
+  /** A line unconfirmed this long means the server stopped answering: reconnect. */
+  confirmTimeoutMs: number;
+}
+
+/** In barrier mode, a PING after this many lines at the latest. */
+const BARRIER_EVERY = 10;
+
+/** A channel's durable queue; its first `flight.length` lines were sent on this connection and await confirmation. */
+class ChannelOutbox {
+  readonly flight: Array<{ ticket: number; done: boolean; sentAt: number }> = [];
+  failures = 0;
+  retryAt = 0;
+
+  constructor(
+    readonly channel: ChannelToJoin,
+    readonly queue: DurableQueue<QueuedLine>,
+  ) {}
+
+  get unsent(): number {
+    return this.queue.size - this.flight.length;
+  }
+}
+
+/** The file of a channel's queue: the folded name, made safe for a file name. */
+export function queueFile(dataDir: string, channelKey: string): string {
+  return join(dataDir, `queue-${encodeURIComponent(channelKey)}.json`);
+}
+
+/**
+ * Chat lines on their way to IRC. Each channel has a durable queue (lines survive a restart of
+ * groupwire); one pump sends from them in turn while the link is up and the channel joined, paced by
+ * the token bucket, with at most `inFlight` lines per channel awaiting confirmation. A line leaves its
+ * queue only once the server confirmed it (DeliveryTracker); after a reconnect whatever was not
+ * confirmed is sent again, in order. A line the server keeps refusing is dropped after `maxAttempts`,
+ * with an error in the log.
+ */
+export class Outbound {
+  private readonly boxes: ChannelOutbox[];
+  private readonly tracker: DeliveryTracker;
+  private readonly wakeup = new Wakeup();
+  private readonly stopper = new AbortController();
+  private running: Promise<void> | undefined;
+  private stopping = false;
+  private turn = 0;
+  readonly counters = { delivered_lines: 0, resent_lines: 0, refused_lines: 0, dropped_refused: 0, high_water_warnings: 0 };
+
+  constructor(
+    private readonly settings: OutboundSettings,
+    private readonly link: IrcLink,
+    private readonly bucket: TokenBucket,
+    private readonly log: Logger,
+  ) {
+    this.boxes = settings.channels.map((channel) => new ChannelOutbox(channel, DurableQueue.open<QueuedLine>(queueFile(settings.dataDir, channel.key), {
+      maxItems: settings.maxLines,
+      highWater: settings.warnAt,
+      onHighWater: (size, max) => {
+        this.counters.high_water_warnings += 1;
+        this.log.warn({ channel: channel.name, queued: size, max }, `IRC queue for ${channel.name} is filling up: ${size} of ${max} lines waiting`);
+      },
+    })));
+    this.tracker = new DeliveryTracker({
+      delivered: (ticket) => this.confirm((entry) => entry.ticket === ticket),
+      deliveredUpTo: (ticket) => this.confirm((entry) => entry.ticket <= ticket),
+      refused: (where, reason) => this.refused(where, reason),
+    });
+    this.warnAboutOrphans();
+  }
+
+  /** Queues lines for a channel (written to disk before it returns). Throws QueueFullError when full. */
+  enqueue(channelKey: string, lines: QueuedLine[]): void {
+    if (lines.length === 0) return;
+    this.box(channelKey).queue.push(...lines);
+    this.wakeup.notify();
+  }
+
+  /** Whether lines of this message are still waiting (a message handed on again after a crash). */
+  holds(channelKey: string, src: string): boolean {
+    return this.box(channelKey).queue.all().some((line) => line.src === src);
+  }
+
+  get queued(): number {
+    return this.boxes.reduce((sum, box) => sum + box.queue.size, 0);
+  }
+
+  get inFlight(): number {
+    return this.boxes.reduce((sum, box) => sum + box.flight.length, 0);
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** Sends nothing new, waits up to `drainMs` for lines in flight to be confirmed, then ends the pump. */
+  async stop(drainMs = 1500): Promise<void> {
+    this.stopping = true;
+    this.wakeup.notify();
+    const deadline = Date.now() + drainMs;
+    while (this.inFlight > 0 && this.link.ready && Date.now() < deadline) await this.wakeup.wait(50);
+    this.stopper.abort();
+    await this.running;
+  }
+
+  onReady(mode: ConfirmMode): void {
+    this.tracker.reset(mode);
+    this.forgetFlights();
+  }
+
+  onDown(): void {
+    this.tracker.reset('barrier');
+    this.forgetFlights();
+  }
+
+  onServerMessage(message: IrcMessage): void {
+    this.tracker.onMessage(message);
+  }
+
+  wake(): void {
+    this.wakeup.notify();
+  }
+
+  private box(channelKey: string): ChannelOutbox {
+    const box = this.boxes.find((b) => b.channel.key === channelKey);
+    if (!box) throw new Error(`no IRC queue for ${channelKey}`);
+    return box;
+  }
+
+  /** Unconfirmed lines go out again on the next connection, in order. */
+  private forgetFlights(): void {
+    for (const box of this.boxes) {
+      this.counters.resent_lines += box.flight.filter((entry) => !entry.done).length;
+      box.flight.length = 0;
+    }
+    this.wakeup.notify();
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopper.signal;
+    while (!signal.aborted) {
+      if (!this.link.ready) {
+        await this.wakeup.wait(1000, signal);
+        continue;
+      }
+      this.checkConfirmations();
+      const generation = this.link.generation;
+      const box = this.stopping ? undefined : this.nextBox();
+      if (this.tracker.barrierDue(BARRIER_EVERY, !box)) {
+        if (!(await this.bucket.take(signal))) break;
+        if (this.link.generation === generation) this.link.send(this.tracker.barrier());
+        continue;
+      }
+      if (!box) {
+        await this.wakeup.wait(this.retryWaitMs(), signal);
+        continue;
+      }
+      if (!(await this.bucket.take(signal))) break;
+      // Things may have changed while waiting for the token: a reconnect, a confirmation, a kick.
+      if (this.link.generation !== generation || !this.sendable(box)) continue;
+      const line = box.queue.head(box.flight.length + 1)[box.flight.length]!;
+      const { ticket, command } = this.tracker.line(box.channel.name, line.text);
+      if (this.link.send(command)) box.flight.push({ ticket, done: false, sentAt: Date.now() });
+    }
+  }
+
+  /** The server answers everything in order and soon; a line left unanswered means a stuck connection. */
+  private checkConfirmations(): void {
+    const oldest = Math.min(...this.boxes.flatMap((box) => box.flight.filter((entry) => !entry.done).map((entry) => entry.sentAt)));
+    if (Date.now() - oldest < this.settings.confirmTimeoutMs) return;
+    this.log.error({ waitedMs: Date.now() - oldest, inFlight: this.inFlight }, 'the IRC server has not confirmed lines sent to it; reconnecting to send them again');
+    this.link.reconnect('no confirmation of lines sent');
+  }
+
+  private sendable(box: ChannelOutbox): boolean {
+    return this.link.ready && this.link.isJoined(box.channel.key) && box.unsent > 0 &&
+      box.flight.length < this.settings.inFlight && box.retryAt <= Date.now();
+  }
+
+  /** The next channel with something to send, taking channels in turn. */
+  private nextBox(): ChannelOutbox | undefined {
+    for (let i = 0; i < this.boxes.length; i += 1) {
+      const box = this.boxes[(this.turn + i) % this.boxes.length]!;
+      if (this.sendable(box)) {
+        this.turn = (this.turn + i + 1) % this.boxes.length;
+        return box;
+      }
+    }
+    return undefined;
+  }
+
+  private retryWaitMs(): number {
+    const now = Date.now();
+    const waits = this.boxes.filter((box) => box.unsent > 0 && box.retryAt > now).map((box) => box.retryAt - now);
+    return Math.max(10, Math.min(1000, ...waits));
+  }
+
+  private confirm(matches: (entry: { ticket: number }) => boolean): void {
+    for (const box of this.boxes) {
+      for (const entry of box.flight) if (matches(entry)) entry.done = true;
+      let done = 0;
+      while (done < box.flight.length && box.flight[done]!.done) done += 1;
+      if (done === 0) continue;
+      box.flight.splice(0, done);
+      box.queue.shift(done);
+      box.failures = 0;
+      this.counters.delivered_lines += done;
+    }
+    this.wakeup.notify();
+  }
+
+  private refused(where: { ticket?: number; channelKey?: string }, reason: string): void {
+    const box = where.ticket !== undefined
+      ? this.boxes.find((b) => b.flight.some((entry) => entry.ticket === where.ticket))
+      : this.boxes.find((b) => b.channel.key === where.channelKey);
+    // Answers about lines already given up on (after an earlier refusal or a reconnect) change nothing.
+    if (!box || box.flight.length === 0) return;
+    box.failures += 1;
+    this.counters.refused_lines += 1;
+    const head = box.queue.peek();
+    if (box.failures >= this.settings.maxAttempts) {
+      this.log.error({ channel: box.channel.name, reason, attempts: box.failures, text: head?.text }, 'the IRC server keeps refusing a line; it is dropped');
+      box.queue.shift(1);
+      this.counters.dropped_refused += 1;
+      box.failures = 0;
+    } else {
+      this.log.warn({ channel: box.channel.name, reason, attempt: box.failures }, 'the IRC server refused a line; joining again and sending it again');
+    }
+    this.counters.resent_lines += box.flight.length;
+    box.flight.length = 0;
+    box.retryAt = Date.now() + 1000 * box.failures;
+    this.link.ensureJoined(box.channel.key);
+    this.wakeup.notify();
+  }
+
+  /** Lines queued for channels no longer in the config stay on disk; say so. */
+  private warnAboutOrphans(): void {
+    let files: string[] = [];
+    try {
+      files = readdirSync(this.settings.dataDir).filter((name) => /^queue-.*\.json$/.test(name));
+    } catch {
+      return;
+    }
+    const known = new Set(this.settings.channels.map((channel) => `queue-${encodeURIComponent(channel.key)}.json`));
+    const orphans = files.filter((name) => !known.has(name));
+    if (orphans.length > 0) {
+      this.log.warn({ files: orphans, dir: this.settings.dataDir }, 'queued IRC lines for channels no longer configured are kept but not sent');
+    }
+  }
+}
