@@ -10,5 +10,5 @@ export {
   type ChatTarget, type Next,
 } from './pipeline/plugin.js';
 export type { KeyValueStore } from './store/kv-store.js';
-export { PostFailedError } from './supervisor/chat-outbox.js';
+export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
 export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';

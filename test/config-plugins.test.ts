@@ -44,8 +44,8 @@ describe('plugin loading', () => {
     expect([...BUILTIN_PLUGINS]).toEqual(['logger', 'responder', 'relay-slack', 'relay-irc']);
     const loaded = await plugins(['      - use: logger', '      - use: responder']);
     expect(loaded.map((p) => [p.name, p.timeoutMs])).toEqual([['logger', DEFAULT_PLUGIN_TIMEOUT_MS], ['responder', DEFAULT_PLUGIN_TIMEOUT_MS]]);
-    expect(loaded[0]!.options).toEqual({ dir: './transcripts', format: 'jsonl' });
-    expect(loaded[1]!.options).toEqual({ prefix: '!' });
+    expect(loaded[0]!.options).toMatchObject({ dir: './transcripts', format: ['jsonl'] });
+    expect(loaded[1]!.options).toMatchObject({ prefix: '!' });
     for (const p of loaded) expect(isPluginDefinition(p.definition)).toBe(true);
   });
 

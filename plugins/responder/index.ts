@@ -1,26 +1,19 @@
-import { z } from 'zod';
-import { definePlugin } from '../../src/index.js';
+import { defineResponder } from './define.js';
 
-/** Responder (minimal): `!ping` answers `pong`, `!help` lists the commands. */
-export default definePlugin({
-  name: 'responder',
-  options: z.strictObject({
-    prefix: z.string().min(1).default('!'),
-  }),
-  create(options) {
-    const commands: Record<string, string> = { ping: 'answers pong', help: 'lists the commands' };
-    return {
-      async handle(ctx, next) {
-        const text = ctx.message.message.trim();
-        if (text.startsWith(options.prefix)) {
-          const name = text.slice(options.prefix.length).split(/\s+/, 1)[0]?.toLowerCase();
-          if (name === 'ping') await ctx.reply('pong');
-          else if (name === 'help') {
-            await ctx.reply(Object.entries(commands).map(([command, what]) => `${options.prefix}${command}: ${what}`).join('\n'));
-          }
-        }
-        await next();
-      },
-    };
-  },
-});
+/**
+ * Responder: commands (`!name args`), keywords and patterns with reply templates, access rules,
+ * cooldowns and the built-in commands (!help, !ping, !topics, !search, !activity, !close, !reopen,
+ * !subject). See docs/plugins/responder.md.
+ */
+export default defineResponder({ name: 'responder', builtins: true });
+
+// The code API, for plugins built on the responder.
+export { defineResponder, type ResponderPluginDefinition } from './define.js';
+export { Responder, type Answer, type Call, type CommandSpec, type Handler, type HearsSpec, type ResponderOptions, type RuleSpec } from './responder.js';
+export { ArgumentError, parseArgs, tokenize, type ArgSpec, type ArgType, type ArgValues } from './args.js';
+export { CommandError, describeError } from './errors.js';
+export { Template, TemplateError, type TemplateValue } from './template.js';
+export { splitMessage, MAX_CHAT_MESSAGE_LENGTH } from './split.js';
+export { Cooldowns, type CooldownSpec } from './cooldown.js';
+export { AccessControl, type AllowSpec, type Moderators } from './access.js';
+export { responderOptions, type ResponderConfig } from './options.js';

@@ -9,6 +9,7 @@ import { EXIT, redact, reportError } from './output.js';
 import { checkCommand, runCommand } from './run-command.js';
 import { serve } from './serve.js';
 import { topicsCommand } from './topics-command.js';
+import { transcriptCommand } from './transcript-command.js';
 import { UsageError } from './usage-error.js';
 
 const HELP = `Usage: groupwire <command> [options]
@@ -23,8 +24,9 @@ Commands:
   archive    download a group's archive as an mbox, or search it (archive download | archive search)
   activity   a group's activity log (moderators)
   topics     a group's topics
+  transcript a chat's transcript for a period, from the logger's files or the service (transcript export)
 
-The client commands (api, archive, activity, topics) find the service and log in from flags or the
+The client commands (api, archive, activity, topics, transcript export) find the service and log in from flags or the
 environment: GROUPWIRE_URL, GROUPWIRE_CA_FILE, and GROUPWIRE_EMAIL with GROUPWIRE_PASSWORD, or
 GROUPWIRE_TOKEN. Exit codes: 0 done, 1 an error from the service (or the network), 2 a usage mistake.
 
@@ -44,6 +46,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   archive: archiveCommand,
   activity: activityCommand,
   topics: topicsCommand,
+  transcript: transcriptCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -44,7 +44,8 @@ export class AtomicJsonFile<T> {
     if (!snapshot || !this.path) return this.writing;
     const path = this.path;
     const text = JSON.stringify(snapshot());
-    this.writing = this.writing.then(async () => {
+    // A failed write does not poison the ones after it (each reports its own failure).
+    this.writing = this.writing.catch(() => undefined).then(async () => {
       await mkdir(dirname(path), { recursive: true });
       const temporary = `${path}.${process.pid}.tmp`;
       await writeFile(temporary, text);

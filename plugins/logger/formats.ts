@@ -1,0 +1,144 @@
+import type { ChatMessage } from '../../src/index.js';
+import { formatZoned, messageDate } from './time.js';
+
+/**
+ * The transcript formats: how one chat message becomes an entry of a file, the header a new file
+ * starts with, and how the last msg_num of a file is read back from its last line.
+ */
+
+export const FORMAT_NAMES = ['jsonl', 'text', 'html', 'markdown'] as const;
+export type FormatName = (typeof FORMAT_NAMES)[number];
+
+export interface RenderOptions {
+  timeZone: string;
+  /** Tokens `YYYY MM DD HH mm ss SSS Z` (see time.ts). */
+  timeFormat: string;
+}
+
+/** What a file is of, for its title. */
+export interface FileMeta {
+  group: string;
+  chat: string;
+  /** The day (`YYYY-MM-DD`) of a daily file, or a period (`2024-05-01 to 2024-05-07`). */
+  period?: string;
+  timeZone: string;
+}
+
+export interface Format {
+  name: FormatName;
+  ext: string;
+  /** What a new file starts with. */
+  header(meta: FileMeta): string;
+  /** What closes a whole document (exports only: the logger appends, so its files stay open). */
+  footer(): string;
+  /** One message as an entry; always ends with a newline. */
+  entry(message: ChatMessage, options: RenderOptions): string;
+  /**
+   * The msg_num an entry line carries, or undefined when the line is not an entry. Formats whose
+   * lines carry none (text) keep an index file beside them instead.
+   */
+  msgNumOf?(line: string): number | undefined;
+}
+
+/** The name a line shows: the display name, else the user name, else the id. */
+export function senderName(message: ChatMessage): string {
+  return message.display_name || message.user_name || `user ${message.user_id}`;
+}
+
+const isEvent = (message: ChatMessage) => message.type !== undefined && message.type !== 'chat_msg_type_normal';
+
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** Escaped HTML of a message's text: line breaks kept, http(s) addresses linked. */
+function htmlText(text: string): string {
+  return escapeHtml(text)
+    .replace(/\bhttps?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]]/g, (url) => `<a href="${url}" rel="nofollow noopener noreferrer">${url}</a>`)
+    .replace(/\r?\n/g, '<br>');
+}
+
+/** Markdown that shows the text as typed: markup characters escaped, HTML neutralised, one line. */
+export function escapeMarkdown(text: string): string {
+  return text
+    // Inside a list item only inline markup matters: emphasis, code, links, tables, strikethrough.
+    .replace(/[\\`*_[\]|~]/g, '\\$&')
+    .replace(/&/g, '&amp;').replace(/</g, '&lt;')
+    .replace(/\r?\n/g, '<br>');
+}
+
+const time = (message: ChatMessage, options: RenderOptions) => formatZoned(messageDate(message.created), options.timeZone, options.timeFormat);
+
+function title(meta: FileMeta): string {
+  return `${meta.group} / ${meta.chat}${meta.period ? ` — ${meta.period}` : ''} (${meta.timeZone})`;
+}
+
+const jsonl: Format = {
+  name: 'jsonl',
+  ext: 'jsonl',
+  header: () => '',
+  footer: () => '',
+  // Every field as received (the client hands ids on as strings of their exact digits).
+  entry: (message) => `${JSON.stringify(message)}\n`,
+  msgNumOf(line) {
+    try {
+      const value = (JSON.parse(line) as { msg_num?: unknown }).msg_num;
+      return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  },
+};
+
+const text: Format = {
+  name: 'text',
+  ext: 'txt',
+  header: () => '',
+  footer: () => '',
+  entry(message, options) {
+    const head = isEvent(message) ? `[${time(message, options)}] -- ` : `[${time(message, options)}] <${senderName(message)}> `;
+    // Later lines of a multi-line message are indented under the first, so every entry starts with `[`.
+    return `${head}${message.message.split(/\r?\n/).join(`\n${' '.repeat(4)}`)}\n`;
+  },
+};
+
+const HTML_STYLE = 'body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}'
+  + '.m{margin:.15rem 0}.m time{color:#777;font-variant-numeric:tabular-nums;margin-right:.5rem}'
+  + '.m .n{font-weight:600;margin-right:.4rem}.m.e{color:#777;font-style:italic}';
+
+const html: Format = {
+  name: 'html',
+  ext: 'html',
+  header: (meta) => `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title(meta))}</title>`
+    + `<style>${HTML_STYLE}</style></head><body><h1>${escapeHtml(title(meta))}</h1>\n`,
+  footer: () => '</body></html>\n',
+  entry(message, options) {
+    const when = `<time datetime="${escapeHtml(message.created ?? '')}">${escapeHtml(time(message, options))}</time>`;
+    const attrs = `class="m${isEvent(message) ? ' e' : ''}" id="m${message.msg_num}" data-msg-num="${message.msg_num}"`;
+    const who = isEvent(message) ? '' : `<span class="n">${escapeHtml(senderName(message))}</span>`;
+    return `<div ${attrs}>${when}${who}<span class="t">${htmlText(message.message)}</span></div>\n`;
+  },
+  msgNumOf(line) {
+    const match = /^<div class="m[^"]*" id="m\d+" data-msg-num="(\d+)">.*<\/div>$/.exec(line);
+    return match ? Number(match[1]) : undefined;
+  },
+};
+
+const markdown: Format = {
+  name: 'markdown',
+  ext: 'md',
+  header: (meta) => `# ${escapeMarkdown(title(meta))}\n\n`,
+  footer: () => '',
+  entry(message, options) {
+    const anchor = `<a id="m${message.msg_num}"></a>`;
+    const when = `\`${time(message, options)}\``;
+    const body = escapeMarkdown(message.message);
+    return isEvent(message) ? `- ${anchor}${when} *${body}*\n` : `- ${anchor}${when} **${escapeMarkdown(senderName(message))}**: ${body}\n`;
+  },
+  msgNumOf(line) {
+    const match = /^- <a id="m(\d+)"><\/a>/.exec(line);
+    return match ? Number(match[1]) : undefined;
+  },
+};
+
+export const FORMATS: Record<FormatName, Format> = { jsonl, text, html, markdown };

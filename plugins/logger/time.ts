@@ -1,0 +1,98 @@
+/**
+ * Dates and times in an IANA time zone, with nothing but Intl: the day a message belongs to, the time
+ * shown in a transcript line, and the instant a local date-time names (for `transcript export`).
+ */
+
+export interface ZonedParts {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  millisecond: number;
+  /** The zone's offset from UTC at that instant, in minutes (+120 for UTC+02:00). */
+  offsetMinutes: number;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let made = formatters.get(timeZone);
+  if (!made) {
+    made = new Intl.DateTimeFormat('en-US', {
+      timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit',
+      hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'longOffset',
+    });
+    formatters.set(timeZone, made);
+  }
+  return made;
+}
+
+/** True when `timeZone` is a zone Intl knows (`UTC`, `Europe/Berlin`, ...). */
+export function isTimeZone(timeZone: string): boolean {
+  try {
+    formatter(timeZone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The wall-clock parts of an instant in a zone. */
+export function zonedParts(date: Date, timeZone: string): ZonedParts {
+  const parts: Record<string, string> = {};
+  for (const part of formatter(timeZone).formatToParts(date)) parts[part.type] = part.value;
+  const offset = /GMT(?:([+-])(\d\d):(\d\d))?/.exec(parts.timeZoneName ?? '');
+  const offsetMinutes = offset?.[1] ? (offset[1] === '-' ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3])) : 0;
+  return {
+    year: Number(parts.year), month: Number(parts.month), day: Number(parts.day),
+    hour: Number(parts.hour), minute: Number(parts.minute), second: Number(parts.second),
+    millisecond: date.getUTCMilliseconds(), offsetMinutes,
+  };
+}
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+function offsetText(minutes: number): string {
+  const sign = minutes < 0 ? '-' : '+';
+  const abs = Math.abs(minutes);
+  return `${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)}`;
+}
+
+/**
+ * Formats an instant in a zone. Tokens: `YYYY MM DD HH mm ss SSS Z` (Z is the offset, `+02:00`);
+ * anything else is copied.
+ */
+export function formatZoned(date: Date, timeZone: string, pattern: string): string {
+  const p = zonedParts(date, timeZone);
+  const values: Record<string, string> = {
+    YYYY: String(p.year).padStart(4, '0'), MM: two(p.month), DD: two(p.day), HH: two(p.hour), mm: two(p.minute),
+    ss: two(p.second), SSS: String(p.millisecond).padStart(3, '0'), Z: offsetText(p.offsetMinutes),
+  };
+  return pattern.replace(/YYYY|SSS|MM|DD|HH|mm|ss|Z/g, (token) => values[token]!);
+}
+
+/** The calendar day (`YYYY-MM-DD`) of an instant in a zone. */
+export function dayOf(date: Date, timeZone: string): string {
+  return formatZoned(date, timeZone, 'YYYY-MM-DD');
+}
+
+/** A message's time: its `created`, or now when it has none that parses. */
+export function messageDate(created: string | undefined): Date {
+  const time = created ? Date.parse(created) : Number.NaN;
+  return new Date(Number.isNaN(time) ? Date.now() : time);
+}
+
+/** The instant a wall-clock time in a zone names (the earlier one when a clock change repeats it). */
+export function zonedToInstant(
+  local: { year: number; month: number; day: number; hour?: number; minute?: number; second?: number; millisecond?: number },
+  timeZone: string,
+): Date {
+  const wall = Date.UTC(local.year, local.month - 1, local.day, local.hour ?? 0, local.minute ?? 0, local.second ?? 0, local.millisecond ?? 0);
+  let guess = wall - zonedParts(new Date(wall), timeZone).offsetMinutes * 60_000;
+  // One correction covers a guess that landed on the other side of a clock change.
+  const corrected = wall - zonedParts(new Date(guess), timeZone).offsetMinutes * 60_000;
+  if (corrected !== guess) guess = Math.min(guess, corrected);
+  return new Date(guess);
+}

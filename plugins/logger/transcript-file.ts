@@ -1,0 +1,212 @@
+import { mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import type { ChatMessage } from '../../src/index.js';
+import type { FileMeta, Format } from './formats.js';
+
+/** A message waiting to be appended to one file. */
+export interface PendingEntry {
+  message: ChatMessage;
+}
+
+const TAIL_CHUNK = 64 * 1024;
+
+/**
+ * One transcript file: what it holds (its last msg_num and its size, read back from the file itself
+ * at first use) and the entries waiting to be appended. Writes are appends followed by fsync; a write
+ * that failed half-way is cut back to the last good size before the next one, so a file never holds
+ * half an entry or an entry twice.
+ *
+ * The last msg_num comes from the file's tail (jsonl, html and markdown entries carry it). Text lines
+ * (`[time] <name> message`) do not, so a text file has an index beside it (`.<name>.idx`, one
+ * `<msg_num> <size>` line per write, written after the text is on disk); text past the index's size
+ * (a crash between the two) is cut off and written again from the chat's history.
+ */
+export class TranscriptFile {
+  /** The highest msg_num in the file (0: none). */
+  last = 0;
+  /** The file's size after its last complete entry. */
+  size = 0;
+  recovered = false;
+  pending: PendingEntry[] = [];
+  lastUsed = Date.now();
+  /** A write failed part-way: cut the file back to `size` before writing again. */
+  private dirty = false;
+  /** The text is written but its index line is not. */
+  private indexBehind = false;
+
+  constructor(
+    readonly path: string,
+    readonly format: Format,
+    readonly meta: FileMeta,
+    private readonly log: Logger,
+  ) {}
+
+  get indexPath(): string | undefined {
+    return this.format.msgNumOf ? undefined : join(dirname(this.path), `.${basename(this.path)}.idx`);
+  }
+
+  /** Reads what the file holds (once); cuts off a torn last entry. Throws when the file cannot be read. */
+  async recover(): Promise<void> {
+    if (this.recovered) return;
+    let size: number;
+    try {
+      size = (await stat(this.path)).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.size = 0;
+      this.last = 0;
+      this.recovered = true;
+      return;
+    }
+    if (this.format.msgNumOf) await this.recoverFromTail(size, this.format.msgNumOf);
+    else await this.recoverFromIndex(size);
+    this.recovered = true;
+  }
+
+  private async recoverFromTail(size: number, msgNumOf: (line: string) => number | undefined): Promise<void> {
+    const handle = await open(this.path, 'r');
+    try {
+      let chunk = TAIL_CHUNK;
+      for (;;) {
+        const start = Math.max(0, size - chunk);
+        const buffer = Buffer.alloc(size - start);
+        await handle.read(buffer, 0, buffer.length, start);
+        // Only whole lines count: bytes after the last newline are a torn write.
+        const end = buffer.lastIndexOf(0x0a) + 1;
+        if (end === 0 && start > 0) {
+          chunk *= 4;
+          continue;
+        }
+        const goodSize = start + end;
+        const lines = buffer.subarray(0, end).toString('utf8').split('\n');
+        // The first line of a chunk that does not start the file may be cut: skip it.
+        const whole = start === 0 ? lines : lines.slice(1);
+        let found: number | undefined;
+        for (let i = whole.length - 1; i >= 0 && found === undefined; i -= 1) found = msgNumOf(whole[i]!);
+        if (found === undefined && start > 0) {
+          chunk *= 4;
+          continue;
+        }
+        this.last = found ?? 0;
+        this.size = goodSize;
+        break;
+      }
+    } finally {
+      await handle.close();
+    }
+    if (this.size < size) {
+      this.log.warn({ file: this.path, bytes: size - this.size }, 'transcript ended in a torn entry (a crash while writing); cut it off, it is written again');
+      await truncate(this.path, this.size);
+    }
+  }
+
+  private async recoverFromIndex(size: number): Promise<void> {
+    const entries = await this.readIndex();
+    if (entries.length === 0) {
+      this.size = size;
+      this.last = 0;
+      if (size > 0) {
+        this.log.warn({ file: this.path }, 'text transcript without its index: cannot tell which messages it holds; new ones are appended');
+      }
+      return;
+    }
+    // The newest index entry the text really reaches.
+    const good = entries.findLast((entry) => entry.size <= size) ?? { msgNum: 0, size: 0 };
+    this.last = good.msgNum;
+    this.size = good.size;
+    if (size > good.size) {
+      this.log.warn({ file: this.path, bytes: size - good.size }, 'text transcript ran past its index (a crash while writing); cut it off, it is written again');
+      await truncate(this.path, good.size);
+    }
+    if (good !== entries.at(-1)) this.indexBehind = true;
+  }
+
+  private async readIndex(): Promise<Array<{ msgNum: number; size: number }>> {
+    let text: string;
+    try {
+      text = await readFile(this.indexPath!, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const entries: Array<{ msgNum: number; size: number }> = [];
+    for (const line of text.split('\n')) {
+      const match = /^(\d+) (\d+)$/.exec(line);
+      if (match) entries.push({ msgNum: Number(match[1]), size: Number(match[2]) });
+    }
+    return entries;
+  }
+
+  /**
+   * Appends the pending entries above `last` (in msg_num order), fsyncs, and forgets them. Throws on a
+   * write error, keeping them pending.
+   */
+  async write(render: (message: ChatMessage) => string): Promise<number> {
+    await this.recover();
+    this.lastUsed = Date.now();
+    if (this.indexBehind) await this.writeIndex();
+    const fresh = this.pending.filter((entry) => entry.message.msg_num > this.last).sort((a, b) => a.message.msg_num - b.message.msg_num);
+    const entries: PendingEntry[] = [];
+    for (const entry of fresh) if (entry.message.msg_num > (entries.at(-1)?.message.msg_num ?? this.last)) entries.push(entry);
+    if (entries.length === 0) {
+      this.pending = [];
+      return 0;
+    }
+    const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + entries.map((entry) => render(entry.message)).join(''), 'utf8');
+    const created = this.size === 0;
+    if (this.dirty) {
+      await truncate(this.path, this.size).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+      this.dirty = false;
+    }
+    await mkdir(dirname(this.path), { recursive: true });
+    try {
+      await appendSynced(this.path, data);
+    } catch (error) {
+      this.dirty = true;
+      throw error;
+    }
+    if (created) await syncDirectory(dirname(this.path));
+    this.size += data.length;
+    this.last = entries.at(-1)!.message.msg_num;
+    if (this.indexPath) {
+      this.indexBehind = true;
+      await this.writeIndex();
+    }
+    // Forgotten only now, so "nothing pending" means the file and its index are on disk (a failed
+    // index write keeps them; the next write skips them by `last` and writes the index).
+    this.pending = this.pending.filter((entry) => entry.message.msg_num > this.last);
+    return entries.length;
+  }
+
+  private async writeIndex(): Promise<void> {
+    await appendSynced(this.indexPath!, Buffer.from(`${this.last} ${this.size}\n`));
+    this.indexBehind = false;
+  }
+}
+
+async function appendSynced(path: string, data: Buffer): Promise<void> {
+  const handle = await open(path, 'a');
+  try {
+    await handle.appendFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Makes a new file's directory entry durable too (where the platform allows it). */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Not every platform can open or sync a directory; the file's own data is synced.
+  }
+}

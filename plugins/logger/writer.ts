@@ -1,0 +1,170 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { ChatInfo, ChatMessage } from '../../src/index.js';
+import type { DiskTrouble } from './disk-trouble.js';
+import type { Format, RenderOptions } from './formats.js';
+import { fileDay, type PathPattern, type PathValues } from './path-pattern.js';
+import { dayOf, messageDate } from './time.js';
+import { TranscriptFile } from './transcript-file.js';
+
+export interface WriterOptions {
+  root: string;
+  pattern: PathPattern;
+  formats: Format[];
+  render: RenderOptions;
+  botName: string;
+  flushIntervalMs: number;
+  retryMaxMs: number;
+  log: Logger;
+  trouble: DiskTrouble;
+  /** Called when writing works again after failures. */
+  onRecovered?(): void;
+}
+
+/** How long a file that has nothing waiting is remembered after its last write. */
+const IDLE_FILE_MS = 10 * 60_000;
+
+/**
+ * The transcript files of one logger: entries wait in memory per file and are appended and fsynced
+ * every `flushIntervalMs`. A failure (a full disk, a directory that cannot be made) is logged clearly
+ * and counted; the entries stay and the next attempt comes after a backoff, without blocking anyone.
+ */
+export class TranscriptWriter {
+  private readonly files = new Map<string, TranscriptFile>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<boolean> | undefined;
+  private failures = 0;
+  private stopped = false;
+  readonly stats = { written: 0 };
+
+  constructor(private readonly options: WriterOptions) {}
+
+  /** Path values of a chat (and a day, for a message). */
+  valuesFor(chat: ChatInfo, format: Format, day?: string): PathValues {
+    const [year, month, dayOfMonth] = day ? day.split('-') : [];
+    return {
+      group: chat.groupName, group_id: chat.groupId, chat: chat.subject, chat_id: chat.id, bot: this.options.botName,
+      ext: format.ext, date: day, year, month, day: dayOfMonth,
+    };
+  }
+
+  /** The file for a path (remembered, so what it holds is read once). */
+  file(path: string, format: Format, chat: ChatInfo, day: string | undefined): TranscriptFile {
+    let file = this.files.get(path);
+    if (!file) {
+      file = new TranscriptFile(path, format, { group: chat.groupName, chat: chat.subject, period: day, timeZone: this.options.render.timeZone }, this.options.log);
+      this.files.set(path, file);
+    }
+    return file;
+  }
+
+  /** Queues a message for every format's file of its day. */
+  add(message: ChatMessage, chat: ChatInfo): void {
+    const day = dayOf(messageDate(message.created), this.options.render.timeZone);
+    for (const format of this.options.formats) {
+      const path = join(this.options.root, this.options.pattern.render(this.valuesFor(chat, format, day)));
+      this.file(path, format, chat, this.options.pattern.daily ? day : undefined).pending.push({ message });
+    }
+  }
+
+  /**
+   * The last msg_num of a chat on disk: per format, the newest file of the chat that holds a message;
+   * the lowest of the formats (so a format that fell behind is filled up). Undefined when no format
+   * has a file of the chat yet. Throws when the directory cannot be read.
+   */
+  async lastOnDisk(chat: ChatInfo): Promise<number | undefined> {
+    let lowest: number | undefined;
+    for (const format of this.options.formats) {
+      const found = await this.options.pattern.find(this.options.root, this.valuesFor(chat, format));
+      found.sort((a, b) => (fileDay(a.values) ?? '').localeCompare(fileDay(b.values) ?? ''));
+      let last: number | undefined;
+      for (const candidate of found.toReversed()) {
+        const file = this.file(candidate.path, format, chat, fileDay(candidate.values));
+        await file.recover();
+        if (file.last > 0) {
+          last = file.last;
+          break;
+        }
+      }
+      if (last !== undefined) lowest = Math.min(lowest ?? last, last);
+    }
+    return lowest;
+  }
+
+  /** Messages waiting in memory (the most any one format has waiting). */
+  get pending(): number {
+    const perFormat = new Map<string, number>();
+    for (const file of this.files.values()) perFormat.set(file.format.name, (perFormat.get(file.format.name) ?? 0) + file.pending.length);
+    return Math.max(0, ...perFormat.values());
+  }
+
+  get fileCount(): number {
+    return this.files.size;
+  }
+
+  start(): void {
+    this.schedule(this.options.flushIntervalMs);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      void this.flush().then((ok) => this.schedule(ok ? this.options.flushIntervalMs : this.retryDelay()));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private retryDelay(): number {
+    const base = Math.min(this.options.retryMaxMs, this.options.flushIntervalMs * 2 ** Math.min(this.failures - 1, 16));
+    return base / 2 + Math.random() * (base / 2);
+  }
+
+  /** Writes everything waiting; answers whether it all went to disk. One flush at a time. */
+  flush(): Promise<boolean> {
+    this.flushing ??= this.flushOnce().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private async flushOnce(): Promise<boolean> {
+    let failed: { error: NodeJS.ErrnoException; file: string } | undefined;
+    let tried = false;
+    for (const file of [...this.files.values()]) {
+      if (file.pending.length === 0) continue;
+      tried = true;
+      try {
+        this.stats.written += await file.write((message) => file.format.entry(message, this.options.render));
+      } catch (error) {
+        failed ??= { error: error as NodeJS.ErrnoException, file: file.path };
+      }
+    }
+    if (failed) {
+      this.failures += 1;
+      this.options.trouble.failed(failed.error, failed.file, 'write');
+      return false;
+    }
+    this.failures = 0;
+    // Only a write that happened tells that the disk works again (reading may still fail).
+    if (tried && this.options.trouble.worked()) this.options.onRecovered?.();
+    this.forgetIdleFiles();
+    return true;
+  }
+
+  private forgetIdleFiles(): void {
+    const now = Date.now();
+    for (const [path, file] of this.files) if (file.pending.length === 0 && now - file.lastUsed > IDLE_FILE_MS) this.files.delete(path);
+  }
+
+  /** Stops the timer and writes what is left, trying again until `deadline` (ms since the epoch). */
+  async stop(deadline: number): Promise<boolean> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    for (;;) {
+      if (await this.flush()) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250, Math.max(0, deadline - Date.now()))));
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import { InadequatePermissionsError } from '../../../src/index.js';
+import { CommandError } from '../errors.js';
+import type { Responder } from '../responder.js';
+import { formatDate, htmlToText, shorten } from '../text.js';
+import type { BuiltinSpecs } from './specs.js';
+
+export interface ArchiveOptions {
+  timeZone: string;
+}
+
+/** `!topics [n]`, `!search <query…>`, `!activity [n]`: reading the group's archive and activity log. */
+export function addArchives(responder: Responder, specs: BuiltinSpecs, options: ArchiveOptions): void {
+  const when = (text: string | undefined) => formatDate(text, options.timeZone);
+
+  if (specs.topics) {
+    responder.command('topics', {
+      ...specs.topics,
+      description: 'the latest topics of the group',
+      args: [{ name: 'n', type: 'int', min: 1, max: 20, default: 5, description: 'how many' }],
+    }, async ({ ctx, args }) => {
+      const list = await ctx.client.getTopics({ group_id: ctx.chat.groupId, limit: args.n as number });
+      if (list.data.length === 0) return `${ctx.chat.groupName} has no topics yet.`;
+      const lines = list.data.map((topic, i) =>
+        `${i + 1}. ${topic.subject} — ${topic.num_messages} message${topic.num_messages === 1 ? '' : 's'}, last ${when(topic.most_recent_message)}`);
+      return [`Latest topics in ${ctx.chat.groupName}:`, ...lines].join('\n');
+    });
+  }
+
+  if (specs.search) {
+    responder.command('search', {
+      ...specs.search,
+      description: 'searches the group\'s archive ("exact words", #hashtag, posterid:<id>)',
+      args: [{ name: 'query', type: 'rest', description: 'what to look for' }],
+    }, async ({ ctx, args }) => {
+      const q = String(args.query);
+      const list = await ctx.client.searchArchives({ group_id: ctx.chat.groupId, q, limit: 5 });
+      if (list.data.length === 0) return `Nothing in ${ctx.chat.groupName}'s archive matches ${q}.`;
+      const total = Number(list.total_count) || list.data.length;
+      const lines = list.data.map((hit, i) =>
+        `${i + 1}. ${hit.subject} — ${hit.name}, ${when(hit.created)}: ${shorten(htmlToText(hit.summary || hit.snippet || ''), 160)}`);
+      return [`${total} result${total === 1 ? '' : 's'} for ${q}${total > lines.length ? ` (the first ${lines.length})` : ''}:`, ...lines].join('\n');
+    });
+  }
+
+  if (specs.activity) {
+    responder.command('activity', {
+      ...specs.activity,
+      description: 'the group\'s recent activity log',
+      args: [{ name: 'n', type: 'int', min: 1, max: 20, default: 5, description: 'how many entries' }],
+    }, async ({ ctx, args }) => {
+      let list;
+      try {
+        list = await ctx.client.getActivityLog({ group_id: ctx.chat.groupId, limit: args.n as number });
+      } catch (error) {
+        if (error instanceof InadequatePermissionsError) {
+          throw new CommandError('the bot may not read this group\'s activity log (it needs the view_activity permission, which moderators have).');
+        }
+        throw error;
+      }
+      if (list.data.length === 0) return `${ctx.chat.groupName}'s activity log is empty.`;
+      const lines = list.data.map((entry) => `${when(entry.created)} ${entry.action ? `${entry.action}: ` : ''}${htmlToText(entry.entry)}`);
+      return [`Recent activity in ${ctx.chat.groupName}:`, ...lines].join('\n');
+    });
+  }
+}

@@ -1,0 +1,54 @@
+import { definePlugin, type PluginDefinition, type PluginEnv } from '../../src/index.js';
+import { addArchives } from './builtins/archives.js';
+import { addBasics } from './builtins/basic.js';
+import { addModeration } from './builtins/moderation.js';
+import { builtinSpecs } from './builtins/specs.js';
+import { builtinsSchema, responderOptions, type ResponderConfig } from './options.js';
+import { Responder } from './responder.js';
+import { addRules } from './rules.js';
+
+export interface ResponderPluginDefinition {
+  /** The plugin's name (logs, stats, its store). */
+  name: string;
+  /** Whether the built-in commands are on when bots.yaml does not say (default false; the responder plugin: true). */
+  builtins?: boolean;
+  timeoutMs?: number;
+  /** Adds the plugin's own commands and patterns: `responder.command(...)`, `responder.hears(...)`. */
+  setup?(responder: Responder, env: PluginEnv, options: ResponderConfig): void | Promise<void>;
+}
+
+/**
+ * A plugin built on the responder: the same bots.yaml options (prefix, max_age, moderators, rules,
+ * builtins, ...) and your commands on top.
+ *
+ *   export default defineResponder({
+ *     name: 'dice',
+ *     setup(r) {
+ *       r.command('roll', { args: [{ name: 'sides', type: 'int', min: 2, default: 6 }], cooldown: { user: 5_000 } },
+ *         ({ args, user }) => `${user} rolled ${1 + Math.floor(Math.random() * Number(args.sides))}`);
+ *     },
+ *   });
+ */
+export function defineResponder(definition: ResponderPluginDefinition): PluginDefinition<typeof responderOptions> {
+  const options = responderOptions.safeExtend({ builtins: builtinsSchema.default(definition.builtins ?? false) }) as unknown as typeof responderOptions;
+  return definePlugin({
+    name: definition.name,
+    options,
+    timeoutMs: definition.timeoutMs,
+    async create(config, env) {
+      const responder = new Responder({ prefix: config.prefix, maxAgeMs: config.max_age, maxLength: config.max_length, moderators: config.moderators });
+      addRules(responder, config.rules, config.time_zone);
+      await definition.setup?.(responder, env, config);
+      // Built-ins last, so a rule or the plugin's own command of the same name takes its place.
+      const specs = builtinSpecs(config.builtins);
+      for (const name of Object.keys(specs) as Array<keyof typeof specs>) if (responder.has(name)) delete specs[name];
+      addBasics(responder, specs);
+      addArchives(responder, specs, { timeZone: config.time_zone });
+      addModeration(responder, specs);
+      return {
+        handle: (ctx, next) => responder.handle(ctx, next),
+        stats: () => ({ ...responder.stats }),
+      };
+    },
+  });
+}

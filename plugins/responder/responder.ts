@@ -1,0 +1,258 @@
+import type { ChatMessage, PluginContext } from '../../src/index.js';
+import { AccessControl, type AllowSpec, type Moderators } from './access.js';
+import { AnsweredMarks } from './answered.js';
+import { ArgumentError, argUsage, parseArgs, specProblem, type ArgSpec, type ArgValues } from './args.js';
+import { Cooldowns, type CooldownSpec } from './cooldown.js';
+import { describeError } from './errors.js';
+import { answerer } from './answer.js';
+import { MAX_CHAT_MESSAGE_LENGTH } from './split.js';
+
+/** What a handler returns: the answer (split when long), several answers, or nothing. */
+export type Answer = string | readonly string[] | undefined | void;
+export type Handler = (call: Call) => Answer | Promise<Answer>;
+
+export interface RuleSpec {
+  /** Who may use it (default: everyone). */
+  allow?: AllowSpec;
+  /** How often it may fire, in milliseconds, at all / per user / per chat. */
+  cooldown?: CooldownSpec;
+  /** Only in these chats (subjects or ids). */
+  chats?: readonly string[];
+  description?: string;
+}
+
+export interface CommandSpec extends RuleSpec {
+  args?: readonly ArgSpec[];
+  aliases?: readonly string[];
+  /** Left out of !help. */
+  hidden?: boolean;
+}
+
+export interface HearsSpec extends RuleSpec {
+  /** A name for logs and cooldowns (default: the pattern). */
+  name?: string;
+}
+
+/** One use of a rule: the message, its arguments or match, and a way to answer. */
+export interface Call {
+  readonly ctx: PluginContext;
+  readonly responder: Responder;
+  readonly message: ChatMessage;
+  /** The command's name, or the hears rule's name. */
+  readonly name: string;
+  readonly kind: 'command' | 'hears';
+  readonly args: ArgValues;
+  /** The text after the command's name, as typed. */
+  readonly argsText: string;
+  /** The match of a `hears` pattern. */
+  readonly match: RegExpExecArray | undefined;
+  /** The sender's display name (else user name). */
+  readonly user: string;
+  readonly userId: string;
+  /** Posts into the chat (split when too long); resolves when the service has every part. */
+  reply(text: string): Promise<ChatMessage[]>;
+}
+
+export interface ResponderOptions {
+  prefix?: string;
+  /** A command that arrives backfilled and older than this is skipped (ms; default 10 minutes). */
+  maxAgeMs?: number;
+  /** The longest post (default and at most 10,000 characters). */
+  maxLength?: number;
+  moderators?: Moderators;
+}
+
+interface CommandEntry {
+  kind: 'command';
+  name: string;
+  spec: CommandSpec;
+  handler: Handler;
+}
+
+interface HearsEntry {
+  kind: 'hears';
+  name: string;
+  pattern: RegExp;
+  spec: HearsSpec;
+  handler: Handler;
+}
+
+type Entry = CommandEntry | HearsEntry;
+
+/**
+ * Commands (`!name args`) and patterns (`hears`) with who may use them, cooldowns, typed arguments,
+ * clean splitting of long answers, and each message answered at most once, even across restarts.
+ */
+export class Responder {
+  readonly prefix: string;
+  readonly maxAgeMs: number;
+  readonly maxLength: number;
+  readonly access: AccessControl;
+  readonly cooldowns = new Cooldowns();
+  private readonly commandsByName = new Map<string, CommandEntry>();
+  private readonly commandList: CommandEntry[] = [];
+  private readonly hearsList: HearsEntry[] = [];
+  readonly stats = { answered: 0, refused: 0, cooling: 0, too_old: 0, failed: 0, repeats: 0 };
+
+  constructor(options: ResponderOptions = {}) {
+    this.prefix = options.prefix ?? '!';
+    this.maxAgeMs = options.maxAgeMs ?? 10 * 60_000;
+    this.maxLength = Math.min(options.maxLength ?? MAX_CHAT_MESSAGE_LENGTH, MAX_CHAT_MESSAGE_LENGTH);
+    this.access = new AccessControl(options.moderators ?? { users: [], emails: [] });
+  }
+
+  /** Adds a command: `!name args`. Names are matched ignoring case. */
+  command(name: string, spec: CommandSpec | Handler, handler?: Handler): this {
+    const [options, run] = typeof spec === 'function' ? [{}, spec] : [spec, handler];
+    if (!run) throw new TypeError(`command ${name}: no handler`);
+    const problem = specProblem(options.args ?? []);
+    if (problem) throw new TypeError(`command ${name}: ${problem}`);
+    const entry: CommandEntry = { kind: 'command', name, spec: options, handler: run };
+    for (const key of [name, ...(options.aliases ?? [])]) {
+      if (!/^\S+$/.test(key)) throw new TypeError(`command name ${JSON.stringify(key)} may not contain spaces`);
+      if (this.commandsByName.has(key.toLowerCase())) throw new TypeError(`command ${key} is defined twice`);
+      this.commandsByName.set(key.toLowerCase(), entry);
+    }
+    this.commandList.push(entry);
+    return this;
+  }
+
+  /** Answers messages matching a pattern (a RegExp, or a string taken as a case-insensitive word or phrase). */
+  hears(pattern: RegExp | string, spec: HearsSpec | Handler, handler?: Handler): this {
+    const [options, run] = typeof spec === 'function' ? [{}, spec] : [spec, handler];
+    if (!run) throw new TypeError('hears: no handler');
+    const regex = typeof pattern === 'string'
+      ? new RegExp(`(?<![\\p{L}\\p{N}_])${pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}_])`, 'iu')
+      : new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''));
+    this.hearsList.push({ kind: 'hears', name: options.name ?? String(pattern), pattern: regex, spec: options, handler: run });
+    return this;
+  }
+
+  /** True when a command (or alias) of this name exists. */
+  has(name: string): boolean {
+    return this.commandsByName.has(name.toLowerCase());
+  }
+
+  /** The commands, in the order they were added. */
+  commands(): ReadonlyArray<{ name: string; spec: CommandSpec }> {
+    return this.commandList;
+  }
+
+  /** `!topics [n]` */
+  usage(name: string): string {
+    const entry = this.commandsByName.get(name.toLowerCase());
+    const args = entry ? argUsage(entry.spec.args ?? []) : '';
+    return `${this.prefix}${entry?.name ?? name}${args ? ` ${args}` : ''}`;
+  }
+
+  /** The commands the sender of ctx's message may use here (for !help). */
+  async usableBy(ctx: PluginContext): Promise<Array<{ name: string; spec: CommandSpec }>> {
+    const usable: CommandEntry[] = [];
+    for (const entry of this.commandList) {
+      if (entry.spec.hidden || !inChat(entry.spec, ctx)) continue;
+      if (await this.access.allows(entry.spec.allow, ctx).catch(() => false)) usable.push(entry);
+    }
+    return usable;
+  }
+
+  /** The plugin's handle(): answers what it should, then lets the chain go on. */
+  async handle(ctx: PluginContext, next: () => Promise<void>): Promise<void> {
+    try {
+      await this.dispatch(ctx);
+    } finally {
+      await next();
+    }
+  }
+
+  private find(ctx: PluginContext): { entry: Entry; argsText: string; match?: RegExpExecArray } | undefined {
+    const text = ctx.message.message;
+    if (text.startsWith(this.prefix)) {
+      const [, name = '', rest = ''] = /^(\S*)\s*([\s\S]*)$/.exec(text.slice(this.prefix.length)) ?? [];
+      const entry = this.commandsByName.get(name.toLowerCase());
+      if (entry && inChat(entry.spec, ctx)) return { entry, argsText: rest.trim() };
+    }
+    for (const entry of this.hearsList) {
+      if (!inChat(entry.spec, ctx)) continue;
+      const match = entry.pattern.exec(text);
+      if (match) return { entry, argsText: '', match };
+    }
+    return undefined;
+  }
+
+  private async dispatch(ctx: PluginContext): Promise<void> {
+    const message = ctx.message;
+    if ((message.type ?? 'chat_msg_type_normal') !== 'chat_msg_type_normal') return;
+    const found = this.find(ctx);
+    if (!found) return;
+    const { entry } = found;
+    const label = entry.kind === 'command' ? `${this.prefix}${entry.name}` : entry.name;
+    const marks = new AnsweredMarks(ctx.store);
+    if (marks.has(ctx.chat.id, message.msg_num)) {
+      this.stats.repeats += 1;
+      ctx.log.info({ msgNum: message.msg_num, rule: label }, 'responder: already answered this message; not again');
+      return;
+    }
+    if (ctx.backfilled && ctx.ageMs > this.maxAgeMs) {
+      this.stats.too_old += 1;
+      ctx.log.info({ msgNum: message.msg_num, rule: label, ageMs: ctx.ageMs, maxAgeMs: this.maxAgeMs }, 'responder: missed while away and too old to answer now; skipped');
+      return;
+    }
+    const answer = answerer(ctx, marks, this.maxLength);
+    const isCommand = entry.kind === 'command';
+    let allowed: boolean;
+    try {
+      allowed = await this.access.allows(entry.spec.allow, ctx);
+    } catch (error) {
+      ctx.log.warn({ err: error, rule: label }, 'responder: could not check who may use this rule');
+      if (isCommand) await answer.post(['Sorry, I could not check who may use that right now; try again later.']);
+      return;
+    }
+    if (!allowed) {
+      this.stats.refused += 1;
+      ctx.log.info({ msgNum: message.msg_num, rule: label, userId: message.user_id }, 'responder: not allowed for this user');
+      if (isCommand) await answer.post([`Sorry, ${label} is only for ${this.access.describe(entry.spec.allow)}.`]);
+      return;
+    }
+    let args: ArgValues = {};
+    if (isCommand) {
+      try {
+        args = parseArgs(entry.spec.args ?? [], found.argsText);
+      } catch (error) {
+        if (!(error instanceof ArgumentError)) throw error;
+        await answer.post([`${error.message}. Usage: ${this.usage(entry.name)}`]);
+        return;
+      }
+    }
+    const wait = this.cooldowns.remaining(label, entry.spec.cooldown, message.user_id, ctx.chat.id);
+    if (wait > 0) {
+      this.stats.cooling += 1;
+      if (isCommand && this.cooldowns.noticeDue(label, message.user_id, wait)) {
+        await answer.post([`${label} was used a moment ago; try again in ${Math.ceil(wait / 1000)} s.`]);
+      }
+      return;
+    }
+    this.cooldowns.hit(label, entry.spec.cooldown, message.user_id, ctx.chat.id);
+    const call: Call = {
+      ctx, responder: this, message, name: entry.name, kind: entry.kind, args, argsText: found.argsText, match: found.match,
+      user: message.display_name || message.user_name || message.user_id, userId: message.user_id,
+      reply: (text) => answer.post([text], true),
+    };
+    try {
+      const result = await entry.handler(call);
+      const texts = typeof result === 'string' ? [result] : [...(result ?? [])];
+      if (texts.length > 0) await answer.post(texts);
+      this.stats.answered += 1;
+    } catch (error) {
+      this.stats.failed += 1;
+      const { text, serious } = describeError(error);
+      const detail = { err: error, msgNum: message.msg_num, rule: label, args: found.argsText };
+      if (serious) ctx.log.error(detail, 'responder: command failed');
+      else ctx.log.info(detail, 'responder: command refused');
+      await answer.post([`${label} failed: ${text}`]).catch(() => undefined);
+    }
+  }
+}
+
+function inChat(spec: RuleSpec, ctx: PluginContext): boolean {
+  return !spec.chats || spec.chats.length === 0 || spec.chats.includes(ctx.chat.subject) || spec.chats.includes(ctx.chat.id);
+}

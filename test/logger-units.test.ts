@@ -1,0 +1,222 @@
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, test } from 'vitest';
+import type { ChatMessage } from '../src/api/index.js';
+import { parseBound } from '../plugins/logger/export.js';
+import { FORMATS } from '../plugins/logger/formats.js';
+import { loggerOptions } from '../plugins/logger/options.js';
+import { PathPattern, safeSegment } from '../plugins/logger/path-pattern.js';
+import { dayOf, formatZoned, zonedToInstant } from '../plugins/logger/time.js';
+import { TranscriptFile } from '../plugins/logger/transcript-file.js';
+
+/** The logger's pure parts: formats, time zones, path patterns, options, and reading a file's tail. */
+
+const silent = pino({ level: 'silent' });
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'groupwire-logger-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function message(msgNum: number, text: string, extra: Partial<ChatMessage> = {}): ChatMessage {
+  return {
+    object: 'chat_message', id: `9007199254740993${msgNum}`, created: '2026-03-01T23:30:05.123Z', version: 1, user_id: '9007199254740995',
+    group_id: '7', chat_id: '12', type: 'chat_msg_type_normal', message: text, msg_num: msgNum, display_name: 'Bob Member',
+    user_name: 'bob', profile_photo_url: '', profile_privacy: 'profile_members', email: 'bob@example.com', ...extra,
+  };
+}
+
+const utc = { timeZone: 'UTC', timeFormat: 'HH:mm:ss' };
+
+describe('logger: formats', () => {
+  test('jsonl keeps every field as received, ids as their exact digits', () => {
+    const line = FORMATS.jsonl.entry(message(3, 'hi'), utc);
+    expect(line.endsWith('\n')).toBe(true);
+    expect(JSON.parse(line)).toEqual(message(3, 'hi'));
+    expect(line).toContain('"id":"90071992547409933"');
+    expect(FORMATS.jsonl.msgNumOf!(line.trim())).toBe(3);
+    expect(FORMATS.jsonl.msgNumOf!('{"msg_num":')).toBeUndefined();
+  });
+
+  test('text: [time] <name> message, in the zone; later lines indented; events marked', () => {
+    expect(FORMATS.text.entry(message(1, 'hello'), utc)).toBe('[23:30:05] <Bob Member> hello\n');
+    expect(FORMATS.text.entry(message(1, 'hello'), { timeZone: 'Asia/Tokyo', timeFormat: 'YYYY-MM-DD HH:mm Z' }))
+      .toBe('[2026-03-02 08:30 +09:00] <Bob Member> hello\n');
+    expect(FORMATS.text.entry(message(1, 'one\ntwo\r\nthree'), utc)).toBe('[23:30:05] <Bob Member> one\n    two\n    three\n');
+    expect(FORMATS.text.entry(message(1, 'x', { display_name: '', user_name: '' }), utc)).toBe('[23:30:05] <user 9007199254740995> x\n');
+    expect(FORMATS.text.entry(message(9, 'This chat has been closed.', { type: 'chat_msg_type_closed' }), utc))
+      .toBe('[23:30:05] -- This chat has been closed.\n');
+  });
+
+  test('html escapes everything a member typed and links only http(s) addresses', () => {
+    const entry = FORMATS.html.entry(message(4, '<script>alert("x")</script> & \'q\'\nsee https://example.com/a?b=1&c=2. or javascript:alert(1)', {
+      display_name: '<b>Eve</b>',
+    }), utc);
+    expect(entry).not.toContain('<script>');
+    expect(entry).not.toContain('<b>Eve');
+    expect(entry).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;<br>see ');
+    expect(entry).toContain('<a href="https://example.com/a?b=1&amp;c=2" rel="nofollow noopener noreferrer">https://example.com/a?b=1&amp;c=2</a>. or javascript:alert(1)');
+    expect(entry).toMatch(/^<div class="m" id="m4" data-msg-num="4"><time datetime="2026-03-01T23:30:05.123Z">23:30:05<\/time><span class="n">&lt;b&gt;Eve&lt;\/b&gt;<\/span>/);
+    expect(FORMATS.html.msgNumOf!(entry.trim())).toBe(4);
+    const header = FORMATS.html.header({ group: 'demo', chat: '<general>', period: '2026-03-01', timeZone: 'UTC' });
+    expect(header).toContain('<title>demo / &lt;general&gt; — 2026-03-01 (UTC)</title>');
+    expect(FORMATS.html.msgNumOf!(header.split('\n')[1]!)).toBeUndefined();
+  });
+
+  test('markdown shows the text as typed (markup escaped) on one line per message', () => {
+    const entry = FORMATS.markdown.entry(message(5, '*not bold* [link](x) <img src=x>\n`code` | pipe'), utc);
+    expect(entry).toBe('- <a id="m5"></a>`23:30:05` **Bob Member**: \\*not bold\\* \\[link\\](x) &lt;img src=x><br>\\`code\\` \\| pipe\n');
+    expect(FORMATS.markdown.msgNumOf!(entry.trim())).toBe(5);
+  });
+});
+
+describe('logger: time zones and days', () => {
+  test('the day of a message is its day in the zone', () => {
+    const late = new Date('2026-03-01T23:30:00Z');
+    expect(dayOf(late, 'UTC')).toBe('2026-03-01');
+    expect(dayOf(late, 'Asia/Tokyo')).toBe('2026-03-02');
+    expect(dayOf(new Date('2026-03-01T03:00:00Z'), 'America/New_York')).toBe('2026-02-28');
+    expect(formatZoned(new Date('2026-07-01T12:00:00.045Z'), 'Europe/Berlin', 'YYYY-MM-DDTHH:mm:ss.SSSZ')).toBe('2026-07-01T14:00:00.045+02:00');
+  });
+
+  test('a local time names its instant, also around clock changes', () => {
+    expect(zonedToInstant({ year: 2026, month: 1, day: 15, hour: 9 }, 'Europe/Berlin').toISOString()).toBe('2026-01-15T08:00:00.000Z');
+    expect(zonedToInstant({ year: 2026, month: 7, day: 15, hour: 9 }, 'Europe/Berlin').toISOString()).toBe('2026-07-15T07:00:00.000Z');
+    expect(zonedToInstant({ year: 2026, month: 3, day: 29 }, 'Europe/Berlin').toISOString()).toBe('2026-03-28T23:00:00.000Z');
+    expect(zonedToInstant({ year: 2026, month: 3, day: 30 }, 'Europe/Berlin').toISOString()).toBe('2026-03-29T22:00:00.000Z');
+  });
+
+  test('export bounds: days run to their end, local times are in the zone, offsets are kept', () => {
+    expect(parseBound('2026-03-01', 'UTC', 'from')!.toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    expect(parseBound('2026-03-01', 'UTC', 'to')!.toISOString()).toBe('2026-03-02T00:00:00.000Z');
+    expect(parseBound('2026-12-31', 'Asia/Tokyo', 'to')!.toISOString()).toBe('2026-12-31T15:00:00.000Z');
+    expect(parseBound('2026-03-01T09:30', 'Europe/Berlin', 'from')!.toISOString()).toBe('2026-03-01T08:30:00.000Z');
+    expect(parseBound('2026-03-01T09:30:00.5+02:00', 'UTC', 'from')!.toISOString()).toBe('2026-03-01T07:30:00.500Z');
+    expect(parseBound('yesterday', 'UTC', 'from')).toBeUndefined();
+    expect(parseBound('2026-13-01', 'UTC', 'from')).toBeUndefined();
+  });
+});
+
+describe('logger: path patterns', () => {
+  test('names become safe, distinct path segments', () => {
+    expect(safeSegment('general')).toBe('general');
+    expect(safeSegment('Straße 5')).toBe('Straße%205');
+    expect(safeSegment('../../etc/passwd')).toBe('%2E.%2F..%2Fetc%2Fpasswd');
+    expect(safeSegment('.hidden')).toBe('%2Ehidden');
+    expect(safeSegment('')).toBe('_');
+    expect(safeSegment('a b')).not.toBe(safeSegment('a_b'));
+    expect(safeSegment('a/b')).not.toBe(safeSegment('a%2Fb'));
+    const long = safeSegment('x'.repeat(300));
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(120);
+    expect(long).not.toBe(safeSegment(`${'x'.repeat(299)}y`));
+    expect(PathPattern.parse('{group}/{chat}/{date}.{ext}').render({ group: 'demo', chat: 'a/b', date: '2026-03-01', ext: 'txt' }))
+      .toBe('demo/a%2Fb/2026-03-01.txt');
+  });
+
+  test('a pattern must name its chat and uses known fields only', () => {
+    expect(() => PathPattern.parse('{chat}/{date}.{ext}')).toThrow('must name the chat');
+    expect(() => PathPattern.parse('{group}/{date}.{ext}')).toThrow('must name the chat');
+    expect(() => PathPattern.parse('{chat_id}/{when}.{ext}')).toThrow('unknown field {when}');
+    expect(() => PathPattern.parse('../{chat_id}.{ext}')).toThrow('".."');
+    expect(() => PathPattern.parse('/abs/{chat_id}.{ext}')).toThrow('relative');
+    expect(() => PathPattern.parse('{chat_id}/{year}/{month}.{ext}')).toThrow('{day}');
+    expect(PathPattern.parse('{chat_id}.{ext}').daily).toBe(false);
+    expect(PathPattern.parse('{group_id}/{chat_id}/{year}/{month}/{day}.{ext}').daily).toBe(true);
+  });
+
+  test('finding a chat\'s files reads the date back from the path', async () => {
+    const root = tempDir();
+    const pattern = PathPattern.parse('{group}/{chat}/{year}/{month}/{day}.{ext}');
+    for (const path of ['demo/general/2026/02/28.jsonl', 'demo/general/2026/03/01.jsonl', 'demo/general/2026/03/01.txt', 'demo/other/2026/03/01.jsonl', 'demo/general/notes.jsonl']) {
+      mkdirSync(join(root, path, '..'), { recursive: true });
+      writeFileSync(join(root, path), '');
+    }
+    const found = await pattern.find(root, { group: 'demo', chat: 'general', ext: 'jsonl' });
+    expect(found.map((f) => f.values)).toEqual([{ year: '2026', month: '02', day: '28' }, { year: '2026', month: '03', day: '01' }]);
+    expect(await pattern.find(join(root, 'missing'), { group: 'demo', chat: 'general', ext: 'jsonl' })).toEqual([]);
+  });
+
+  test('options: one format or a list, {ext} needed for several, a real time zone', () => {
+    expect(loggerOptions.parse({}).format).toEqual(['jsonl']);
+    expect(loggerOptions.parse({ format: 'text' }).format).toEqual(['text']);
+    expect(loggerOptions.parse({ format: ['text', 'html', 'text'] }).format).toEqual(['text', 'html']);
+    const problems = (value: unknown) => (loggerOptions.safeParse(value).error?.issues ?? []).map((i) => `${i.path.join('.')}: ${i.message}`);
+    expect(problems({ format: ['text', 'html'], path: '{group}/{chat}/{date}.log' })).toEqual(['path: with more than one format the path pattern needs {ext}']);
+    expect(problems({ time_zone: 'Mars/Olympus' })[0]).toMatch(/^time_zone: not a time zone/);
+    expect(problems({ path: '{chat}.{ext}' })[0]).toMatch(/^path: the path pattern must name the chat/);
+    expect(problems({ format: 'pdf' })).toHaveLength(1);
+    expect(problems({ dirr: 'x' })[0]).toMatch(/dirr/);
+  });
+});
+
+describe('logger: a transcript file knows what it holds from its own tail', () => {
+  const meta = { group: 'demo', chat: 'general', period: '2026-03-01', timeZone: 'UTC' };
+
+  test('jsonl: the last msg_num from the last whole line; a torn line is cut off', async () => {
+    const path = join(tempDir(), 'a.jsonl');
+    writeFileSync(path, `${FORMATS.jsonl.entry(message(7, 'seven'), utc)}${FORMATS.jsonl.entry(message(8, 'eight'), utc)}{"object":"chat_mes`);
+    const file = new TranscriptFile(path, FORMATS.jsonl, meta, silent);
+    await file.recover();
+    expect(file.last).toBe(8);
+    expect(readFileSync(path, 'utf8').endsWith('"eight"')).toBe(false);
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+    file.pending.push({ message: message(8, 'eight again') }, { message: message(10, 'ten') }, { message: message(9, 'nine') });
+    expect(await file.write((m) => FORMATS.jsonl.entry(m, utc))).toBe(2);
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg_num)).toEqual([7, 8, 9, 10]);
+  });
+
+  test('jsonl: a long last line is found however far back it starts', async () => {
+    const path = join(tempDir(), 'b.jsonl');
+    writeFileSync(path, FORMATS.jsonl.entry(message(1, 'x'.repeat(300_000)), utc));
+    const file = new TranscriptFile(path, FORMATS.jsonl, meta, silent);
+    await file.recover();
+    expect(file.last).toBe(1);
+  });
+
+  test('html and markdown: the header is no entry; the last entry is', async () => {
+    for (const format of [FORMATS.html, FORMATS.markdown]) {
+      const path = join(tempDir(), `c.${format.ext}`);
+      const file = new TranscriptFile(path, format, meta, silent);
+      file.pending.push({ message: message(3, 'three\nlines') }, { message: message(4, 'four') });
+      await file.write((m) => format.entry(m, utc));
+      const again = new TranscriptFile(path, format, meta, silent);
+      await again.recover();
+      expect(again.last).toBe(4);
+      expect(readFileSync(path, 'utf8').startsWith(format.header(meta))).toBe(true);
+    }
+  });
+
+  test('text: an index beside the file; text past it (a crash between the two) is cut off', async () => {
+    const dir = tempDir();
+    const path = join(dir, '2026-03-01.txt');
+    const file = new TranscriptFile(path, FORMATS.text, meta, silent);
+    file.pending.push({ message: message(1, 'one') }, { message: message(2, 'two\nlines') });
+    await file.write((m) => FORMATS.text.entry(m, utc));
+    expect(readFileSync(join(dir, '.2026-03-01.txt.idx'), 'utf8')).toBe(`2 ${statSync(path).size}\n`);
+    const good = readFileSync(path, 'utf8');
+    appendFileSync(path, '[23:30:05] <Bob Member> three, written but not in the index\n    and a torn');
+    const again = new TranscriptFile(path, FORMATS.text, meta, silent);
+    await again.recover();
+    expect(again.last).toBe(2);
+    expect(readFileSync(path, 'utf8')).toBe(good);
+  });
+
+  test('a failed write leaves the entries waiting and nothing half-written', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'blocker'), 'a file');
+    const path = join(dir, 'blocker', 'x.jsonl');
+    const file = new TranscriptFile(path, FORMATS.jsonl, meta, silent);
+    file.pending.push({ message: message(1, 'one') });
+    await expect(file.write((m) => FORMATS.jsonl.entry(m, utc))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    expect(file.pending).toHaveLength(1);
+    rmSync(join(dir, 'blocker'));
+    expect(await file.write((m) => FORMATS.jsonl.entry(m, utc))).toBe(1);
+    expect(readFileSync(path, 'utf8')).toBe(FORMATS.jsonl.entry(message(1, 'one'), utc));
+  });
+});
