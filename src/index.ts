@@ -12,3 +12,5 @@ export {
 export type { KeyValueStore } from './store/kv-store.js';
 export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
 export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';
+export { htmlToText, htmlToLine } from './api/html-text.js';
+export { Backoff, sleep } from './chat/backoff.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/service/errors.js';
 import { couldMatch, matchText, parseSearchQuery, tokenizeWords } from '../src/service/search-query.js';
-import { htmlToText } from '../src/service/html-text.js';
+import { htmlToText } from '../src/api/html-text.js';
 import { excerpt, withoutSignature } from '../src/service/search-text.js';
 
 describe('parseSearchQuery', () => {

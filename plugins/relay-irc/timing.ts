@@ -1,18 +1,9 @@
 /** Small timing tools of the relay: an abortable sleep, a wake-up signal, backoff with jitter, a token bucket. */
 
-/** Resolves after `ms`, or at once when `signal` is aborted (never rejects). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
+// The supervisor's abortable sleep (resolves early, never rejects, when the signal aborts).
+import { sleep } from '../../src/index.js';
+
+export { sleep };
 
 /** Lets a loop sleep until something changed: `notify()` wakes every `wait()` in progress. */
 export class Wakeup {

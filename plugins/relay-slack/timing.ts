@@ -1,16 +1,5 @@
-/** Sleeps `ms`, returning early (never rejecting) when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
+// The supervisor's abortable sleep (resolves early, never rejects, when the signal aborts).
+export { sleep } from '../../src/index.js';
 
 /** Exponential backoff with equal jitter: between half and all of min(cap, base·2^attempt). */
 export function backoff(attempt: number, baseMs: number, capMs: number): number {

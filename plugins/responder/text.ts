@@ -1,21 +1,8 @@
 /** Small text helpers for answers: HTML as plain text, dates in a time zone, shortening. */
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+import { htmlToLine } from '../../src/index.js';
 
 /** HTML (activity entries, summaries) as one line of plain text. */
-export function htmlToText(html: string): string {
-  return html
-    .replace(/<[^>]*>/g, '')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-      if (name[0] === '#') {
-        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-      }
-      return ENTITIES[name.toLowerCase()] ?? whole;
-    })
-    .replace(/\s+/g, ' ')
-    .trim();
-}
+export const htmlToText = htmlToLine;
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 

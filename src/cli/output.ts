@@ -1,4 +1,5 @@
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import { htmlToLine } from '../api/html-text.js';
 import {
   ArchiveDownloadLimitError, GroupsError, ResponseFormatError, TransportError, UnauthorizedError,
 } from '../api/index.js';
@@ -71,21 +72,10 @@ export function formatDate(text: unknown): string {
   return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
 /** HTML (activity entries, chat descriptions) as one line of plain text. */
 export function htmlToText(html: unknown): string {
-  return String(html ?? '')
-    .replace(/<[^>]*>/g, '')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-      if (name[0] === '#') {
-        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-      }
-      return ENTITIES[name.toLowerCase()] ?? whole;
-    })
-    .replace(/\s+/g, ' ')
-    .trim();
+  return htmlToLine(String(html ?? ''));
 }
 
 /** A footer for one page of a longer list. */

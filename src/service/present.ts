@@ -1,5 +1,5 @@
 import { isoTime } from './clock.js';
-import { htmlToText } from './html-text.js';
+import { htmlToText } from '../api/html-text.js';
 import { wireId } from './ids.js';
 import type {
   ActivityEntry, Attachment, Chat, ChatMessage, ChatSub, Draft, Group, Hashtag, Message, Subscription, Topic, User,

@@ -3,7 +3,7 @@
  * without its signature, and the excerpt shown as a result's `summary`.
  */
 
-import { htmlToText } from './html-text.js';
+import { htmlToText } from '../api/html-text.js';
 
 /** Our decision: the longest `summary`, in characters, and how much text it shows before the first hit. */
 export const SUMMARY_LENGTH = 200;

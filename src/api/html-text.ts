@@ -24,3 +24,8 @@ export function htmlToText(html: string): string {
     .replace(/<[^>]*>/g, '');
   return decodeEntities(text);
 }
+
+/** HTML as one line of plain text (activity entries, summaries, descriptions). */
+export function htmlToLine(html: string): string {
+  return htmlToText(html).replace(/\s+/g, ' ').trim();
+}
