@@ -7,7 +7,8 @@ import type { SlackFailure } from './errors.js';
 import type { InboundItem } from './intake.js';
 import { slackToPlain } from './markup.js';
 import { chatName, renderForChat } from './render.js';
-import { backoff, sleep, Wakeup } from './timing.js';
+import { QueueWorker } from './queue-worker.js';
+import { backoff, sleep } from './timing.js';
 
 export interface InboundOptions {
   queue: DurableQueue<InboundItem>;
@@ -40,82 +41,58 @@ const JOIN_GRACE_MS = 60_000;
  * counted as handed on once the chat took it (a refusal comes at once: closed chat, bot stopping);
  * a refused one is tried again with backoff, and the item stays queued across a restart.
  */
-export class Inbound {
-  private readonly wakeup = new Wakeup();
-  private readonly stopper = new AbortController();
-  private running: Promise<void> | undefined;
+export class Inbound extends QueueWorker<InboundItem> {
   private readonly startedAt = Date.now();
   /** The parts of the current item already taken (`<chat>:<part>`), so a retry does not post them again. */
   private readonly taken = new Set<string>();
+  private attempt = 0;
 
-  constructor(private readonly options: InboundOptions) {}
-
-  get size(): number {
-    return this.options.queue.size;
+  constructor(private readonly options: InboundOptions) {
+    super(options.queue);
   }
 
-  /** Queues durably (before returning) and wakes the worker. */
-  push(item: InboundItem): void {
-    this.options.queue.push(item);
-    this.wakeup.poke();
-  }
-
-  start(): void {
-    this.running ??= this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.stopper.abort();
-    await this.running;
-  }
-
-  private async run(): Promise<void> {
-    const { queue, log, counters } = this.options;
-    const signal = this.stopper.signal;
-    let attempt = 0;
-    while (!signal.aborted) {
-      const item = queue.peek();
-      if (!item) {
-        await this.wakeup.wait(signal);
-        continue;
+  protected async work(item: InboundItem, signal: AbortSignal): Promise<boolean> {
+    const { log, counters } = this.options;
+    try {
+      await this.deliver(item, this.attempt >= LENIENT_AFTER);
+      if (!signal.aborted) this.done();
+      return true;
+    } catch (error) {
+      if (signal.aborted) return true;
+      const failure = error instanceof LookupError ? error.failure : undefined;
+      if (failure?.kind === 'fatal') {
+        this.options.onFatal(failure);
+        return false;
       }
-      try {
-        await this.deliver(item, attempt >= LENIENT_AFTER);
-        if (signal.aborted) break;
-        queue.shift();
-        this.taken.clear();
-        attempt = 0;
-      } catch (error) {
-        if (signal.aborted) break;
-        const failure = error instanceof LookupError ? error.failure : undefined;
-        if (failure?.kind === 'fatal') {
-          this.options.onFatal(failure);
-          return;
-        }
-        attempt += 1;
-        const where = { channel: item.channel, ts: item.ts, attempt };
-        if (!failure && !(error instanceof NotTaken)) {
-          log.error({ ...where, err: error }, 'a Slack message could not be relayed');
-        } else if (attempt < MAX_TRIES || failure) {
-          counters.retries += 1;
-          if (failure?.kind === 'rate_limited') {
-            counters.rate_limited += 1;
-            log.warn({ ...where, retryAfterMs: failure.retryAfterMs }, 'Slack rate limit on a lookup: waiting');
-            await sleep(failure.retryAfterMs, signal);
-          } else {
-            log.warn({ ...where, reason: failure?.code ?? (error as Error).message }, 'relaying a Slack message failed; trying again');
-            await sleep(backoff(attempt, 500, 30_000), signal);
-          }
-          continue;
+      this.attempt += 1;
+      const where = { channel: item.channel, ts: item.ts, attempt: this.attempt };
+      if (!failure && !(error instanceof NotTaken)) {
+        log.error({ ...where, err: error }, 'a Slack message could not be relayed');
+      } else if (this.attempt < MAX_TRIES || failure) {
+        counters.retries += 1;
+        if (failure?.kind === 'rate_limited') {
+          counters.rate_limited += 1;
+          log.warn({ ...where, retryAfterMs: failure.retryAfterMs }, 'Slack rate limit on a lookup: waiting');
+          await sleep(failure.retryAfterMs, signal);
         } else {
-          log.error({ ...where, reason: (error as Error).message }, 'the chat does not take a Slack message; it is not relayed');
+          log.warn({ ...where, reason: failure?.code ?? (error as Error).message }, 'relaying a Slack message failed; trying again');
+          await sleep(backoff(this.attempt, 500, 30_000), signal);
         }
-        counters.failed += 1;
-        queue.shift();
-        this.taken.clear();
-        attempt = 0;
+        return true;
+      } else {
+        log.error({ ...where, reason: (error as Error).message }, 'the chat does not take a Slack message; it is not relayed');
       }
+      counters.failed += 1;
+      this.done();
+      return true;
     }
+  }
+
+  /** The item is dealt with: off the queue, and the next one starts afresh. */
+  private done(): void {
+    this.queue.shift();
+    this.taken.clear();
+    this.attempt = 0;
   }
 
   private async deliver(item: InboundItem, lenient: boolean): Promise<void> {
@@ -164,8 +141,8 @@ export class Inbound {
     for (;;) {
       const chats = this.options.env.chats();
       const chat = chats.find((c) => c.id === key) ?? chats.find((c) => c.subject === key);
-      if (chat || Date.now() - this.startedAt > JOIN_GRACE_MS || this.stopper.signal.aborted) return chat;
-      await sleep(250, this.stopper.signal);
+      if (chat || Date.now() - this.startedAt > JOIN_GRACE_MS || this.stopSignal.aborted) return chat;
+      await sleep(250, this.stopSignal);
     }
   }
 

@@ -4,7 +4,8 @@ import type { DurableQueue } from '../../src/index.js';
 import type { Counters } from './counters.js';
 import { classify, describe, type SlackFailure } from './errors.js';
 import type { SlackPost } from './render.js';
-import { backoff, sleep, Wakeup } from './timing.js';
+import { QueueWorker } from './queue-worker.js';
+import { backoff, sleep } from './timing.js';
 
 /** One chat message waiting for Slack, as it will be posted. */
 export interface OutboundItem extends SlackPost {
@@ -37,82 +38,55 @@ const UNKNOWN_TRIES = 5;
  * Slack or the network backs off and tries again, forever; a refusal of this one message (no such
  * channel, not in it) is logged as an error and counted, and the queue goes on; a refused token stops.
  */
-export class Outbound {
-  private readonly wakeup = new Wakeup();
-  private readonly stopper = new AbortController();
-  private running: Promise<void> | undefined;
+export class Outbound extends QueueWorker<OutboundItem> {
+  private attempt = 0;
+  private unknown = 0;
 
-  constructor(private readonly options: OutboundOptions) {}
-
-  get size(): number {
-    return this.options.queue.size;
+  constructor(private readonly options: OutboundOptions) {
+    super(options.queue);
   }
 
   /** True when the queue holds this key (not posted yet). */
   holds(key: string): boolean {
-    return this.options.queue.all().some((item) => item.key === key);
+    return this.queue.all().some((item) => item.key === key);
   }
 
-  /** Queues (durably, before returning) and wakes the worker. Throws QueueFullError when full. */
-  push(item: OutboundItem): void {
-    this.options.queue.push(item);
-    this.wakeup.poke();
-  }
-
-  start(): void {
-    this.running ??= this.run();
-  }
-
-  /** Stops after the call in flight, if any; what is queued stays for the next start. */
-  async stop(): Promise<void> {
-    this.stopper.abort();
-    await this.running;
-  }
-
-  private async run(): Promise<void> {
-    const { queue, log, counters } = this.options;
-    const signal = this.stopper.signal;
-    let attempt = 0;
-    let unknown = 0;
-    while (!signal.aborted) {
-      const item = queue.peek();
-      if (!item) {
-        await this.wakeup.wait(signal);
-        continue;
+  protected async work(item: OutboundItem, signal: AbortSignal): Promise<boolean> {
+    const { log, counters } = this.options;
+    const queue = this.queue;
+    try {
+      const answer = await this.options.web.chat.postMessage(this.arguments(item));
+      queue.shift();
+      counters.relayed_out += 1;
+      this.attempt = 0;
+      this.unknown = 0;
+      if (item.channel.startsWith('#') && answer.channel) this.options.onChannelId(item.channel.slice(1), answer.channel);
+      return true;
+    } catch (error) {
+      const failure = classify(error);
+      const where = { chat: item.chat, key: item.key, channel: item.channel, code: failure.code };
+      if (failure.kind === 'fatal') {
+        this.options.onFatal(failure);
+        return false;
       }
-      try {
-        const answer = await this.options.web.chat.postMessage(this.arguments(item));
+      if (failure.kind === 'permanent' || (failure.kind === 'unknown' && ++this.unknown >= UNKNOWN_TRIES)) {
+        log.error(where, `Slack refused a message (${describe(failure)}); it is not relayed${hint(failure.code)}`);
         queue.shift();
-        counters.relayed_out += 1;
-        attempt = 0;
-        unknown = 0;
-        if (item.channel.startsWith('#') && answer.channel) this.options.onChannelId(item.channel.slice(1), answer.channel);
-        continue;
-      } catch (error) {
-        const failure = classify(error);
-        const where = { chat: item.chat, key: item.key, channel: item.channel, code: failure.code };
-        if (failure.kind === 'fatal') {
-          this.options.onFatal(failure);
-          return;
-        }
-        if (failure.kind === 'permanent' || (failure.kind === 'unknown' && ++unknown >= UNKNOWN_TRIES)) {
-          log.error(where, `Slack refused a message (${describe(failure)}); it is not relayed${hint(failure.code)}`);
-          queue.shift();
-          counters.failed += 1;
-          unknown = 0;
-          continue;
-        }
-        counters.retries += 1;
-        if (failure.kind === 'rate_limited') {
-          counters.rate_limited += 1;
-          log.warn({ ...where, retryAfterMs: failure.retryAfterMs, queued: queue.size }, 'Slack rate limit: waiting before posting again');
-          await sleep(failure.retryAfterMs, signal);
-        } else {
-          const delay = backoff(attempt++, 1_000, 60_000);
-          log.warn({ ...where, delayMs: Math.round(delay), queued: queue.size }, 'posting to Slack failed; trying again');
-          await sleep(delay, signal);
-        }
+        counters.failed += 1;
+        this.unknown = 0;
+        return true;
       }
+      counters.retries += 1;
+      if (failure.kind === 'rate_limited') {
+        counters.rate_limited += 1;
+        log.warn({ ...where, retryAfterMs: failure.retryAfterMs, queued: queue.size }, 'Slack rate limit: waiting before posting again');
+        await sleep(failure.retryAfterMs, signal);
+      } else {
+        const delay = backoff(this.attempt++, 1_000, 60_000);
+        log.warn({ ...where, delayMs: Math.round(delay), queued: queue.size }, 'posting to Slack failed; trying again');
+        await sleep(delay, signal);
+      }
+      return true;
     }
   }
 
