@@ -11,7 +11,7 @@ import { ChannelMap } from '../plugins/relay-slack/channels.js';
 import { classify } from '../plugins/relay-slack/errors.js';
 import { escapeForSlack } from '../plugins/relay-slack/escape.js';
 import { admit } from '../plugins/relay-slack/intake.js';
-import { QueuedMarks } from '../plugins/relay-slack/marks.js';
+import { MsgNumMarks } from '../src/store/msg-num-marks.js';
 import { slackToPlain } from '../plugins/relay-slack/markup.js';
 import { relaySlackOptions } from '../plugins/relay-slack/options.js';
 import { chatName, renderForChat, renderForSlack } from '../plugins/relay-slack/render.js';
@@ -229,11 +229,12 @@ describe('durable bookkeeping', () => {
   test('queued marks survive a new instance', () => {
     const dir = mkdtempSync(join(tmpdir(), 'relay-marks-'));
     try {
-      const marks = new QueuedMarks(join(dir, 'deep', 'marks.json'));
-      marks.set('17', 5);
-      marks.set('17', 3);
-      const again = new QueuedMarks(join(dir, 'deep', 'marks.json'));
-      expect([again.has('17', 5), again.has('17', 4), again.has('17', 6), again.has('18', 1)]).toEqual([true, true, false, false]);
+      const marks = MsgNumMarks.open(join(dir, 'deep', 'marks.json'));
+      marks.mark('17', 5);
+      marks.mark('17', 3);
+      marks.markKey('a:b:9');
+      const again = MsgNumMarks.open(join(dir, 'deep', 'marks.json'));
+      expect([again.has('17', 5), again.has('17', 4), again.has('17', 6), again.has('18', 1), again.has('a:b', 9)]).toEqual([true, true, false, false, true]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { definePlugin } from '../../src/index.js';
+import { definePlugin, MsgNumMarks } from '../../src/index.js';
 import { IrcLink } from './irc-link.js';
 import { relayOptions } from './options.js';
 import { Outbound } from './outbound.js';
-import { RelayedMarks } from './relayed-marks.js';
 import { Routes } from './routes.js';
 import { TokenBucket } from './timing.js';
 import { IrcToChat } from './to-chat.js';
@@ -48,6 +47,7 @@ export default definePlugin({
       serverMessage: (message) => outbound?.onServerMessage(message),
       channelMessage: (kind, nick, channel, text) => toChat?.onChannelMessage(kind, nick, channel, text),
     });
+    const marks = MsgNumMarks.open(join(env.dataDir, 'relayed.json'));
     outbound = new Outbound({
       dataDir: env.dataDir,
       channels,
@@ -59,7 +59,7 @@ export default definePlugin({
     }, link, bucket, log);
     toChat = new IrcToChat(env, routes, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
       options.ignore_nicks, (nick) => link.isSelf(nick), log);
-    const toIrc = new ChatToIrc(options, routes, outbound, RelayedMarks.open(join(env.dataDir, 'relayed.json')), log);
+    const toIrc = new ChatToIrc(options, routes, outbound, marks, log);
     if (outbound.queued > 0) log.info({ lines: outbound.queued }, 'lines queued for IRC before the last stop will be sent');
 
     env.stopping.addEventListener('abort', () => toChat!.close(), { once: true });

@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
-import { QueueFullError, type ChatInfo, type ChatMessage } from '../../src/index.js';
+import { QueueFullError, type ChatInfo, type ChatMessage, type MsgNumMarks } from '../../src/index.js';
 import { chatToIrcLines, textRoom } from './format.js';
 import type { RelayOptions } from './options.js';
 import type { Outbound } from './outbound.js';
-import type { RelayedMarks } from './relayed-marks.js';
 import type { Routes } from './routes.js';
 
 /** The only chat messages relayed: what members say (not "chat closed" notes or types added later). */
@@ -20,14 +19,14 @@ export class ChatToIrc {
     private readonly options: RelayOptions,
     private readonly routes: Routes,
     private readonly outbound: Outbound,
-    private readonly marks: RelayedMarks,
+    private readonly marks: MsgNumMarks,
     private readonly log: Logger,
   ) {}
 
   relay(message: ChatMessage, chat: ChatInfo): void {
     const routes = this.routes.forChat(chat);
     const chatId = String(chat.id);
-    if (routes.length === 0 || message.type !== NORMAL || this.marks.relayed(chatId, message.msg_num)) return;
+    if (routes.length === 0 || message.type !== NORMAL || this.marks.has(chatId, message.msg_num)) return;
     const src = `${chatId}:${message.msg_num}`;
     for (const route of routes) {
       if (this.outbound.holds(route.channelKey, src)) continue;

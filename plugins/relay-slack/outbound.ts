@@ -26,6 +26,8 @@ export interface OutboundOptions {
   onFatal(failure: SlackFailure): void;
   /** chat.postMessage answered the id of a channel posted to by name. */
   onChannelId(name: string, id: string): void;
+  /** Slack took the item (called before it leaves the queue). */
+  onPosted(item: OutboundItem): void;
 }
 
 /** Unknown error codes are tried this often before the message is given up (loudly). */
@@ -56,6 +58,7 @@ export class Outbound extends QueueWorker<OutboundItem> {
     const queue = this.queue;
     try {
       const answer = await this.options.web.chat.postMessage(this.arguments(item));
+      this.options.onPosted(item);
       queue.shift();
       counters.relayed_out += 1;
       this.attempt = 0;

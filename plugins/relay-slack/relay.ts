@@ -1,13 +1,12 @@
 import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
-import { DurableQueue, QueueFullError, type PluginContext, type PluginEnv, type PluginInstance } from '../../src/index.js';
+import { DurableQueue, MsgNumMarks, QueueFullError, type PluginContext, type PluginEnv, type PluginInstance } from '../../src/index.js';
 import { ChannelMap } from './channels.js';
 import { counters } from './counters.js';
 import { SlackDirectory } from './directory.js';
 import { classify, describe, type SlackFailure } from './errors.js';
 import { admit, type InboundItem, type SlackSelf } from './intake.js';
 import { Inbound } from './inbound.js';
-import { QueuedMarks } from './marks.js';
 import type { RelaySlackOptions } from './options.js';
 import { Outbound, type OutboundItem } from './outbound.js';
 import { renderForSlack } from './render.js';
@@ -33,7 +32,7 @@ export class SlackRelay {
   private readonly inbound: Inbound;
   private readonly socket: SocketModeLink;
   private readonly seen: SeenEvents;
-  private readonly marks: QueuedMarks;
+  private readonly marks: MsgNumMarks;
   private readonly self: SlackSelf = {};
   private readonly stopper = new AbortController();
   private failure: SlackFailure | undefined;
@@ -54,7 +53,7 @@ export class SlackRelay {
     this.channels = new ChannelMap(options.channels);
     this.directory = new SlackDirectory(this.web, log);
     this.seen = new SeenEvents(env.store);
-    this.marks = new QueuedMarks(join(env.dataDir, 'queued-marks.json'));
+    this.marks = MsgNumMarks.open(join(env.dataDir, 'queued-marks.json'));
     const onFatal = (failure: SlackFailure) => this.fail(failure);
     this.outbound = new Outbound({
       queue: DurableQueue.open<OutboundItem>(join(env.dataDir, 'to-slack.json'), {
@@ -63,6 +62,9 @@ export class SlackRelay {
       }),
       web: this.web, unfurl: options.unfurl, log, counters: this.counters, onFatal,
       onChannelId: (name, id) => this.directory.learnChannel(id, name),
+      // Marked again once posted: a crash between queueing an item and marking it must not let the
+      // message, handed on again after the restart, be queued a second time once this copy is gone.
+      onPosted: (item) => this.marks.markKey(item.key),
     });
     this.inbound = new Inbound({
       queue: DurableQueue.open<InboundItem>(join(env.dataDir, 'from-slack.json'), { maxItems: options.queue_max }),
@@ -122,7 +124,7 @@ export class SlackRelay {
       ctx.log.error({ chat: chat.subject, msgNum: message.msg_num, queued: this.outbound.size }, 'the queue to Slack is full; this message is not relayed');
       return;
     }
-    this.marks.set(chat.id, message.msg_num);
+    this.marks.mark(chat.id, message.msg_num);
   }
 
   /**
