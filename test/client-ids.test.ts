@@ -163,6 +163,16 @@ describe('parseWireJson', () => {
   });
 
   // The lossless path (taken when a payload holds a long integer) keeps floats numbers, as JSON.parse does.
+  it('long integers are found outside strings only, whole numbers only, at any depth', () => {
+    const text = '{"note":"say \\"12345678901234567890\\" twice","list":[-12345678901234567890,1e300,12345678901234567.5e2],' +
+      '"nested":{"chat_id":7,"count":9007199254740993,"safe":1000000000000000}}';
+    expect(parseWireJson(text)).toEqual({
+      note: 'say "12345678901234567890" twice',
+      list: ['-12345678901234567890', 1e300, 12345678901234567.5e2],
+      nested: { chat_id: '7', count: '9007199254740993', safe: 1000000000000000 },
+    });
+  });
+
   it('a precise float stays a number whatever else the payload holds', () => {
     expect(parseWireJson('{"score":0.1234567890123456789}')).toEqual({ score: 0.1234567890123456789 });
     expect(parseWireJson('{"id":12345678901234567890,"score":0.1234567890123456789}')).toEqual({
