@@ -83,6 +83,12 @@ describe('logger: time zones and days', () => {
     expect(dayOf(late, 'Asia/Tokyo')).toBe('2026-03-02');
     expect(dayOf(new Date('2026-03-01T03:00:00Z'), 'America/New_York')).toBe('2026-02-28');
     expect(formatZoned(new Date('2026-07-01T12:00:00.045Z'), 'Europe/Berlin', 'YYYY-MM-DDTHH:mm:ss.SSSZ')).toBe('2026-07-01T14:00:00.045+02:00');
+    // Parts are remembered per minute: seconds within it, and the next minute across a clock change.
+    const berlin = (iso: string) => formatZoned(new Date(iso), 'Europe/Berlin', 'YYYY-MM-DD HH:mm:ss.SSS Z');
+    expect(berlin('2026-03-29T00:59:01.250Z')).toBe('2026-03-29 01:59:01.250 +01:00');
+    expect(berlin('2026-03-29T00:59:59.999Z')).toBe('2026-03-29 01:59:59.999 +01:00');
+    expect(berlin('2026-03-29T01:00:00.000Z')).toBe('2026-03-29 03:00:00.000 +02:00');
+    expect(berlin('1969-12-31T23:59:58.500Z')).toBe('1970-01-01 00:59:58.500 +01:00');
   });
 
   test('a local time names its instant, also around clock changes', () => {

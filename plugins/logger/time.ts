@@ -39,8 +39,26 @@ export function isTimeZone(timeZone: string): boolean {
   }
 }
 
-/** The wall-clock parts of an instant in a zone. */
+/** Per zone, the parts of the minute last asked for: transcripts format many messages of one minute. */
+const lastMinute = new Map<string, { minute: number; parts: ZonedParts }>();
+
+/**
+ * The wall-clock parts of an instant in a zone. Intl is slow (formatToParts), and zone offsets change
+ * only on whole minutes, so a minute's parts are computed once and the seconds added.
+ */
 export function zonedParts(date: Date, timeZone: string): ZonedParts {
+  const time = date.getTime();
+  const minute = Math.floor(time / 60_000);
+  let cached = lastMinute.get(timeZone);
+  if (cached?.minute !== minute) {
+    cached = { minute, parts: computeZonedParts(new Date(minute * 60_000), timeZone) };
+    lastMinute.set(timeZone, cached);
+  }
+  const within = time - minute * 60_000;
+  return { ...cached.parts, second: Math.floor(within / 1000), millisecond: within % 1000 };
+}
+
+function computeZonedParts(date: Date, timeZone: string): ZonedParts {
   const parts: Record<string, string> = {};
   for (const part of formatter(timeZone).formatToParts(date)) parts[part.type] = part.value;
   const offset = /GMT(?:([+-])(\d\d):(\d\d))?/.exec(parts.timeZoneName ?? '');

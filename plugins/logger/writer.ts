@@ -35,6 +35,7 @@ export class TranscriptWriter {
   private flushing: Promise<boolean> | undefined;
   private failures = 0;
   private stopped = false;
+  private lastFiles: { chat: ChatInfo; subject: string; day: string; files: TranscriptFile[] } | undefined;
   readonly stats = { written: 0 };
 
   constructor(private readonly options: WriterOptions) {}
@@ -61,10 +62,22 @@ export class TranscriptWriter {
   /** Queues a message for every format's file of its day. */
   add(message: ChatMessage, chat: ChatInfo): void {
     const day = dayOf(messageDate(message.created), this.options.render.timeZone);
-    for (const format of this.options.formats) {
-      const path = join(this.options.root, this.options.pattern.render(this.valuesFor(chat, format, day)));
-      this.file(path, format, chat, this.options.pattern.daily ? day : undefined).pending.push({ message });
+    for (const file of this.filesOf(chat, day)) file.pending.push({ message });
+  }
+
+  /** Every format's file for a chat and day; the last answer is reused (runs of messages share it). */
+  private filesOf(chat: ChatInfo, day: string): TranscriptFile[] {
+    const last = this.lastFiles;
+    // Compared by value: a chat's subject (a path field) may change between messages.
+    if (last && last.chat === chat && last.subject === chat.subject && last.day === day && last.files.every((f) => this.files.get(f.path) === f)) {
+      return last.files;
     }
+    const files = this.options.formats.map((format) => {
+      const path = join(this.options.root, this.options.pattern.render(this.valuesFor(chat, format, day)));
+      return this.file(path, format, chat, this.options.pattern.daily ? day : undefined);
+    });
+    this.lastFiles = { chat, subject: chat.subject, day, files };
+    return files;
   }
 
   /**
