@@ -7,6 +7,9 @@ import { KeyValueStore } from '../src/store/kv-store.js';
 
 afterEach(() => vi.useRealTimers());
 
+// The chain's clock is performance.now(): faked with the timers, so a plugin's time is fake time.
+const FAKE: Parameters<typeof vi.useFakeTimers>[0] = { toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] };
+
 /** A pino logger writing JSON lines into memory. */
 function memoryLogger(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
   const chunks: string[] = [];
@@ -32,7 +35,8 @@ function build(plugins: Array<[string, PluginInstance, number?]>, stop = new Abo
     instance,
     timeoutMs: timeoutMs ?? 1_000,
     log: log.child({ plugin: name }),
-    context(b: BaseContext, signal: AbortSignal): PluginContext {
+    context(b: BaseContext, signalOf: () => AbortSignal): PluginContext {
+      const signal = signalOf();
       signals.set(name, [...(signals.get(name) ?? []), signal]);
       return { ...b, signal, log: log.child({ plugin: name }), store: KeyValueStore.memory() } as PluginContext;
     },
@@ -48,7 +52,7 @@ const never = () => new Promise<never>(() => undefined);
 
 describe('PluginChain: time and stop', () => {
   it('a plugin\'s time does not include the plugins after it', async () => {
-    vi.useFakeTimers();
+    vi.useFakeTimers(FAKE);
     const slow: PluginInstance = { async handle(_ctx, next) { await new Promise((r) => setTimeout(r, 300)); await next(); } };
     const fast: PluginInstance = { async handle(_ctx, next) { await next(); } };
     const { chain } = build([['fast', fast, 100], ['slow', slow, 1_000]]);
@@ -140,7 +144,7 @@ describe('PluginChain', () => {
   });
 
   it('a plugin that hangs past its timeout: next runs, the timeout is counted, its signal aborted', async () => {
-    vi.useFakeTimers();
+    vi.useFakeTimers(FAKE);
     const seen: string[] = [];
     const { chain, signals, lines } = build([['slow', { handle: never }, 5_000], passing('after', seen)]);
     let done = false;
@@ -158,8 +162,28 @@ describe('PluginChain', () => {
     expect(lines().find((line) => line.msg === 'plugin timed out; the chain goes on')).toMatchObject({ plugin: 'slow', timeoutMs: 5_000, msgNum: 7 });
   });
 
+  it('messages in flight at once (several chats) each time out at their own deadline', async () => {
+    vi.useFakeTimers(FAKE);
+    const { chain } = build([['slow', { handle: never }, 100]]);
+    const ended: number[] = [];
+    const first = chain.run(base).then(() => ended.push(performance.now()));
+    await vi.advanceTimersByTimeAsync(50);
+    const second = chain.run({ ...base, message: { ...message, msg_num: 8 } } as BaseContext).then(() => ended.push(performance.now()));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(ended).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    await first;
+    expect(ended).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(49);
+    expect(ended).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await second;
+    expect(ended[1]! - ended[0]!).toBe(50);
+    expect(chain.stats.get('slow')!.timeouts).toBe(2);
+  });
+
   it('a timed-out plugin that calls next and fails later changes nothing', async () => {
-    vi.useFakeTimers();
+    vi.useFakeTimers(FAKE);
     let count = 0;
     let wake!: () => void;
     let nextOfSlow!: () => Promise<void>;
@@ -183,7 +207,7 @@ describe('PluginChain', () => {
   });
 
   it('a plugin that hangs after calling next: the rest ran once, the timeout is counted', async () => {
-    vi.useFakeTimers();
+    vi.useFakeTimers(FAKE);
     let count = 0;
     const { chain } = build([['hang', { async handle(_ctx, next) { await next(); await never(); } }, 50], ['b', { handle: () => void (count += 1) }]]);
     const running = chain.run(base);

@@ -141,7 +141,13 @@ export class Bot {
         await instance.start?.();
         links.push({
           name: instanceName, instance, timeoutMs: plugin.timeoutMs, log,
-          context: (base, signal) => ({ ...base, log, store, signal }),
+          context: (base, signal) => ({
+            message: base.message, chat: base.chat, bot: base.bot, client: base.client, backfilled: base.backfilled,
+            ageMs: base.ageMs, reply: base.reply, send: base.send, log, store,
+            get signal() {
+              return signal();
+            },
+          }),
         });
       } catch (error) {
         // A plugin that cannot start is left out; the rest of the chain still runs.
