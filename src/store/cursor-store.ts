@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Journal lines before the file is rewritten with one line per chat. */
@@ -51,8 +51,21 @@ export class CursorStore {
     if (this.cursors.get(chatId) === msgNum) return;
     this.cursors.set(chatId, msgNum);
     if (this.fd === undefined) return;
-    appendFileSync(this.fd, `${JSON.stringify({ c: chatId, m: msgNum })}\n`);
+    // One write(2) per message, nothing else: this runs once per message on the hot path.
+    writeSync(this.fd, `{"c":${this.quoted(chatId)},"m":${msgNum}}\n`);
     if (++this.lines >= COMPACT_AFTER) this.compact();
+  }
+
+  private quotedIds = new Map<string, string>();
+
+  /** A chat id as a JSON string, made once per chat. */
+  private quoted(chatId: string): string {
+    let quoted = this.quotedIds.get(chatId);
+    if (quoted === undefined) {
+      quoted = JSON.stringify(chatId);
+      this.quotedIds.set(chatId, quoted);
+    }
+    return quoted;
   }
 
   /** Rewrites the journal as one line per chat (atomically) and reopens it for appending. */
