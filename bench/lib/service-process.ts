@@ -31,8 +31,10 @@ export interface ServiceProcessOptions {
 
 export async function startServiceProcess(options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const adminToken = randomBytes(16).toString('hex');
+  // BENCH_SERVICE_NODE_ARGS: extra node flags for the service (e.g. --cpu-prof), when profiling a bench.
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [
-    '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', '--admin-token', adminToken,
+    ...nodeArgs, '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', '--admin-token', adminToken,
     '--log-level', 'warn', ...(options.args ?? []),
   ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const ready = await readyLine(child);

@@ -62,6 +62,8 @@ export class OutboxFile {
 
   /** The origin chat's cursor passed these messages: their posts can no longer be asked for twice. */
   forgetDone(originChatId: string, cursor: number): void {
+    // Called for every message handed on: most of the time there is nothing to forget.
+    if (this.items.length === 0) return;
     const before = this.items.length;
     this.items = this.items.filter((item) =>
       !(item.state === 'done' && item.origin?.chatId === originChatId && item.origin.msgNum <= cursor));
