@@ -2,7 +2,7 @@ import { Client, type IrcMessage } from 'irc-framework';
 import type { Logger } from 'pino';
 import { ircLower, type ChannelToJoin } from './routes.js';
 import { NickKeeper } from './nick-keeper.js';
-import { Backoff, type TokenBucket } from './timing.js';
+import { Backoff, type Pacer } from './timing.js';
 import { relayTransport } from './transport.js';
 
 export interface LinkSettings {
@@ -64,7 +64,7 @@ export class IrcLink {
 
   constructor(
     private readonly settings: LinkSettings,
-    private readonly bucket: TokenBucket,
+    private readonly bucket: Pacer,
     private readonly log: Logger,
     private readonly handlers: LinkHandlers,
   ) {
