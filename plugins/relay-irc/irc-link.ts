@@ -283,7 +283,10 @@ export class IrcLink {
   }
 
   private onIrcError(event: { error: string; reason?: string; channel?: string }): void {
-    if (event.error === 'irc') {
+    if (event.error === 'irc' && this.stopped) {
+      // The server's ERROR in answer to our own QUIT: the goodbye we asked for, not a problem.
+      this.log.debug({ reason: event.reason }, 'IRC server closed the link after our QUIT');
+    } else if (event.error === 'irc') {
       this.serverError = event.reason;
       this.log.error({ reason: event.reason }, `IRC server closed the link: ${event.reason ?? ''}`);
     } else if (event.error === 'banned_from_network') {
