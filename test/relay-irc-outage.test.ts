@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { DurableQueue } from '../src/store/durable-queue.js';
 import { IrcServer, IrcWatcher, relayPlugin, type IrcServerKind } from './helpers/irc-server.js';
 import { kill, makeEnv, post, waitFor, type Env } from './helpers/supervisor.js';
 
@@ -92,7 +93,7 @@ describe('relay-irc: groupwire killed with lines queued', () => {
     await first.waitForLine(/^:gwbot!\S+ JOIN :?#general/i);
     await post(env.svc, 'general', 'bob', 'before');
     const queueFile = join(env.stateDir, 'bots', 'bot0', 'plugins', 'relay-irc', 'queue-%23general.json');
-    const queued = () => (existsSync(queueFile) ? (JSON.parse(readFileSync(queueFile, 'utf8')) as Array<{ text: string }>) : []);
+    const queued = () => DurableQueue.read<{ text: string }>(queueFile);
     await waitFor('the first line', () => fromRelay(first).includes('before'));
     await waitFor('the first line confirmed (out of the queue file)', () => existsSync(queueFile) && queued().length === 0);
 

@@ -13,6 +13,7 @@ import { antiPing, guardCommandLine, safeLine, splitUtf8, stripIrcFormatting, ut
 import { markupToText } from '../plugins/relay-irc/markup.js';
 import { relayOptions } from '../plugins/relay-irc/options.js';
 import { Routes } from '../plugins/relay-irc/routes.js';
+import { UNPACED } from '../plugins/relay-irc/timing.js';
 
 /** The relay's pure parts: text at the IRC boundary, formats, options, routes, delivery bookkeeping. */
 
@@ -133,6 +134,18 @@ describe('relay-irc options and routes', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('rate: off turns pacing off; a rate that is neither off nor a bucket is refused, saying what is expected', async () => {
+    expect(relayOptions.parse({ ...minimal, rate: 'off' }).rate).toBe('off');
+    expect(relayOptions.parse({ ...minimal, rate: { lines_per_second: 1000 } }).rate).toEqual({ lines_per_second: 1000, burst: 4 });
+    const problems = (rate: unknown) => (relayOptions.safeParse({ ...minimal, rate }).error?.issues ?? []).map((i) => `${i.path.join('.')}: ${i.message}`);
+    expect(problems('fast')).toEqual(['rate: expected off or { lines_per_second, burst }']);
+    expect(problems(false)).toEqual(['rate: expected off or { lines_per_second, burst }']);
+    expect(problems({ lines_per_second: 5000 })).toEqual(['rate.lines_per_second: Too big: expected number to be <=1000']);
+    // Unpaced, every command may go at once; only a stop holds it back.
+    expect(await Promise.all([UNPACED.take(), UNPACED.take(), UNPACED.take()])).toEqual([true, true, true]);
+    expect(await UNPACED.take(AbortSignal.abort())).toBe(false);
   });
 
   test('several chats in one channel get a prefix each and all hear the channel; directions are kept', () => {

@@ -40,6 +40,8 @@ describe('relay-irc over TLS', () => {
     await waitFor('the line on IRC', () => alice.texts('#general', 'gwbot').includes('<B\u200bob M\u200bember> over TLS'));
     await env.supervisor!.stop();
     await alice.waitForLine(/^:gwbot!\S+ QUIT/);
+    // A clean stop: the server's ERROR answering our QUIT is not logged as a problem.
+    expect(env.log.lines.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
   });
 
   test('without it the certificate is refused (verified by default), and the log says why', async () => {

@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { DurableQueue } from '../src/store/durable-queue.js';
 import { kill, post, waitFor } from './helpers/supervisor.js';
 import { relaySetup, type RelaySetup } from './fakes/slack/harness.js';
 import { rendered } from './fakes/slack/index.js';
@@ -114,7 +115,7 @@ describe('relay-slack: chat to Slack', () => {
     slack.rateLimit('chat.postMessage', 1, 60);
     const child = await env.spawn();
     const queueFile = join(env.stateDir, 'bots', 'bot0', 'plugins', 'relay-slack', 'to-slack.json');
-    const queued = () => (existsSync(queueFile) ? (JSON.parse(readFileSync(queueFile, 'utf8')) as Array<{ text: string }>).map((i) => i.text) : []);
+    const queued = () => DurableQueue.read<{ text: string }>(queueFile).map((i) => i.text);
     for (let i = 1; i <= 3; i += 1) await post(env.svc, 'general', 'bob', `before the crash ${i}`);
     await waitFor('three queued on disk', () => queued().length === 3);
     // The first was tried (and rate limited: the relay now waits a minute), so no call is in flight at the kill.

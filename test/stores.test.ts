@@ -1,10 +1,12 @@
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AtomicJsonFile } from '../src/store/atomic-file.js';
 import { CursorStore } from '../src/store/cursor-store.js';
+import { DurableQueue, QueueFullError } from '../src/store/durable-queue.js';
 import { KeyValueStore } from '../src/store/kv-store.js';
+import { MsgNumMarks } from '../src/store/msg-num-marks.js';
 import { OutboxFile, type OutboxItem } from '../src/store/outbox-file.js';
 
 const root = mkdtempSync(join(tmpdir(), 'gw-stores-'));
@@ -198,12 +200,8 @@ describe('KeyValueStore', () => {
 });
 
 describe('DurableQueue', () => {
-  it('keeps its items across a reopen, in order, and refuses pushes past its bound', async () => {
-    const { DurableQueue, QueueFullError } = await import('../src/store/durable-queue.js');
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const path = join(mkdtempSync(join(tmpdir(), 'gw-queue-')), 'q.json');
+  it('keeps its items across a reopen, in order, and refuses pushes past its bound', () => {
+    const path = fresh('q.json');
     const warnings: number[] = [];
     const queue = DurableQueue.open<{ n: number }>(path, { maxItems: 5, onHighWater: (size) => warnings.push(size) });
     queue.push({ n: 1 }, { n: 2 }, { n: 3 });
@@ -212,9 +210,64 @@ describe('DurableQueue', () => {
     expect(warnings).toEqual([4]);
     expect(() => queue.push({ n: 5 }, { n: 6 })).toThrow(QueueFullError);
     expect(queue.shift(2)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(DurableQueue.read(path)).toEqual([{ n: 3 }, { n: 4 }]);
     const reopened = DurableQueue.open<{ n: number }>(path, { maxItems: 5 });
     expect(reopened.all()).toEqual([{ n: 3 }, { n: 4 }]);
     expect(reopened.peek()).toEqual({ n: 3 });
     expect(reopened.head(5)).toEqual([{ n: 3 }, { n: 4 }]);
+  });
+
+  it('appends one line per change and rewrites itself short: at open, and once the journal is long', () => {
+    const path = fresh('q.json');
+    const queue = DurableQueue.open<number>(path);
+    for (let n = 0; n < 1200; n += 1) {
+      queue.push(n);
+      if (n % 2 === 1) queue.shift(2);
+    }
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).length).toBeLessThan(1000);
+    queue.push(1, 2);
+    expect(DurableQueue.read(path)).toEqual([1, 2]);
+    DurableQueue.open<number>(path);
+    expect(readFileSync(path, 'utf8')).toBe('{"push":[1,2]}\n');
+  });
+
+  it('a last line cut short by a crash is left out; a bad line before it is an error naming the file', () => {
+    const path = fresh('q.json');
+    DurableQueue.open<string>(path).push('a', 'b');
+    appendFileSync(path, '{"push":["c"');
+    expect(DurableQueue.open<string>(path).all()).toEqual(['a', 'b']);
+    appendFileSync(path, '{"shift":1\n{"push":["d"]}\n');
+    expect(() => DurableQueue.open<string>(path)).toThrow(`${path}: unreadable queue at line 2`);
+    writeFileSync(path, '{"pop":1}\n');
+    expect(() => DurableQueue.read(path)).toThrow(`${path}: unreadable queue (unknown entry {"pop":1})`);
+  });
+
+  it('reads a queue file written before the journal (one JSON array)', () => {
+    const path = fresh('q.json');
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, JSON.stringify([{ text: 'old 1' }, { text: 'old 2' }]));
+    const queue = DurableQueue.open<{ text: string }>(path);
+    expect(queue.all()).toEqual([{ text: 'old 1' }, { text: 'old 2' }]);
+    queue.shift(1);
+    expect(DurableQueue.read(path)).toEqual([{ text: 'old 2' }]);
+  });
+});
+
+describe('MsgNumMarks', () => {
+  it('appends each mark, keeps the highest per chat across a reopen, reads the older one-object file', () => {
+    const path = fresh('marks.json');
+    const marks = MsgNumMarks.open(path);
+    marks.mark('a', 3);
+    marks.mark('a', 2);
+    marks.markKey('b:c:7');
+    expect(readFileSync(path, 'utf8')).toBe('["a",3]\n["b:c",7]\n');
+    const again = MsgNumMarks.open(path);
+    expect([again.has('a', 3), again.has('a', 4), again.has('b:c', 7), again.has('b', 7)]).toEqual([true, false, true, false]);
+
+    const old = fresh('marks.json');
+    mkdirSync(join(old, '..'), { recursive: true });
+    writeFileSync(old, JSON.stringify({ '12345678901234567890': 5 }));
+    expect(MsgNumMarks.open(old).has('12345678901234567890', 5)).toBe(true);
+    expect(readFileSync(old, 'utf8')).toBe('["12345678901234567890",5]\n');
   });
 });

@@ -5,7 +5,7 @@ import { IrcLink } from './irc-link.js';
 import { relayOptions } from './options.js';
 import { Outbound } from './outbound.js';
 import { Routes } from './routes.js';
-import { TokenBucket } from './timing.js';
+import { TokenBucket, UNPACED } from './timing.js';
 import { IrcToChat } from './to-chat.js';
 import { ChatToIrc } from './to-irc.js';
 
@@ -21,7 +21,8 @@ export default definePlugin({
     const log = env.log;
     const routes = new Routes(options.channels);
     const channels = routes.channels();
-    const bucket = new TokenBucket(options.rate.lines_per_second, options.rate.burst);
+    const rate = options.rate;
+    const bucket = rate === 'off' ? UNPACED : new TokenBucket(rate.lines_per_second, rate.burst);
     const ca = options.tls_ca_file ? readFileSync(resolve(env.configDir, options.tls_ca_file), 'utf8') : undefined;
 
     let outbound: Outbound | undefined;
@@ -55,7 +56,7 @@ export default definePlugin({
       warnAt: options.queue.warn_at,
       inFlight: options.queue.in_flight,
       maxAttempts: options.queue.max_attempts,
-      confirmTimeoutMs: Math.max(60_000, (20 / options.rate.lines_per_second) * 1000),
+      confirmTimeoutMs: rate === 'off' ? 60_000 : Math.max(60_000, (20 / rate.lines_per_second) * 1000),
     }, link, bucket, log);
     toChat = new IrcToChat(env, routes, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
       options.ignore_nicks, (nick) => link.isSelf(nick), log);

@@ -2,7 +2,7 @@ import { Client, type IrcMessage } from 'irc-framework';
 import type { Logger } from 'pino';
 import { ircLower, type ChannelToJoin } from './routes.js';
 import { NickKeeper } from './nick-keeper.js';
-import { Backoff, type TokenBucket } from './timing.js';
+import { Backoff, type Pacer } from './timing.js';
 import { relayTransport } from './transport.js';
 
 export interface LinkSettings {
@@ -64,7 +64,7 @@ export class IrcLink {
 
   constructor(
     private readonly settings: LinkSettings,
-    private readonly bucket: TokenBucket,
+    private readonly bucket: Pacer,
     private readonly log: Logger,
     private readonly handlers: LinkHandlers,
   ) {
@@ -283,7 +283,10 @@ export class IrcLink {
   }
 
   private onIrcError(event: { error: string; reason?: string; channel?: string }): void {
-    if (event.error === 'irc') {
+    if (event.error === 'irc' && this.stopped) {
+      // The server's ERROR in answer to our own QUIT: the goodbye we asked for, not a problem.
+      this.log.debug({ reason: event.reason }, 'IRC server closed the link after our QUIT');
+    } else if (event.error === 'irc') {
       this.serverError = event.reason;
       this.log.error({ reason: event.reason }, `IRC server closed the link: ${event.reason ?? ''}`);
     } else if (event.error === 'banned_from_network') {

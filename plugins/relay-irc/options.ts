@@ -66,11 +66,14 @@ export const relayOptions = z.strictObject({
     to_chat: template(TO_CHAT_TOKENS, '<{nick}> {text}'),
     to_chat_action: template(TO_CHAT_TOKENS, '* {nick} {text}'),
   }).prefault({}),
-  /** Pacing of every command the relay sends (lines, confirmations, joins): a token bucket. */
-  rate: z.strictObject({
+  /**
+   * Pacing of every command the relay sends (lines, confirmations, joins): a token bucket, or `off` for
+   * none at all (a server of your own without flood limits; real networks kick a client that floods).
+   */
+  rate: z.union([z.literal('off'), z.strictObject({
     lines_per_second: z.number().positive().max(1000).default(1),
     burst: z.number().int().min(1).max(1000).default(4),
-  }).prefault({}),
+  })], { error: 'expected off or { lines_per_second, burst }' }).prefault({}),
   /** The longest text of one PRIVMSG, in bytes (lower for long nicks and host names; never past 512 in all). */
   max_line_bytes: z.number().int().min(100).max(450).default(400),
   /** 0: every line of a message is relayed. Otherwise longer messages are cut, with a note saying so. */

@@ -6,7 +6,7 @@ import { DurableQueue } from '../../src/index.js';
 import { DeliveryTracker } from './delivery.js';
 import type { ConfirmMode, IrcLink } from './irc-link.js';
 import type { ChannelToJoin } from './routes.js';
-import { Wakeup, type TokenBucket } from './timing.js';
+import { Wakeup, type Pacer } from './timing.js';
 
 /** One PRIVMSG text waiting for its channel; `src` is `<chat id>:<msg_num>` of the message it came from. */
 export interface QueuedLine {
@@ -70,7 +70,7 @@ export class Outbound {
   constructor(
     private readonly settings: OutboundSettings,
     private readonly link: IrcLink,
-    private readonly bucket: TokenBucket,
+    private readonly bucket: Pacer,
     private readonly log: Logger,
   ) {
     this.boxes = settings.channels.map((channel) => new ChannelOutbox(channel, DurableQueue.open<QueuedLine>(queueFile(settings.dataDir, channel.key), {

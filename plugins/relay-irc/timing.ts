@@ -55,11 +55,21 @@ export class Backoff {
   }
 }
 
+/** What paces the commands the relay sends: take() resolves true when one may go, false when `signal` was aborted first. */
+export interface Pacer {
+  take(signal?: AbortSignal): Promise<boolean>;
+}
+
+/** `rate: off`: every command may go at once. */
+export const UNPACED: Pacer = {
+  take: (signal) => Promise.resolve(!signal?.aborted),
+};
+
 /**
  * A token bucket: `burst` commands at once, then `perSecond`. Takers are served in turn, so two loops
  * sharing it (lines and joins) never exceed it together.
  */
-export class TokenBucket {
+export class TokenBucket implements Pacer {
   private tokens: number;
   private updated = performance.now();
   private turn: Promise<unknown> = Promise.resolve();

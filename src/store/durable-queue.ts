@@ -1,4 +1,4 @@
-import { readJsonFileSync, writeJsonFileSync } from './json-file-sync.js';
+import { JsonLinesFile } from './json-lines-file.js';
 
 export interface QueueOptions {
   /** Past this many items a push is refused (QueueFullError): bounded, never dropping silently. */
@@ -13,24 +13,53 @@ export class QueueFullError extends Error {
   override name = 'QueueFullError';
 }
 
+/** Journal lines, at the least, before the file is rewritten with just the items waiting. */
+const COMPACT_AFTER = 1000;
+
+/** One line of the queue's journal: items pushed, or so many items taken from the front. */
+type QueueEntry<T> = { push: T[] } | { shift: number };
+
 /**
  * A first-in first-out queue kept in a file, for relays that must not lose what they have not
- * delivered yet. Every change is written synchronously and atomically (write, then rename), so an
- * item pushed is an item that survives a crash. Meant for queues of thousands, not millions.
+ * delivered yet. Every change is appended to the file synchronously before the call returns (a
+ * journal of JSON lines, see JsonLinesFile), so an item pushed is an item that survives a crash; the
+ * file is rewritten with only the waiting items at open and every so often. Meant for queues of
+ * thousands, not millions.
  */
 export class DurableQueue<T> {
   private items: T[] = [];
   private warned = false;
 
   private constructor(
-    private readonly path: string | undefined,
+    private readonly file: JsonLinesFile | undefined,
     private readonly options: QueueOptions,
   ) {}
 
   static open<T>(path: string, options: QueueOptions = {}): DurableQueue<T> {
-    const queue = new DurableQueue<T>(path, options);
-    queue.items = readJsonFileSync<T[]>(path, [], 'queue');
+    const items = DurableQueue.read<T>(path);
+    const queue = new DurableQueue<T>(JsonLinesFile.create(path, items.length > 0 ? [{ push: items }] : []), options);
+    queue.items = items;
     return queue;
+  }
+
+  /** The items waiting in a queue's file, without opening it (tools and tests; the owner may be writing). */
+  static read<T>(path: string): T[] {
+    const text = JsonLinesFile.readText(path);
+    // Files written before the journal held the whole queue as one JSON array.
+    if (text.startsWith('[')) {
+      try {
+        return JSON.parse(text) as T[];
+      } catch (error) {
+        throw new Error(`${path}: unreadable queue (${(error as Error).message})`);
+      }
+    }
+    const items: T[] = [];
+    for (const entry of JsonLinesFile.parse(text, path, 'queue') as Array<Partial<{ push: T[]; shift: number }> | null>) {
+      if (Array.isArray(entry?.push)) items.push(...entry.push);
+      else if (typeof entry?.shift === 'number') items.splice(0, entry.shift);
+      else throw new Error(`${path}: unreadable queue (unknown entry ${JSON.stringify(entry).slice(0, 100)})`);
+    }
+    return items;
   }
 
   /** A queue in memory only (tests). */
@@ -51,7 +80,7 @@ export class DurableQueue<T> {
       throw new QueueFullError(`queue full (${this.items.length} of ${this.maxItems})`);
     }
     this.items.push(...items);
-    this.save();
+    this.write({ push: items });
     const mark = this.maxItems * (this.options.highWater ?? 0.8);
     if (this.items.length >= mark && !this.warned) {
       this.warned = true;
@@ -71,7 +100,7 @@ export class DurableQueue<T> {
   /** Takes the first `count` items (after they were delivered). */
   shift(count = 1): T[] {
     const taken = this.items.splice(0, count);
-    if (taken.length > 0) this.save();
+    if (taken.length > 0) this.write({ shift: taken.length });
     return taken;
   }
 
@@ -80,7 +109,10 @@ export class DurableQueue<T> {
     return this.items;
   }
 
-  private save(): void {
-    if (this.path) writeJsonFileSync(this.path, this.items);
+  private write(entry: QueueEntry<T>): void {
+    if (!this.file) return;
+    // Rewritten once the journal is long for what waits: amortized, each change is still one append.
+    if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.items.length)) this.file.rewrite(this.items.length > 0 ? [{ push: this.items }] : []);
+    else this.file.append(entry);
   }
 }

@@ -1,28 +1,57 @@
-import { readJsonFileSync, writeJsonFileSync } from './json-file-sync.js';
+import { JsonLinesFile } from './json-lines-file.js';
+
+/** Journal lines, at the least, before the file is rewritten with one line per chat. */
+const COMPACT_AFTER = 1000;
 
 /**
  * The highest msg_num a relay has taken per chat, in a file written synchronously. After a crash the
  * supervisor may hand on again the message a plugin was busy with; a relay that marked it (when it
- * queued it, and again when it delivered it) knows not to send it twice.
+ * queued it, and again when it delivered it) knows not to send it twice. Each mark is one appended
+ * line `[chat id, msg_num]` (see JsonLinesFile); the file is rewritten at open and every so often.
  */
 export class MsgNumMarks {
   private constructor(
-    private readonly path: string,
-    private readonly marks: Record<string, number>,
+    private readonly file: JsonLinesFile,
+    private readonly marks: Map<string, number>,
   ) {}
 
   static open(path: string): MsgNumMarks {
-    return new MsgNumMarks(path, readJsonFileSync<Record<string, number>>(path, {}, 'marks file'));
+    const marks = MsgNumMarks.read(path);
+    return new MsgNumMarks(JsonLinesFile.create(path, [...marks]), marks);
+  }
+
+  private static read(path: string): Map<string, number> {
+    const text = JsonLinesFile.readText(path);
+    const marks = new Map<string, number>();
+    // Files written before the journal held one JSON object, chat id to msg_num.
+    if (text.startsWith('{')) {
+      try {
+        for (const [chatId, msgNum] of Object.entries(JSON.parse(text) as Record<string, unknown>)) {
+          if (typeof msgNum === 'number') marks.set(chatId, msgNum);
+        }
+        return marks;
+      } catch (error) {
+        throw new Error(`${path}: unreadable marks file (${(error as Error).message})`);
+      }
+    }
+    for (const entry of JsonLinesFile.parse(text, path, 'marks file')) {
+      if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'number') {
+        throw new Error(`${path}: unreadable marks file (unknown entry ${JSON.stringify(entry).slice(0, 100)})`);
+      }
+      marks.set(entry[0], Math.max(entry[1], marks.get(entry[0]) ?? -1));
+    }
+    return marks;
   }
 
   has(chatId: string, msgNum: number): boolean {
-    return (this.marks[chatId] ?? -1) >= msgNum;
+    return (this.marks.get(chatId) ?? -1) >= msgNum;
   }
 
   mark(chatId: string, msgNum: number): void {
     if (this.has(chatId, msgNum)) return;
-    this.marks[chatId] = msgNum;
-    writeJsonFileSync(this.path, this.marks);
+    this.marks.set(chatId, msgNum);
+    if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.marks.size)) this.file.rewrite([...this.marks]);
+    else this.file.append([chatId, msgNum]);
   }
 
   /** Marks by a `<chat id>:<msg_num>` key (chat ids may hold `:`; the number is after the last one). */
