@@ -5,11 +5,11 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../src/api/index.js';
 import { parseBound } from '../plugins/logger/export.js';
-import { FORMATS } from '../plugins/logger/formats.js';
+import { FORMATS, type Format } from '../plugins/logger/formats.js';
 import { loggerOptions } from '../plugins/logger/options.js';
 import { PathPattern, safeSegment } from '../plugins/logger/path-pattern.js';
 import { dayOf, formatZoned, zonedToInstant } from '../plugins/logger/time.js';
-import { TranscriptFile } from '../plugins/logger/transcript-file.js';
+import { TranscriptFile, type PendingEntry } from '../plugins/logger/transcript-file.js';
 
 /** The logger's pure parts: formats, time zones, path patterns, options, and reading a file's tail. */
 
@@ -33,6 +33,11 @@ function message(msgNum: number, text: string, extra: Partial<ChatMessage> = {})
 }
 
 const utc = { timeZone: 'UTC', timeFormat: 'HH:mm:ss' };
+
+/** A message as the writer queues it for a file: rendered in the file's format. */
+function pendingOf(format: Format, m: ChatMessage): PendingEntry {
+  return { msgNum: m.msg_num, text: format.entry(m, utc) };
+}
 
 describe('logger: formats', () => {
   test('jsonl keeps every field as received, ids as their exact digits', () => {
@@ -172,8 +177,8 @@ describe('logger: a transcript file knows what it holds from its own tail', () =
     expect(file.last).toBe(8);
     expect(readFileSync(path, 'utf8').endsWith('"eight"')).toBe(false);
     expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
-    file.pending.push({ message: message(8, 'eight again') }, { message: message(10, 'ten') }, { message: message(9, 'nine') });
-    expect(await file.write((m) => FORMATS.jsonl.entry(m, utc))).toBe(2);
+    file.pending.push(pendingOf(FORMATS.jsonl, message(8, 'eight again')), pendingOf(FORMATS.jsonl, message(10, 'ten')), pendingOf(FORMATS.jsonl, message(9, 'nine')));
+    expect(await file.write()).toBe(2);
     expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg_num)).toEqual([7, 8, 9, 10]);
   });
 
@@ -189,8 +194,8 @@ describe('logger: a transcript file knows what it holds from its own tail', () =
     for (const format of [FORMATS.html, FORMATS.markdown]) {
       const path = join(tempDir(), `c.${format.ext}`);
       const file = new TranscriptFile(path, format, meta, silent);
-      file.pending.push({ message: message(3, 'three\nlines') }, { message: message(4, 'four') });
-      await file.write((m) => format.entry(m, utc));
+      file.pending.push(pendingOf(format, message(3, 'three\nlines')), pendingOf(format, message(4, 'four')));
+      await file.write();
       const again = new TranscriptFile(path, format, meta, silent);
       await again.recover();
       expect(again.last).toBe(4);
@@ -202,8 +207,8 @@ describe('logger: a transcript file knows what it holds from its own tail', () =
     const dir = tempDir();
     const path = join(dir, '2026-03-01.txt');
     const file = new TranscriptFile(path, FORMATS.text, meta, silent);
-    file.pending.push({ message: message(1, 'one') }, { message: message(2, 'two\nlines') });
-    await file.write((m) => FORMATS.text.entry(m, utc));
+    file.pending.push(pendingOf(FORMATS.text, message(1, 'one')), pendingOf(FORMATS.text, message(2, 'two\nlines')));
+    await file.write();
     expect(readFileSync(join(dir, '.2026-03-01.txt.idx'), 'utf8')).toBe(`2 ${statSync(path).size}\n`);
     const good = readFileSync(path, 'utf8');
     appendFileSync(path, '[23:30:05] <Bob Member> three, written but not in the index\n    and a torn');
@@ -218,11 +223,11 @@ describe('logger: a transcript file knows what it holds from its own tail', () =
     writeFileSync(join(dir, 'blocker'), 'a file');
     const path = join(dir, 'blocker', 'x.jsonl');
     const file = new TranscriptFile(path, FORMATS.jsonl, meta, silent);
-    file.pending.push({ message: message(1, 'one') });
-    await expect(file.write((m) => FORMATS.jsonl.entry(m, utc))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    file.pending.push(pendingOf(FORMATS.jsonl, message(1, 'one')));
+    await expect(file.write()).rejects.toMatchObject({ code: 'ENOTDIR' });
     expect(file.pending).toHaveLength(1);
     rmSync(join(dir, 'blocker'));
-    expect(await file.write((m) => FORMATS.jsonl.entry(m, utc))).toBe(1);
+    expect(await file.write()).toBe(1);
     expect(readFileSync(path, 'utf8')).toBe(FORMATS.jsonl.entry(message(1, 'one'), utc));
   });
 });

@@ -42,6 +42,8 @@ export class ChatTrail {
   private mustFill = false;
   private work: Promise<void> = Promise.resolve();
   private queued = 0;
+  /** Tasks queued or running: while there are any, a new message waits its turn behind them. */
+  private tasks = 0;
   private kicked = false;
   readonly stats = { taken: 0, duplicates: 0, gap_fills: 0, dropped: 0 };
 
@@ -62,6 +64,12 @@ export class ChatTrail {
 
   /** Queues a message from the chain. */
   push(message: ChatMessage): void {
+    // The common case: the next message in order with nothing queued before it. Taken at once, without
+    // a promise per message (a measurable share of the throughput bench).
+    if (this.tasks === 0 && this.initialized && !this.mustFill && this.last !== undefined && message.msg_num === this.last + 1) {
+      this.accept(message);
+      return;
+    }
     this.queued += 1;
     void this.enqueue(() => {
       // In hand now: from here it is counted where it goes (the writer), so memory stays bounded.
@@ -104,8 +112,11 @@ export class ChatTrail {
   }
 
   private enqueue(task: () => Promise<void>): Promise<void> {
+    this.tasks += 1;
     this.work = this.work.then(task).catch((error: unknown) => {
       if (!(error instanceof StoppedError)) this.options.log.error({ err: error, chat: this.chat.subject }, 'transcript: could not take a message');
+    }).then(() => {
+      this.tasks -= 1;
     });
     return this.work;
   }

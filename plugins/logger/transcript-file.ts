@@ -1,12 +1,15 @@
 import { mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import type { ChatMessage } from '../../src/index.js';
 import type { FileMeta, Format } from './formats.js';
 
-/** A message waiting to be appended to one file. */
+/**
+ * A message waiting to be appended to one file, already rendered: the message object itself dies young
+ * (entries wait up to a flush interval, long enough to be promoted and cost full collections).
+ */
 export interface PendingEntry {
-  message: ChatMessage;
+  msgNum: number;
+  text: string;
 }
 
 const TAIL_CHUNK = 64 * 1024;
@@ -142,18 +145,18 @@ export class TranscriptFile {
    * Appends the pending entries above `last` (in msg_num order), fsyncs, and forgets them. Throws on a
    * write error, keeping them pending.
    */
-  async write(render: (message: ChatMessage) => string): Promise<number> {
+  async write(): Promise<number> {
     await this.recover();
     this.lastUsed = Date.now();
     if (this.indexBehind) await this.writeIndex();
-    const fresh = this.pending.filter((entry) => entry.message.msg_num > this.last).sort((a, b) => a.message.msg_num - b.message.msg_num);
+    const fresh = this.pending.filter((entry) => entry.msgNum > this.last).sort((a, b) => a.msgNum - b.msgNum);
     const entries: PendingEntry[] = [];
-    for (const entry of fresh) if (entry.message.msg_num > (entries.at(-1)?.message.msg_num ?? this.last)) entries.push(entry);
+    for (const entry of fresh) if (entry.msgNum > (entries.at(-1)?.msgNum ?? this.last)) entries.push(entry);
     if (entries.length === 0) {
       this.pending = [];
       return 0;
     }
-    const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + entries.map((entry) => render(entry.message)).join(''), 'utf8');
+    const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + entries.map((entry) => entry.text).join(''), 'utf8');
     const created = this.size === 0;
     if (this.dirty) {
       await truncate(this.path, this.size).catch((error: NodeJS.ErrnoException) => {
@@ -170,14 +173,14 @@ export class TranscriptFile {
     }
     if (created) await syncDirectory(dirname(this.path));
     this.size += data.length;
-    this.last = entries.at(-1)!.message.msg_num;
+    this.last = entries.at(-1)!.msgNum;
     if (this.indexPath) {
       this.indexBehind = true;
       await this.writeIndex();
     }
     // Forgotten only now, so "nothing pending" means the file and its index are on disk (a failed
     // index write keeps them; the next write skips them by `last` and writes the index).
-    this.pending = this.pending.filter((entry) => entry.message.msg_num > this.last);
+    this.pending = this.pending.filter((entry) => entry.msgNum > this.last);
     return entries.length;
   }
 

@@ -62,7 +62,7 @@ export class TranscriptWriter {
   /** Queues a message for every format's file of its day. */
   add(message: ChatMessage, chat: ChatInfo): void {
     const day = dayOf(messageDate(message.created), this.options.render.timeZone);
-    for (const file of this.filesOf(chat, day)) file.pending.push({ message });
+    for (const file of this.filesOf(chat, day)) file.pending.push({ msgNum: message.msg_num, text: file.format.entry(message, this.options.render) });
   }
 
   /** Every format's file for a chat and day; the last answer is reused (runs of messages share it). */
@@ -148,7 +148,7 @@ export class TranscriptWriter {
       if (file.pending.length === 0) continue;
       tried = true;
       try {
-        this.stats.written += await file.write((message) => file.format.entry(message, this.options.render));
+        this.stats.written += await file.write();
       } catch (error) {
         failed ??= { error: error as NodeJS.ErrnoException, file: file.path };
       }
