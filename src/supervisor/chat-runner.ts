@@ -8,7 +8,7 @@ import type { ChatInfo } from '../pipeline/plugin.js';
 import type { CursorStore } from '../store/cursor-store.js';
 import type { OutboxFile } from '../store/outbox-file.js';
 import { ChatOutbox, PostFailedError, type PostRate } from './chat-outbox.js';
-import { findChat, joinOrReuse, type JoinedChat } from './chat-joiner.js';
+import { joinOrReuse, type JoinedChat } from './chat-joiner.js';
 
 export interface ChatRunnerOptions {
   client: GroupsClient;
@@ -150,17 +150,23 @@ export class ChatRunner {
     return messages.slice(0, count).reverse();
   }
 
+  /** Joins again (the chat_sub is gone): a fresh listing says whether the bot still has one. */
   private async rejoin(): Promise<Id> {
-    const chat = await findChat(this.options.client, this.options.joined.group, this.options.info.id);
+    const { directory } = this.options.joined;
+    const chat = await directory.find(this.options.info.id, 0);
     if (!chat) throw new Error('the chat is gone');
-    const id = chat.chat_sub?.id ?? (await joinOrReuse(this.options.client, chat, this.options.joined.group));
+    const id = chat.chatsubId ?? (await joinOrReuse(this.options.client, chat, directory));
     this.options.info.chatsubId = id;
     return id;
   }
 
+  /**
+   * Whether the chat is open again. Closed chats poll this every closedCheckMs; they share the group's
+   * listing when it is at most half that old, so many closed chats cost about two listings a period.
+   */
   private async isOpen(): Promise<boolean> {
-    const chat = await findChat(this.options.client, this.options.joined.group, this.options.info.id);
-    return chat !== undefined && !chat.is_closed;
+    const chat = await this.options.joined.directory.find(this.options.info.id, this.options.closedCheckMs / 2);
+    return chat !== undefined && !chat.isClosed;
   }
 
   private async waitThenJoin(): Promise<void> {
