@@ -70,19 +70,21 @@ export class ChatRunner {
       chatsubId: options.joined.chatsubId ?? '',
       gate: options.gate,
       closedCheckMs: options.closedCheckMs,
+      // With a cursor the history sent on connect is the catch-up: a reconnect costs no REST call.
+      history: () => this.sequencer.wantsHistory,
       rejoin: () => this.rejoin(),
       isOpen: () => this.isOpen(),
     });
-    this.connection.on('open', () => {
+    this.connection.on('open', (history) => {
       this.outbox.hold();
-      this.sequencer.opened();
+      this.sequencer.opened(history);
       void this.outbox.reconcile();
     });
     this.connection.on('state', (state) => {
       if (state !== 'open') this.outbox.hold();
       if (state === 'closed') this.outbox.failAll('the chat is closed');
     });
-    this.connection.on('message', (message) => this.sequencer.live(message));
+    this.connection.on('message', (message, fromHistory) => this.sequencer.live(message, fromHistory));
     this.connection.on('deleted', () => {
       this.outbox.failAll('the chat was deleted');
       this.sequencer.stop();
