@@ -68,6 +68,9 @@ describe('supervisor: recovering from service faults', () => {
     expect(waits).toHaveLength(5);
     // Each 429 was waited out for at least its Retry-After.
     expect(waits.every((line) => (line.delayMs as number) >= 1000)).toBe(true);
+    // The refusals slowed the process's whole upgrade budget, and successes count towards its recovery.
+    expect(supervisor.upgradeGate.stats).toMatchObject({ refused: 5, accepted: 4 });
+    expect(supervisor.upgradeGate.stats.cuts).toBeGreaterThanOrEqual(1);
 
     const last = await post(env.svc, 'general', 'bob', 'after recovery');
     await post(env.svc, 'random', 'bob', 'random after recovery');

@@ -7,7 +7,8 @@ import {
 } from '../api/errors.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import { parseWireJson } from '../api/wire-json.js';
-import { Backoff, sleep, UpgradeGate } from './backoff.js';
+import { Backoff, sleep } from './backoff.js';
+import type { UpgradeGate } from './upgrade-gate.js';
 import { CLOSE, closeAction, type CloseAction } from './close-codes.js';
 
 export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed' | 'stopped';
@@ -114,7 +115,8 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
     while (!this.stopped) {
       this.setState(first ? 'connecting' : 'reconnecting');
       first = false;
-      await this.options.gate?.take(this.stopper.signal);
+      const gate = this.options.gate;
+      const ticket = await gate?.take(this.stopper.signal);
       if (this.stopped) break;
       let ws: WebSocket;
       const history = this.options.history?.() ?? false;
@@ -122,9 +124,12 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
         ws = await this.options.client.openChatSocket({ chatsubId: this.chatsubId, noHistory: !history });
       } catch (error) {
         this.stats.refused += 1;
+        // The service's upgrade limit (not the REST one a csrf fetch could meet) slows every socket of the process.
+        if (error instanceof RateLimitError && error.operation === 'chatdata' && ticket !== undefined) gate?.refused(ticket);
         await this.recover(refusalAction(error), error);
         continue;
       }
+      gate?.accepted();
       if (this.stopped) {
         ws.close(CLOSE.normal, 'bot stopping');
         break;

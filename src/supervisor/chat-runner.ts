@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage, Id } from '../api/types.js';
-import { sleep, type UpgradeGate } from '../chat/backoff.js';
+import { sleep } from '../chat/backoff.js';
+import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import { ChatConnection } from '../chat/chat-connection.js';
 import { ChatSequencer, type Delivery } from '../chat/sequencer.js';
 import type { ChatInfo } from '../pipeline/plugin.js';
