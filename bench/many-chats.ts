@@ -108,6 +108,7 @@ for (const { chats, baseline, groupwire } of results) {
   for (const [who, r] of [['bare ws', baseline], ['groupwire', groupwire]] as const) {
     rows.push([
       chats, who, seconds(r.open), r.open.service.refusedUpgrades, r.open.service.apiCalls, kb(r.rssBytesPerSocket),
+      kb(r.heapBytesPerSocket?.heap), r.socketFds ?? 'n/a',
       seconds(r.reopen), r.reopen?.service.refusedUpgrades ?? 'n/a', (r.reopen?.service.apiCalls ?? 0) + (r.afterReopen?.apiCalls ?? 0),
     ]);
   }
@@ -147,7 +148,8 @@ report({
   name: 'many-chats',
   title: 'Many chats: one supervisor process holding 1,000 and 10,000 chat sockets',
   table: {
-    columns: ['chats', 'client', 'all open (s)', 'refused upgrades', 'REST calls', 'RSS/socket (KB)', 'open again after drop (s)',
+    columns: ['chats', 'client', 'all open (s)', 'refused upgrades', 'REST calls', 'RSS/socket (KB)', 'JS heap/socket (KB)', 'socket fds',
+      'open again after drop (s)',
       'refused again', 'REST calls again'],
     rows,
   },

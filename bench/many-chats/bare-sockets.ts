@@ -2,7 +2,7 @@ import { createSecureContext } from 'node:tls';
 import WebSocket from 'ws';
 import { rssBytes, settle } from '../lib/memory.js';
 import { adminClient } from '../lib/service-process.js';
-import { diffCounts, receiveJob, sendResult, timeUntil, type Phase } from './job.js';
+import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil, type Phase } from './job.js';
 
 /**
  * The baseline: bare `ws` clients opening the same chat sockets as the bot, paced by a token bucket
@@ -84,6 +84,7 @@ function open(index: number): void {
 let stopping = false;
 await settle();
 const rssBefore = rssBytes();
+const heapBefore = process.memoryUsage();
 const statsBefore = await service.stats();
 const startedAt = performance.now();
 if (process.env.MANY_CHATS_DEBUG) setInterval(() => process.stderr.write(`bare: ${openNow} open, ${waiting.length} waiting, t=${((performance.now() - startedAt) / 1000).toFixed(1)}\n`), 1000).unref();
@@ -93,10 +94,14 @@ const statsOpen = await service.stats();
 const openPhase: Phase = { ms: openMs, open: openNow, service: diffCounts(statsBefore, statsOpen) };
 
 let rssBytesPerSocket: number | undefined;
+let heapBytesPerSocket: { heap: number; external: number } | undefined;
+let fds: number | undefined;
 let reopen: Phase | undefined;
 if (openMs !== undefined) {
   await settle();
   rssBytesPerSocket = (rssBytes() - rssBefore) / ids.length;
+  fds = socketFds();
+  heapBytesPerSocket = heapPerSocket(heapBefore, ids.length);
   const dropAt = performance.now();
   await service.admin('faults/drop-sockets', {});
   const reopenMs = await timeUntil(() => openNow === ids.length && opens.every((n) => n >= 2), dropAt, job.phaseTimeoutMs);
@@ -107,4 +112,4 @@ stopping = true;
 for (const ws of sockets) ws?.terminate();
 clearTimeout(pacer);
 await service.close();
-sendResult({ open: openPhase, reopen, rssBytesPerSocket, frames });
+sendResult({ open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, frames });

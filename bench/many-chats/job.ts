@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** What the bench hands a measuring child process (its first IPC message). */
@@ -43,6 +44,10 @@ export interface SocketResult {
   open: Phase;
   reopen: Phase | undefined;
   rssBytesPerSocket: number | undefined;
+  /** Of that, the JS heap and what V8 counts outside it (Buffers), per socket: the rest is native (TLS, sockets). */
+  heapBytesPerSocket?: { heap: number; external: number };
+  /** Open sockets of the process when memory was read (chat sockets plus REST connections). */
+  socketFds?: number;
   /** groupwire: until every chat's first catch-up was done too (the first start reads each chat's position). */
   caughtUpMs?: number;
   /** groupwire: the REST calls of the catch-ups that followed the reopen (none are needed). */
@@ -98,4 +103,23 @@ export function receiveJob(): Promise<SocketJob> {
 /** In a measuring child: hands the result back and lets the process end. */
 export function sendResult(result: SocketResult): void {
   process.send!(result, () => process.disconnect());
+}
+
+/** The growth of the JS heap and of external memory since `before`, per socket. */
+export function heapPerSocket(before: NodeJS.MemoryUsage, sockets: number): { heap: number; external: number } {
+  const now = process.memoryUsage();
+  return { heap: (now.heapUsed - before.heapUsed) / sockets, external: (now.external - before.external) / sockets };
+}
+
+/** How many sockets this process holds open (file descriptors that are sockets). */
+export function socketFds(): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith('socket:')) count += 1;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return count;
 }

@@ -7,7 +7,7 @@ import { REDACTED_PATHS } from '../../src/supervisor/logging.js';
 import { Supervisor } from '../../src/supervisor/supervisor.js';
 import { rssBytes, settle } from '../lib/memory.js';
 import { adminClient } from '../lib/service-process.js';
-import { diffCounts, receiveJob, sendResult, timeUntil, type Phase } from './job.js';
+import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil, type Phase } from './job.js';
 
 /**
  * groupwire: a Supervisor in this process with one bot in every chat of the group (bots.yaml in a
@@ -18,7 +18,8 @@ const service = adminClient(job);
 const dir = job.dir!;
 writeFileSync(join(dir, 'ca.pem'), job.ca);
 writeFileSync(join(dir, 'bots.yaml'), stringify({
-  service: { base_url: job.baseUrl, ca_file: './ca.pem' },
+  // The gate's ceiling is the service's upgrade limit, as an operator who knows it would set it.
+  service: { base_url: job.baseUrl, ca_file: './ca.pem', upgrade_rate: { per_second: job.upgrades.perSecond, burst: job.upgrades.burst } },
   state_dir: './state',
   bots: [{
     name: 'many',
@@ -32,6 +33,7 @@ const log = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[red
 
 await settle();
 const rssBefore = rssBytes();
+const heapBefore = process.memoryUsage();
 const statsBefore = await service.stats();
 const startedAt = performance.now();
 const supervisor = await Supervisor.start(loaded, { log });
@@ -46,6 +48,8 @@ const statsOpen = await service.stats();
 const openPhase: Phase = { ms: openMs, open: openCount(), service: diffCounts(statsBefore, statsOpen) };
 
 let rssBytesPerSocket: number | undefined;
+let heapBytesPerSocket: { heap: number; external: number } | undefined;
+let fds: number | undefined;
 let reopen: Phase | undefined;
 let caughtUpMs: number | undefined;
 let afterReopen;
@@ -54,6 +58,8 @@ if (openMs !== undefined) {
   caughtUpMs = await timeUntil(() => bot.runners.every((r) => r.sequencer.position !== undefined), startedAt, job.phaseTimeoutMs, 50);
   await settle();
   rssBytesPerSocket = (rssBytes() - rssBefore) / job.chats;
+  fds = socketFds();
+  heapBytesPerSocket = heapPerSocket(heapBefore, job.chats);
   const statsBeforeDrop = await service.stats();
   const dropAt = performance.now();
   await service.admin('faults/drop-sockets', {});
@@ -69,4 +75,4 @@ if (openMs !== undefined) {
 await supervisor.stop(1_000);
 await service.close();
 const logLines = readFileSync(logFile, 'utf8').split('\n').length - 1;
-sendResult({ open: openPhase, reopen, rssBytesPerSocket, caughtUpMs, afterReopen, logLines });
+sendResult({ open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });
