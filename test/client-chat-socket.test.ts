@@ -66,6 +66,20 @@ describe('openChatSocket', () => {
     expect((await frames.waitFor(3)).map((frame) => frame.message)).toEqual(HISTORY);
   });
 
+  it('checks the service\'s certificate: a client that does not trust its CA cannot open a socket', async () => {
+    const { client: trusting, csrf } = await clients.withToken('bob', 'bearer');
+    const general = await chatOf(trusting, 'general');
+    const untrusting = (await clients.withToken('bob', 'bearer', { ca: undefined })).client;
+    untrusting.session.csrf = csrf; // so the refusal comes from the socket's own handshake, not a csrf fetch
+    const error: Error = await untrusting.openChatSocket({ chatsubId: general.chat_sub!.id }).catch((e) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(`${(error as { code?: string }).code} ${error.message}`).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY|CERT|certificate/i);
+    // The trusting client opens many sockets on its one TLS context.
+    const { frames } = await open(trusting, general.chat_sub!.id);
+    await open(trusting, general.chat_sub!.id);
+    expect(await frames.waitFor(3)).toHaveLength(3);
+  });
+
   it('a closed chat is BadRequestError "closed chat"', async () => {
     const bob = clients.make('bob');
     const archive = await chatOf(bob, 'archive', true);

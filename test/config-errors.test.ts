@@ -119,6 +119,29 @@ describe('bots.yaml: every mistake is located', () => {
     expect(problem).toMatch(new RegExp(`^${escape(at(file, lines, 9, 'chatty'))}: .*expected one of.*\\(at log\\.level\\)`));
   });
 
+  it('service.upgrade_rate: mistakes are located at the value or the key', async () => {
+    const lines = ['service:', '  base_url: https://gds.example', '  upgrade_rate: { per_second: 0, brust: 5 }', 'bots:', ...bot('a')];
+    const file = write(lines);
+    const problems = await problemsOf(loadBotsConfig(file, {}));
+    expect(problems).toHaveLength(2);
+    expect(problems).toContainEqual(expect.stringMatching(
+      new RegExp(`^${escape(at(file, lines, 3, '0,'))}: .*expected number to be >0 \\(at service\\.upgrade_rate\\.per_second\\)`)));
+    expect(problems).toContainEqual(expect.stringMatching(
+      new RegExp(`^${escape(at(file, lines, 3, 'brust'))}: Unrecognized key: "brust" \\(at service\\.upgrade_rate\\.brust\\)`)));
+
+    const fraction = ['service:', '  base_url: https://gds.example', '  upgrade_rate:', '    per_second: 5', '    burst: 2.5', 'bots:', ...bot('a')];
+    const fractionFile = write(fraction);
+    expect(await problemsOf(loadBotsConfig(fractionFile, {}))).toEqual([
+      expect.stringMatching(new RegExp(`^${escape(at(fractionFile, fraction, 5, '2.5'))}: .*expected int.*\\(at service\\.upgrade_rate\\.burst\\)`)),
+    ]);
+  });
+
+  it('service.upgrade_rate defaults to the local service\'s limit; a burst left out is two seconds\' worth', async () => {
+    expect((await loadBotsConfig(write([...HEAD, ...bot('a')]), {})).config.service.upgrade_rate).toEqual({ per_second: 20, burst: 50 });
+    const lines = ['service:', '  base_url: https://gds.example', '  upgrade_rate: { per_second: 7.5 }', 'bots:', ...bot('a')];
+    expect((await loadBotsConfig(write(lines), {})).config.service.upgrade_rate).toEqual({ per_second: 7.5, burst: 15 });
+  });
+
   it('a missing required key points at the map that lacks it', async () => {
     const lines = [...HEAD, '  - name: a', '    login: { email: bot@example.com, password: pw }'];
     const file = write(lines);

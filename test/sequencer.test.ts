@@ -252,6 +252,81 @@ describe('ChatSequencer', () => {
     expect(h.seq.position).toBe(2);
   });
 
+  describe('a socket opened with history (a cursor exists)', () => {
+    /** The service's history on connect: the 50 most recent messages, oldest first. */
+    const onConnect = (h: Harness) => [...h.history].sort((a, b) => a.msg_num - b.msg_num).slice(-50);
+
+    it('wants history only once it has a cursor', async () => {
+      const h = harness({ history: [1, 2] });
+      expect(h.seq.wantsHistory).toBe(false);
+      h.seq.opened();
+      await h.seq.idle();
+      expect(h.seq.wantsHistory).toBe(true);
+      expect(harness({ cursor: 0 }).seq.wantsHistory).toBe(true);
+    });
+
+    it('catches up from the frames: no history read; older ones dropped, missed ones backfilled, then live', async () => {
+      const h = harness({ cursor: 3, history: [1, 2, 3, 4, 5] });
+      h.seq.opened(true);
+      for (const m of onConnect(h)) h.seq.live(m, true);
+      h.seq.live(msg(6));
+      await h.seq.idle();
+      expect(h.fetches).toEqual([]);
+      expect(h.latestAsked).toEqual([]);
+      expect(h.delivered).toEqual([[4, true], [5, true], [6, false]]);
+      expect(h.seq.stats.duplicates).toBe(3);
+      expect(h.saved).toEqual([4, 5, 6]);
+    });
+
+    it('nothing new (or an empty chat): nothing read, nothing handed on', async () => {
+      const quiet = harness({ cursor: 2, history: [1, 2] });
+      quiet.seq.opened(true);
+      for (const m of onConnect(quiet)) quiet.seq.live(m, true);
+      const empty = harness({ cursor: 0 });
+      empty.seq.opened(true);
+      await Promise.all([quiet.seq.idle(), empty.seq.idle()]);
+      for (const h of [quiet, empty]) {
+        expect(h.fetches).toEqual([]);
+        expect(h.delivered).toEqual([]);
+        expect(h.saved).toEqual([]);
+      }
+    });
+
+    it('more than 50 missed: the part before the frames is filled from history first, in one read', async () => {
+      const h = harness({ cursor: 10, history: Array.from({ length: 100 }, (_, i) => i + 1) });
+      h.seq.opened(true);
+      for (const m of onConnect(h)) h.seq.live(m, true);
+      await h.seq.idle();
+      expect(h.fetches).toEqual([10]);
+      expect(h.delivered.map(([n]) => n)).toEqual(Array.from({ length: 90 }, (_, i) => i + 11));
+      expect(h.delivered.every(([, backfilled]) => backfilled)).toBe(true);
+      expect(h.seq.stats).toMatchObject({ gapFills: 1, duplicates: 0 });
+    });
+
+    it('the bot\'s own posts in the history go to own and move the cursor', async () => {
+      const h = harness({ cursor: 1 });
+      h.history.push(msg(1), msg(2, BOT), msg(3), msg(4, BOT));
+      h.seq.opened(true);
+      for (const m of onConnect(h)) h.seq.live(m, true);
+      await h.seq.idle();
+      expect(h.owned).toEqual([2, 4]);
+      expect(h.delivered).toEqual([[3, true]]);
+      expect(h.seq.position).toBe(4);
+      expect(h.fetches).toEqual([]);
+    });
+
+    it('a socket that dropped half-way through its history: the next one hands on the rest, nothing twice', async () => {
+      const h = harness({ cursor: 1, history: [1, 2, 3, 4, 5] });
+      h.seq.opened(true);
+      for (const m of onConnect(h).slice(0, 3)) h.seq.live(m, true); // 1, 2, 3, then the drop
+      h.seq.opened(true);
+      for (const m of onConnect(h)) h.seq.live(m, true);
+      await h.seq.idle();
+      expect(h.delivered).toEqual([[2, true], [3, true], [4, true], [5, true]]);
+      expect(h.fetches).toEqual([]);
+    });
+  });
+
   it('after stop() nothing more is handed on', async () => {
     const h = harness({ cursor: 0, history: [1, 2] });
     h.seq.stop();

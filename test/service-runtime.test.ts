@@ -34,6 +34,21 @@ describe('rate limiting', () => {
     for (let i = 0; i < 20; i += 1) expect((await call(svc, 'getchats', { group_name: 'demo' }, { auth: mo })).status).toBe(200);
     expect((await admin(svc, 'rate-limit', { api: 'fast' })).body).toMatchObject({ object: 'error', type: 'bad_request' });
   });
+
+  it('counts the calls it received per operation, refused ones included, unknown names together', async () => {
+    const stats = async () => (await send(svc, '/_admin/stats', 'GET', { authorization: `Bearer ${svc.service.adminToken}` })).body;
+    const before = (await stats()).api_calls;
+    const dave = await loginAs(svc, 'dave');
+    await call(svc, 'getchats', { group_name: 'demo' }, { auth: dave });
+    await call(svc, 'getchats', { group_name: 'no-such-group' }, { auth: dave });
+    await call(svc, 'no_such_operation_1', {}, { auth: dave });
+    await call(svc, 'no_such_operation_2', {}, { auth: dave });
+    const after = (await stats()).api_calls;
+    expect((after.getchats ?? 0) - (before.getchats ?? 0)).toBe(2);
+    expect((after.login ?? 0) - (before.login ?? 0)).toBe(1);
+    expect((after['(unknown)'] ?? 0) - (before['(unknown)'] ?? 0)).toBe(2);
+    expect(after).not.toHaveProperty('no_such_operation_1');
+  });
 });
 
 describe('injected faults', () => {

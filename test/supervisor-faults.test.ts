@@ -68,6 +68,9 @@ describe('supervisor: recovering from service faults', () => {
     expect(waits).toHaveLength(5);
     // Each 429 was waited out for at least its Retry-After.
     expect(waits.every((line) => (line.delayMs as number) >= 1000)).toBe(true);
+    // The refusals slowed the process's whole upgrade budget, and successes count towards its recovery.
+    expect(supervisor.upgradeGate.stats).toMatchObject({ refused: 5, accepted: 4 });
+    expect(supervisor.upgradeGate.stats.cuts).toBeGreaterThanOrEqual(1);
 
     const last = await post(env.svc, 'general', 'bob', 'after recovery');
     await post(env.svc, 'random', 'bob', 'random after recovery');
@@ -99,6 +102,36 @@ describe('supervisor: recovering from service faults', () => {
     const general = seen('refused').filter((s) => s.chat === 'general');
     expect(general.map((s) => s.msgNum)).toEqual(range(first.msg_num, last.msg_num));
     expect(general.at(-1)!.backfilled).toBe(false);
+  });
+});
+
+describe('supervisor: reconnecting without REST calls', () => {
+  test('every socket dropped with messages missed: the history sent on connect catches up, no getchathistory call', { timeout: 60_000 }, async () => {
+    const { env, supervisor } = await recording('no-rest', ['general', 'random']);
+    const first = await post(env.svc, 'general', 'carol', 'before');
+    await waitFor('the first message', () => seen('no-rest').length === 1);
+    // Each chat's first start reads its position (that is the one history read it needs).
+    await waitFor('both chats positioned', () => supervisor.bots[0]!.runners.every((r) => r.sequencer.position !== undefined));
+    const historyReads = async () => (await serviceStats(env.svc)).api_calls.getchathistory ?? 0;
+    const readsBefore = await historyReads();
+
+    // Refused for a moment, so the messages are posted while the bot is away.
+    await adminOk(env.svc, 'faults/refuse-upgrades', { seconds: 1 });
+    const before = opens(supervisor);
+    await adminOk(env.svc, 'faults/drop-sockets', {});
+    await post(env.svc, 'general', 'bob', 'while away {n}', 3);
+    await post(env.svc, 'random', 'bob', 'random while away');
+    await reopened(supervisor, before);
+    const last = await post(env.svc, 'general', 'carol', 'after');
+    await waitFor('every message', () => seen('no-rest').some((s) => s.msgNum === last.msg_num && s.chat === 'general') &&
+      seen('no-rest').some((s) => s.text === 'random while away'), 30_000);
+
+    const general = seen('no-rest').filter((s) => s.chat === 'general');
+    expect(general.map((s) => s.msgNum)).toEqual(range(first.msg_num, last.msg_num));
+    expect(general.slice(1, -1).map((s) => [s.text, s.backfilled])).toEqual([1, 2, 3].map((n) => [`while away ${n}`, true]));
+    expect(general.at(-1)!.backfilled).toBe(false);
+    expect(seen('no-rest').find((s) => s.text === 'random while away')!.backfilled).toBe(true);
+    expect(await historyReads()).toBe(readsBefore);
   });
 });
 

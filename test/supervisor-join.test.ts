@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import type { Chat } from '../src/api/index.js';
+import { ChatDirectory } from '../src/supervisor/chat-directory.js';
 import { joinOrReuse } from '../src/supervisor/chat-joiner.js';
 import type { Supervisor } from '../src/supervisor/supervisor.js';
-import { chatOf, makeEnv, post, probes, type Env, waitFor } from './helpers/supervisor.js';
+import { chatOf, makeEnv, post, probes, serviceStats, type Env, waitFor } from './helpers/supervisor.js';
 
 /** Joining: existing chats are joined, missing ones made, chat_subs reused, closed chats waited for. */
 
@@ -68,6 +69,34 @@ describe('supervisor: joining chats', () => {
     expect(probes().seen['join-1']!.map((s) => s.text)).toEqual(['hello general', 'hello standup', 'after restart']);
   });
 
+  test('lists the group\'s chats once for all its chats: only a chat to join or make costs a call more', async () => {
+    env = await makeEnv([{
+      chats: [{ chat: 'general' }, { chat: 'random' }, { chat: 'standup', create: true }, { chat: 'archive' }],
+      closed_chat_check_seconds: 3600,
+    }]);
+    const calls = async () => (await serviceStats(env!.svc)).api_calls as Record<string, number>;
+    const before = await calls();
+    let supervisor = await env.start({ waitConnected: false });
+    await supervisor.ready();
+    const first = await calls();
+    const made = (name: string, from: Record<string, number>, to: Record<string, number>) => (to[name] ?? 0) - (from[name] ?? 0);
+    // One page of open chats and one of closed ones (the demo group has a handful).
+    expect(made('getchats', before, first)).toBe(2);
+    expect(made('joinchat', before, first)).toBe(2);
+    expect(made('newchat', before, first)).toBe(1);
+    expect(supervisor.bots[0]!.runners.map((r) => r.info.subject)).toEqual(['general', 'random', 'standup', 'archive']);
+
+    await supervisor.stop();
+    env.supervisor = undefined;
+    supervisor = await env.start({ waitConnected: false });
+    await supervisor.ready();
+    const second = await calls();
+    // Every chat_sub is in the listing now: nothing to join or make.
+    expect(made('getchats', first, second)).toBe(2);
+    expect(made('joinchat', first, second)).toBe(0);
+    expect(made('newchat', first, second)).toBe(0);
+  });
+
   test('a chat_sub made before the start (by another process) is reused', async () => {
     env = await makeEnv([{ chats: [{ chat: 'general' }] }]);
     const other = env.client('bot');
@@ -84,7 +113,7 @@ describe('supervisor: joining chats', () => {
     const stale = (await chatOf(ours, 'general'))!;
     expect(stale.chat_sub).toBeNull();
     const raced = await env.client('bot').joinChat({ chat_id: stale.id });
-    await expect(joinOrReuse(ours, stale, { group_name: 'demo' })).resolves.toBe(raced.id);
+    await expect(joinOrReuse(ours, stale, await ChatDirectory.open(ours, 'demo'))).resolves.toBe(raced.id);
   });
 
   test('a closed chat is waited for and joined when it reopens; the bot\'s other chats go on meanwhile', async () => {

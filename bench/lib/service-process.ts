@@ -40,25 +40,15 @@ export async function startServiceProcess(options: ServiceProcessOptions = {}): 
   const ready = await readyLine(child);
   const caFile = String(ready.ca_file);
   const ca = readFileSync(caFile, 'utf8');
-  const dispatcher = new Agent({ connect: { ca }, connections: 4 });
   const baseUrl = String(ready.base_url);
-  const adminCall = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const answer = await request(`${baseUrl}/_admin/${path}`, {
-      method, dispatcher,
-      headers: { authorization: `Bearer ${adminToken}`, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
-      body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
-    });
-    const text = await answer.body.text();
-    if (answer.statusCode !== 200) throw new Error(`admin ${path}: ${answer.statusCode} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
+  const adminApi = adminClient({ baseUrl, ca, adminToken });
   return {
     baseUrl, ca, caFile, adminToken, pid: child.pid!,
-    admin: (path, body) => adminCall('POST', path, body),
-    stats: () => adminCall('GET', 'stats'),
+    admin: adminApi.admin,
+    stats: adminApi.stats,
     rss: () => rssBytes(child.pid!),
     async stop() {
-      await dispatcher.close();
+      await adminApi.close();
       if (child.exitCode !== null || child.signalCode !== null) return;
       await new Promise<void>((done) => {
         child.once('exit', () => done());
@@ -67,6 +57,30 @@ export async function startServiceProcess(options: ServiceProcessOptions = {}): 
       });
     },
   };
+}
+
+export interface AdminClient {
+  /** POST /_admin/<path> with a JSON body; the answer's JSON, or an error naming the status. */
+  admin(path: string, body?: unknown): Promise<any>;
+  /** GET /_admin/stats. */
+  stats(): Promise<any>;
+  close(): Promise<void>;
+}
+
+/** The admin API of a running service, for a bench's child process that got the address and token. */
+export function adminClient(target: { baseUrl: string; ca: string; adminToken: string }): AdminClient {
+  const dispatcher = new Agent({ connect: { ca: target.ca }, connections: 4 });
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const answer = await request(`${target.baseUrl}/_admin/${path}`, {
+      method, dispatcher,
+      headers: { authorization: `Bearer ${target.adminToken}`, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+      body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
+    });
+    const text = await answer.body.text();
+    if (answer.statusCode !== 200) throw new Error(`admin ${path}: ${answer.statusCode} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  return { admin: (path, body) => call('POST', path, body), stats: () => call('GET', 'stats'), close: () => dispatcher.close() };
 }
 
 function readyLine(child: ChildProcess): Promise<Record<string, unknown>> {

@@ -24,9 +24,10 @@ export async function openChatSocket(client: GroupsClient, options: ChatSocketOp
   const url = `${client.baseUrl.replace(/^https:/, 'wss:')}/api/v1/chatdata?${query}`;
   const ws = new WebSocket(url, {
     headers: client.authHeaders(),
-    ca: client.transport.ca,
     perMessageDeflate: false,
     handshakeTimeout: options.handshakeTimeoutMs ?? 15_000,
+    // ws hands its options to tls.connect, which takes a ready context (ws's types do not list it).
+    ...({ secureContext: client.transport.secureContext } as WebSocket.ClientOptions),
   });
   return new Promise((resolve, reject) => {
     const fail = (error: Error) => {

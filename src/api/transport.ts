@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher, type FormData } from 'undici';
 import { errorFromObject, ResponseFormatError, TransportError } from './errors.js';
@@ -17,7 +18,15 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Use your own undici dispatcher (a proxy agent, say). */
   dispatcher?: Dispatcher;
+  /**
+   * At most this many connections to the service at once (default 8); more calls wait their turn. A
+   * bot in thousands of chats must not open a TLS connection per chat for its history reads.
+   */
+  connections?: number;
 }
+
+/** The default of TransportOptions.connections. */
+export const DEFAULT_CONNECTIONS = 8;
 
 export interface RawResponse {
   status: number;
@@ -56,13 +65,25 @@ export class Transport {
   readonly ca: string | Buffer | undefined;
   private readonly ownsDispatcher: boolean;
   private readonly timeoutMs: number;
+  private tlsContext: SecureContext | undefined;
 
   constructor(options: TransportOptions) {
     this.baseUrl = normalizeBaseUrl(options.baseUrl);
     this.ca = options.ca ?? (options.caFile ? readFileSync(options.caFile) : undefined);
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.ownsDispatcher = !options.dispatcher;
-    this.dispatcher = options.dispatcher ?? new Agent({ connect: this.ca ? { ca: this.ca } : {} });
+    this.dispatcher = options.dispatcher ?? new Agent({
+      connect: this.ca ? { ca: this.ca } : {}, connections: options.connections ?? DEFAULT_CONNECTIONS,
+    });
+  }
+
+  /**
+   * One TLS context (the trusted CAs, parsed once) for every websocket of this client: without it each
+   * socket would build its own, which costs a CA parse and memory per chat.
+   */
+  get secureContext(): SecureContext {
+    this.tlsContext ??= createSecureContext(this.ca ? { ca: this.ca } : {});
+    return this.tlsContext;
   }
 
   url(operation: string, query?: WireParams): string {

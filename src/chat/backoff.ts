@@ -23,45 +23,6 @@ export class Backoff {
   }
 }
 
-/**
- * A token bucket shared by all of a supervisor's sockets: when many drop at once, their upgrades are
- * spread over time instead of hitting the service in one burst.
- */
-export class UpgradeGate {
-  private tokens: number;
-  private updated = performance.now();
-  private queue: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly perSecond = 10,
-    private readonly burst = 10,
-  ) {
-    this.tokens = burst;
-  }
-
-  /** Resolves when this caller may upgrade; callers are served in turn. */
-  take(signal?: AbortSignal): Promise<void> {
-    const turn = this.queue.then(() => this.wait(signal));
-    this.queue = turn.catch(() => undefined);
-    return turn;
-  }
-
-  private async wait(signal?: AbortSignal): Promise<void> {
-    for (;;) {
-      // A caller that gave up (its chat is stopping) neither waits nor takes a token.
-      if (signal?.aborted) return;
-      const now = performance.now();
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.updated) / 1000) * this.perSecond);
-      this.updated = now;
-      if (this.tokens >= 1) {
-        this.tokens -= 1;
-        return;
-      }
-      await sleep(((1 - this.tokens) / this.perSecond) * 1000, signal);
-    }
-  }
-}
-
 /** setTimeout as a promise; an abort ends the wait early (resolving, so stop paths stay simple). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -7,16 +7,21 @@ import {
 } from '../api/errors.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import { parseWireJson } from '../api/wire-json.js';
-import { Backoff, sleep, UpgradeGate } from './backoff.js';
+import { Backoff, sleep } from './backoff.js';
+import type { UpgradeGate } from './upgrade-gate.js';
 import { CLOSE, closeAction, type CloseAction } from './close-codes.js';
 
 export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed' | 'stopped';
 
 export interface ChatConnectionEvents {
   state: (state: ConnectionState, previous: ConnectionState) => void;
-  /** The socket is open (fresh or again): whoever reads it must catch up on what was missed. */
-  open: () => void;
-  message: (message: ChatMessage) => void;
+  /**
+   * The socket is open (fresh or again): whoever reads it must catch up on what was missed. With
+   * `history` the service sends its 50 most recent messages first, which covers a short absence.
+   */
+  open: (history: boolean) => void;
+  /** A chat message; `fromHistory` when it came in the history sent on connect, not live. */
+  message: (message: ChatMessage, fromHistory: boolean) => void;
   /** The chat was deleted: the connection has stopped for good. */
   deleted: () => void;
 }
@@ -30,6 +35,11 @@ export interface ChatConnectionOptions {
   /** Whether the chat is open again (polled while it is closed). */
   isOpen: () => Promise<boolean>;
   closedCheckMs?: number;
+  /**
+   * Asked at each (re)open: whether to take the history sent on connect (the reader then knows where it
+   * stands and sorts out what it already had). Default: never (`no_history`).
+   */
+  history?: () => boolean;
   gate?: UpgradeGate;
   pingIntervalMs?: number;
   pongTimeoutMs?: number;
@@ -44,7 +54,8 @@ export interface ChatConnectionOptions {
  * stopped after stop() or the chat's deletion, with no reconnect from there.
  * Every refusal and close code is mapped to what helps: rejoin, wait for reopening, log in again,
  * wait for Retry-After, or back off (exponential, full jitter, reset after a stable period).
- * The socket is always opened with `no_history`: what was missed is fetched by the reader on `open`.
+ * The socket is opened with `no_history` unless `history()` says otherwise. History frames are told
+ * from live ones by a ping sent on open: its pong comes after everything the service sent on connect.
  */
 export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
   private current: ConnectionState = 'idle';
@@ -104,21 +115,26 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
     while (!this.stopped) {
       this.setState(first ? 'connecting' : 'reconnecting');
       first = false;
-      await this.options.gate?.take(this.stopper.signal);
+      const gate = this.options.gate;
+      const ticket = await gate?.take(this.stopper.signal);
       if (this.stopped) break;
       let ws: WebSocket;
+      const history = this.options.history?.() ?? false;
       try {
-        ws = await this.options.client.openChatSocket({ chatsubId: this.chatsubId, noHistory: true });
+        ws = await this.options.client.openChatSocket({ chatsubId: this.chatsubId, noHistory: !history });
       } catch (error) {
         this.stats.refused += 1;
+        // The service's upgrade limit (not the REST one a csrf fetch could meet) slows every socket of the process.
+        if (error instanceof RateLimitError && error.operation === 'chatdata' && ticket !== undefined) gate?.refused(ticket);
         await this.recover(refusalAction(error), error);
         continue;
       }
+      gate?.accepted();
       if (this.stopped) {
         ws.close(CLOSE.normal, 'bot stopping');
         break;
       }
-      const { code, reason, stableFor } = await this.serve(ws);
+      const { code, reason, stableFor } = await this.serve(ws, history);
       if (this.stopped) break;
       this.stats.dropped += 1;
       if (stableFor >= (this.options.stableMs ?? 10_000)) this.backoff.reset();
@@ -129,7 +145,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
   }
 
   /** Serves an open socket until it closes; listeners are removed before anything reconnects. */
-  private serve(ws: WebSocket): Promise<{ code: number; reason: string; stableFor: number }> {
+  private serve(ws: WebSocket, history: boolean): Promise<{ code: number; reason: string; stableFor: number }> {
     this.ws = ws;
     this.stats.opened += 1;
     const openedAt = performance.now();
@@ -137,6 +153,9 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
     this.options.log.info({ chatsubId: this.chatsubId }, 'chat socket open');
     return new Promise((resolve) => {
       let alive = true;
+      // The service sends the history on connect, before it can answer this ping: frames before the pong are history.
+      let inHistory = history;
+      if (history) ws.ping();
       const pingEvery = this.options.pingIntervalMs ?? 20_000;
       const watchdog = setInterval(() => {
         // No pong since the last ping: the connection is dead even if TCP has not noticed.
@@ -148,9 +167,10 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
         alive = false;
         ws.ping();
       }, pingEvery);
-      const onMessage = (data: WebSocket.RawData) => this.onFrame(data);
+      const onMessage = (data: WebSocket.RawData) => this.onFrame(data, inHistory);
       const onPong = () => {
         alive = true;
+        inHistory = false;
       };
       const onError = (error: Error) => this.options.log.debug({ err: error }, 'chat socket error');
       ws.on('message', onMessage);
@@ -164,11 +184,11 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
         if (this.ws === ws) this.ws = undefined;
         resolve({ code, reason: reason.toString(), stableFor: performance.now() - openedAt });
       });
-      this.emit('open');
+      this.emit('open', history);
     });
   }
 
-  private onFrame(data: WebSocket.RawData): void {
+  private onFrame(data: WebSocket.RawData, fromHistory: boolean): void {
     let frame: unknown;
     try {
       frame = parseWireJson(data.toString());
@@ -179,7 +199,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
     }
     const object = (frame as { object?: unknown } | null)?.object;
     if (object === 'chat_message' && typeof (frame as ChatMessage).msg_num === 'number') {
-      this.emit('message', frame as ChatMessage);
+      this.emit('message', frame as ChatMessage, fromHistory);
     } else if (object === 'error') {
       this.stats.errorFrames += 1;
       this.options.log.warn({ error: frame }, 'the service refused a chat post');

@@ -3,7 +3,10 @@ import type { ChatMessage, Id } from '../api/types.js';
 import { Backoff, sleep } from './backoff.js';
 
 export interface Delivery {
-  /** Arrived through history (a catch-up after a reconnect or restart, or a gap fill), not live. */
+  /**
+   * Arrived through history (the history sent on reconnect, a catch-up after a restart, or a gap fill),
+   * not live.
+   */
   backfilled: boolean;
   /** How old the message was when it arrived, by its `created` time. */
   ageMs: number;
@@ -29,10 +32,12 @@ export interface SequencerOptions {
 }
 
 /**
- * Exactly once, in order, for one chat. Everything goes through one serial queue: on each (re)open a
- * catch-up from the cursor by getchathistory, then live messages. A live message past a gap (the bot's
- * own posts are not echoed, or the socket lost something) first has the gap filled from history. A
- * message at or below the cursor was already handed on and is dropped.
+ * Exactly once, in order, for one chat. Everything goes through one serial queue. A socket opened with
+ * a cursor carries the chat's 50 most recent messages first (msg_nums start at 1 with no gaps): a
+ * message at or below the cursor was already handed on and is dropped; the first one past cursor+1
+ * (more than 50 missed, or the bot's own posts, which are not echoed live) first has the gap filled
+ * from getchathistory. So a reconnect costs no REST call unless over 50 messages were missed. Only a
+ * socket opened without history (a first start, no cursor yet) is caught up by getchathistory.
  */
 export class ChatSequencer {
   private cursor: number | undefined;
@@ -50,14 +55,24 @@ export class ChatSequencer {
     return this.cursor;
   }
 
-  /** The socket opened: catch up on what happened since the cursor before any live message. */
-  opened(): void {
+  /** Whether a socket opened now should carry the history: with a cursor to sort it by, it replaces a catch-up. */
+  get wantsHistory(): boolean {
+    return this.cursor !== undefined;
+  }
+
+  /**
+   * The socket opened. With `history` (asked for with a cursor) its first frames are the catch-up;
+   * without, catch up from the cursor by getchathistory before any live message.
+   */
+  opened(history = false): void {
+    if (history && this.cursor !== undefined) return;
     this.enqueue(() => this.catchUp());
   }
 
-  live(message: ChatMessage): void {
+  /** A frame of the socket; `fromHistory` when it came in the history sent on connect. */
+  live(message: ChatMessage, fromHistory = false): void {
     if (this.cursor === undefined) this.firstLive ??= message.msg_num;
-    this.enqueue(() => this.onLive(message));
+    this.enqueue(() => this.onLive(message, fromHistory));
   }
 
   /** Looks for messages past the cursor now (to confirm the bot's own posts in a quiet chat). */
@@ -103,7 +118,7 @@ export class ChatSequencer {
     for (const message of latest) await this.handle(message, true);
   }
 
-  private async onLive(message: ChatMessage): Promise<void> {
+  private async onLive(message: ChatMessage, fromHistory: boolean): Promise<void> {
     if (this.cursor === undefined) {
       // Not caught up yet (a frame before the first catch-up): catching up covers it.
       await this.catchUp();
@@ -117,7 +132,7 @@ export class ChatSequencer {
       await this.fillFrom(this.cursor!, message.msg_num);
       if (message.msg_num <= this.cursor!) return;
     }
-    await this.handle(message, false);
+    await this.handle(message, fromHistory);
   }
 
   /** Hands on everything after `after` from history, oldest first (up to `until`, if given). */

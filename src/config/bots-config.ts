@@ -48,6 +48,14 @@ export const botsConfigSchema = z.strictObject({
   service: z.strictObject({
     base_url: z.union([z.literal('embedded'), z.url({ protocol: /^https$/, error: 'expected embedded or an https:// address' })]),
     ca_file: z.string().optional(),
+    /**
+     * The most chat socket upgrades per second (and at once) for all bots of the process: the service's
+     * per-caller upgrade limit (default 20 a second, bursts of 50; a burst left out is two seconds' worth).
+     * The pace slows by itself when the service refuses upgrades for its rate limit.
+     */
+    upgrade_rate: rate.default({ per_second: 20, burst: 50 }).transform((r) => ({
+      per_second: r.per_second, burst: r.burst ?? Math.max(1, Math.ceil(r.per_second * 2)),
+    })),
     /** Options for the embedded local service. */
     embedded: z.strictObject({
       port: z.number().int().min(0).max(65535).default(0),

@@ -100,6 +100,7 @@ export function mountAdmin(app: FastifyInstance, core: ServiceCore, hub: ChatHub
       sockets: hub.stats,
       faults: core.faults.applied,
       rate_limited: { api: core.limiter.refused, upgrades: core.upgradeLimiter.refused },
+      api_calls: Object.fromEntries(core.apiCalls),
       clock_offset_ms: core.clock.offset,
     };
   });

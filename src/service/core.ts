@@ -49,6 +49,8 @@ export class ServiceCore {
   readonly limiter: RateLimiter;
   readonly upgradeLimiter: RateLimiter;
   readonly events = new EventEmitter<ServiceEvents>();
+  /** API calls received per operation (refused ones included), for /_admin/stats: benches count a client's calls. */
+  readonly apiCalls = new Map<string, number>();
   baseUrl = '';
 
   constructor(

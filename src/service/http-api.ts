@@ -27,6 +27,9 @@ export function mountApi(app: FastifyInstance, core: ServiceCore, operations: Op
 
   app.all('/api/v1/:operation', async (request, reply) => {
     const name = (request.params as { operation: string }).operation;
+    // Unknown names are counted together, so a caller cannot grow the map without bound.
+    const counted = name === 'login' || byName.has(name) ? name : '(unknown)';
+    core.apiCalls.set(counted, (core.apiCalls.get(counted) ?? 0) + 1);
     try {
       await applyFaultsAndLimits(core, request, name);
       if (name === 'login') return await login(core, request, reply);

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { GroupsClient } from '../api/client.js';
 import type { ChatMessage, Id } from '../api/types.js';
-import { Backoff, sleep, type UpgradeGate } from '../chat/backoff.js';
+import { Backoff, sleep } from '../chat/backoff.js';
+import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { Delivery } from '../chat/sequencer.js';
 import type { BotConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
@@ -11,7 +12,8 @@ import type { BotInfo, ChatInfo, ChatTarget, PluginEnv } from '../pipeline/plugi
 import { CursorStore } from '../store/cursor-store.js';
 import { KeyValueStore } from '../store/kv-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
-import { ChatSetupError, setUpChat } from './chat-joiner.js';
+import { ChatDirectory, ChatSetupError } from './chat-directory.js';
+import { setUpChat } from './chat-joiner.js';
 import { PostFailedError } from './chat-outbox.js';
 import { ChatRunner } from './chat-runner.js';
 
@@ -34,6 +36,9 @@ const DEFAULT_RATE = { perSecond: 5, burst: 10 };
 export class Bot {
   readonly client: GroupsClient;
   readonly runners: ChatRunner[] = [];
+  /** The runners by chat id and by subject: a bot may be in thousands of chats. */
+  private readonly runnersById = new Map<string, ChatRunner>();
+  private readonly runnersBySubject = new Map<string, ChatRunner>();
   private chain: PluginChain | undefined;
   private links: ChainLink[] = [];
   private readonly stores: KeyValueStore[] = [];
@@ -92,15 +97,19 @@ export class Bot {
     this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'));
     if (!this.chain) await this.startPlugins(this.info);
 
+    // Each group's chats are listed once for this pass; only chats without a chat_sub cost a call more.
+    const directories = new Map<string, Promise<ChatDirectory>>();
     for (const entry of config.chats) {
       if (this.stopping) return;
-      if (this.runners.some((r) => r.info.subject === entry.chat || r.info.id === entry.chat)) continue;
+      if (this.runnerFor(entry.chat)) continue;
       const chatLog = log.child({ chat: entry.chat, group: entry.group });
       try {
-        const joined = await setUpChat(this.client, entry, chatLog);
+        let directory = directories.get(entry.group);
+        if (!directory) directories.set(entry.group, (directory = ChatDirectory.open(this.client, entry.group)));
+        const joined = await setUpChat(this.client, await directory, entry, chatLog);
         const info: ChatInfo = {
-          id: joined.chat.id, subject: joined.chat.subject, groupId: joined.chat.group_id,
-          groupName: groupNameOf(user, joined.chat.group_id) ?? entry.group, chatsubId: joined.chatsubId ?? '',
+          id: joined.chat.id, subject: joined.chat.subject, groupId: joined.chat.groupId,
+          groupName: groupNameOf(user, joined.chat.groupId) ?? entry.group, chatsubId: joined.chatsubId ?? '',
         };
         const runner = new ChatRunner({
           client: this.client, joined, info, botUserId: user.id, log: chatLog, cursors: this.cursors,
@@ -109,14 +118,25 @@ export class Bot {
           historyOnFirstStart: config.history_on_first_start, closedCheckMs: config.closed_chat_check_seconds * 1000,
           deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),
         });
-        this.runners.push(runner);
+        this.addRunner(runner);
         runner.start();
       } catch (error) {
-        // One chat that cannot be set up does not keep the bot's other chats down.
+        // One chat that cannot be set up (or a group that is not there) does not keep the bot's other chats down.
         if (error instanceof ChatSetupError) chatLog.error({ reason: error.message }, 'chat skipped');
         else throw error;
       }
     }
+  }
+
+  /** The runner of a chat by id, else by subject (the first one with it). */
+  private runnerFor(key: string): ChatRunner | undefined {
+    return this.runnersById.get(key) ?? this.runnersBySubject.get(key);
+  }
+
+  private addRunner(runner: ChatRunner): void {
+    this.runners.push(runner);
+    this.runnersById.set(runner.info.id, runner);
+    if (!this.runnersBySubject.has(runner.info.subject)) this.runnersBySubject.set(runner.info.subject, runner);
   }
 
   private async startPlugins(bot: BotInfo): Promise<void> {
@@ -186,7 +206,7 @@ export class Bot {
   /** Posts into one of the bot's chats, by subject, id or ChatInfo. */
   send(target: ChatTarget, text: string, origin?: { chatId: string; msgNum: number }): Promise<ChatMessage> {
     const key = typeof target === 'string' ? target : target.id;
-    const runner = this.runners.find((r) => r.info.id === key) ?? this.runners.find((r) => r.info.subject === key);
+    const runner = this.runnerFor(key);
     if (!runner) return Promise.reject(new PostFailedError(`bot ${this.name} is not in a chat ${key}`));
     return runner.post(text, origin);
   }

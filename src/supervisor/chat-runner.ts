@@ -1,14 +1,15 @@
 import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage, Id } from '../api/types.js';
-import { sleep, type UpgradeGate } from '../chat/backoff.js';
+import { sleep } from '../chat/backoff.js';
+import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import { ChatConnection } from '../chat/chat-connection.js';
 import { ChatSequencer, type Delivery } from '../chat/sequencer.js';
 import type { ChatInfo } from '../pipeline/plugin.js';
 import type { CursorStore } from '../store/cursor-store.js';
 import type { OutboxFile } from '../store/outbox-file.js';
 import { ChatOutbox, PostFailedError, type PostRate } from './chat-outbox.js';
-import { findChat, joinOrReuse, type JoinedChat } from './chat-joiner.js';
+import { joinOrReuse, type JoinedChat } from './chat-joiner.js';
 
 export interface ChatRunnerOptions {
   client: GroupsClient;
@@ -70,19 +71,21 @@ export class ChatRunner {
       chatsubId: options.joined.chatsubId ?? '',
       gate: options.gate,
       closedCheckMs: options.closedCheckMs,
+      // With a cursor the history sent on connect is the catch-up: a reconnect costs no REST call.
+      history: () => this.sequencer.wantsHistory,
       rejoin: () => this.rejoin(),
       isOpen: () => this.isOpen(),
     });
-    this.connection.on('open', () => {
+    this.connection.on('open', (history) => {
       this.outbox.hold();
-      this.sequencer.opened();
+      this.sequencer.opened(history);
       void this.outbox.reconcile();
     });
     this.connection.on('state', (state) => {
       if (state !== 'open') this.outbox.hold();
       if (state === 'closed') this.outbox.failAll('the chat is closed');
     });
-    this.connection.on('message', (message) => this.sequencer.live(message));
+    this.connection.on('message', (message, fromHistory) => this.sequencer.live(message, fromHistory));
     this.connection.on('deleted', () => {
       this.outbox.failAll('the chat was deleted');
       this.sequencer.stop();
@@ -150,17 +153,23 @@ export class ChatRunner {
     return messages.slice(0, count).reverse();
   }
 
+  /** Joins again (the chat_sub is gone): a fresh listing says whether the bot still has one. */
   private async rejoin(): Promise<Id> {
-    const chat = await findChat(this.options.client, this.options.joined.group, this.options.info.id);
+    const { directory } = this.options.joined;
+    const chat = await directory.find(this.options.info.id, 0);
     if (!chat) throw new Error('the chat is gone');
-    const id = chat.chat_sub?.id ?? (await joinOrReuse(this.options.client, chat, this.options.joined.group));
+    const id = chat.chatsubId ?? (await joinOrReuse(this.options.client, chat, directory));
     this.options.info.chatsubId = id;
     return id;
   }
 
+  /**
+   * Whether the chat is open again. Closed chats poll this every closedCheckMs; they share the group's
+   * listing when it is at most half that old, so many closed chats cost about two listings a period.
+   */
   private async isOpen(): Promise<boolean> {
-    const chat = await findChat(this.options.client, this.options.joined.group, this.options.info.id);
-    return chat !== undefined && !chat.is_closed;
+    const chat = await this.options.joined.directory.find(this.options.info.id, this.options.closedCheckMs / 2);
+    return chat !== undefined && !chat.isClosed;
   }
 
   private async waitThenJoin(): Promise<void> {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { UpgradeGate } from '../chat/backoff.js';
+import { UpgradeGate } from '../chat/upgrade-gate.js';
 import { configPath, type LoadedConfig } from '../config/bots-config.js';
 import { loadPlugins, type LoadedPlugin } from '../config/plugin-loader.js';
 import { ConfigError } from '../config/yaml-source.js';
@@ -10,8 +10,6 @@ import { Bot } from './bot.js';
 
 export interface SupervisorOptions {
   log: Logger;
-  /** Upgrades per second across all sockets (default 10, bursts of 20): a reconnect storm is spread out. */
-  upgradesPerSecond?: number;
 }
 
 /**
@@ -22,7 +20,11 @@ export class Supervisor {
   readonly bots: Bot[] = [];
   private service: LocalService | undefined;
 
-  private constructor(private readonly log: Logger) {}
+  private constructor(
+    private readonly log: Logger,
+    /** The upgrade budget all sockets of the process share (`pace` now, `stats` of accepted, refused, cuts). */
+    readonly upgradeGate: UpgradeGate,
+  ) {}
 
   /** Checks everything that can be checked without connecting (config, plugins and their options). */
   static async check(loaded: LoadedConfig): Promise<LoadedPlugin[][]> {
@@ -42,8 +44,11 @@ export class Supervisor {
 
   static async start(loaded: LoadedConfig, options: SupervisorOptions): Promise<Supervisor> {
     const plugins = await Supervisor.check(loaded);
-    const supervisor = new Supervisor(options.log);
     const { config } = loaded;
+    // One upgrade budget for every socket of the process: a reconnect storm is spread out, and slowed when refused.
+    const { per_second: perSecond, burst } = config.service.upgrade_rate;
+    const gate = new UpgradeGate({ perSecond, burst });
+    const supervisor = new Supervisor(options.log, gate);
     let service: { baseUrl: string; ca?: string | Buffer };
     if (config.service.base_url === 'embedded') {
       const embedded = config.service.embedded;
@@ -61,7 +66,6 @@ export class Supervisor {
         ca: config.service.ca_file ? await readFile(configPath(loaded, config.service.ca_file)) : undefined,
       };
     }
-    const gate = new UpgradeGate(options.upgradesPerSecond ?? 10, 20);
     const stateDir = configPath(loaded, config.state_dir);
     config.bots.forEach((botConfig, index) => {
       supervisor.bots.push(new Bot({

@@ -1,0 +1,170 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { GroupsClient } from '../src/api/client.js';
+import type { Chat } from '../src/api/types.js';
+import type { Figure } from './lib/report.js';
+import { report } from './lib/report.js';
+import { startServiceProcess, type ServiceProcess } from './lib/service-process.js';
+import { runChild, type Phase, type SocketJob, type SocketResult } from './many-chats/job.js';
+
+/**
+ * Many chats: one bot subscribed to 1,000 and then 10,000 chats, in one supervisor process, against
+ * the local service in a process of its own. Time until every socket is open, resident memory per
+ * socket, and time until all are open again after the service drops every socket at once; the
+ * service counts the upgrades its rate limit refused and the REST calls it received. The baseline is
+ * bare `ws` clients opening the same sockets as fast as the upgrade limit allows.
+ */
+/** MANY_CHATS_SIZES=500,2000 and MANY_CHATS_PHASE_TIMEOUT_S=300 measure other sizes and cut-offs (while working on it). */
+const SIZES = process.env.MANY_CHATS_SIZES?.split(',').map(Number) ?? [1_000, 10_000];
+/** The service's limits for the run (see the notes): REST per caller, and chat socket upgrades per caller. */
+const REST_LIMIT = { perSecond: 1_000, burst: 2_000 };
+const UPGRADE_LIMIT = { perSecond: 400, burst: 800 };
+const PHASE_TIMEOUT_MS = Number(process.env.MANY_CHATS_PHASE_TIMEOUT_S ?? 60) * 1000;
+const GROUP = 'many';
+const BOT = { email: 'bot@many.example', password: 'bot-many-pass' };
+const OWNER = 'owner@many.example';
+/** Every tenth chat has a few messages (the rest are empty, as most chats of a big group are). */
+const TALKATIVE_EVERY = 10;
+
+function seedFor(chats: number): unknown {
+  return {
+    users: [
+      { email: OWNER, password: 'owner-many-pass', full_name: 'Chat Owner' },
+      { email: BOT.email, password: BOT.password, full_name: 'Many Chats Bot' },
+    ],
+    groups: [{
+      name: GROUP,
+      members: [{ email: OWNER, role: 'owner' }, { email: BOT.email, role: 'member' }],
+      chats: Array.from({ length: chats }, (_, i) => ({
+        subject: `chat-${i}`, owner: OWNER, members: [BOT.email],
+        history: i % TALKATIVE_EVERY === 0 ? [1, 2, 3].map((n) => ({ from: OWNER, message: `message ${n} of chat ${i}` })) : [],
+      })),
+    }],
+  };
+}
+
+async function chatsubIds(service: ServiceProcess, token: string): Promise<string[]> {
+  const client = new GroupsClient({ baseUrl: service.baseUrl, ca: service.ca, credentials: { token, scheme: 'bearer' } });
+  const ids: string[] = [];
+  for await (const chat of client.paginate<Chat>('getchats', { group_name: GROUP, limit: 100 })) {
+    if (chat.chat_sub) ids.push(chat.chat_sub.id);
+  }
+  await client.close();
+  return ids;
+}
+
+interface SizeResult {
+  chats: number;
+  baseline: SocketResult;
+  groupwire: SocketResult;
+}
+
+async function measure(chats: number): Promise<SizeResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'groupwire-many-'));
+  try {
+    writeFileSync(join(dir, 'seed.yaml'), stringify(seedFor(chats)));
+    const service = await startServiceProcess({
+      args: ['--seed', join(dir, 'seed.yaml'), '--rate-limit', `${REST_LIMIT.perSecond}/${REST_LIMIT.burst}`,
+        '--upgrade-rate-limit', `${UPGRADE_LIMIT.perSecond}/${UPGRADE_LIMIT.burst}`],
+    });
+    try {
+      const session = await service.admin('tokens', { user: BOT.email });
+      const base: SocketJob = {
+        chats, baseUrl: service.baseUrl, ca: service.ca, caFile: service.caFile, adminToken: service.adminToken, group: GROUP,
+        upgrades: UPGRADE_LIMIT, phaseTimeoutMs: PHASE_TIMEOUT_MS,
+      };
+      const ids = await chatsubIds(service, session.token);
+      if (ids.length !== chats) throw new Error(`the bot has ${ids.length} chat_subs, expected ${chats}`);
+      const baseline = await runChild('./bare-sockets.ts', { ...base, token: session.token, csrf: session.csrf, chatsubIds: ids });
+      await waitForNoSockets(service);
+      const groupwireDir = join(dir, 'groupwire');
+      mkdirSync(groupwireDir);
+      const groupwire = await runChild('./supervisor-sockets.ts', { ...base, login: BOT, dir: groupwireDir });
+      return { chats, baseline, groupwire };
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function waitForNoSockets(service: ServiceProcess): Promise<void> {
+  for (let i = 0; i < 200 && (await service.stats()).open_sockets > 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+}
+
+const results: SizeResult[] = [];
+for (const chats of SIZES) {
+  process.stdout.write(`many-chats: ${chats} chats...\n`);
+  results.push(await measure(chats));
+}
+
+const seconds = (phase: Phase | undefined) => (phase?.ms === undefined ? `cut off (${phase?.open ?? 0} open)` : phase.ms / 1000);
+const kb = (bytes: number | undefined) => (bytes === undefined ? 'n/a' : bytes / 1024);
+const rows: Array<Array<string | number>> = [];
+for (const { chats, baseline, groupwire } of results) {
+  for (const [who, r] of [['bare ws', baseline], ['groupwire', groupwire]] as const) {
+    rows.push([
+      chats, who, seconds(r.open), r.open.service.refusedUpgrades, r.open.service.apiCalls, kb(r.rssBytesPerSocket),
+      kb(r.heapBytesPerSocket?.heap), r.socketFds ?? 'n/a',
+      seconds(r.reopen), r.reopen?.service.refusedUpgrades ?? 'n/a', (r.reopen?.service.apiCalls ?? 0) + (r.afterReopen?.apiCalls ?? 0),
+    ]);
+  }
+}
+
+const figures: Figure[] = [];
+for (const { chats, baseline, groupwire } of results) {
+  const n = chats.toLocaleString('en-US');
+  const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? Number.NaN : a / b);
+  figures.push({
+    label: `${n} chats: time until all open`, value: (groupwire.open.ms ?? Number.NaN) / 1000, unit: 's',
+    baseline: { label: 'bare ws', value: (baseline.open.ms ?? Number.NaN) / 1000 },
+    ratio: ratio(groupwire.open.ms, baseline.open.ms), ratioMeaning: 'of the bare clients\' time (lower is better)',
+  });
+  const perSocket = groupwire.rssBytesPerSocket;
+  figures.push({
+    label: `${n} chats: resident memory per socket`, value: kb(perSocket) as number, unit: 'KB',
+    baseline: { label: 'bare ws', value: kb(baseline.rssBytesPerSocket) as number },
+    ratio: ratio(perSocket, baseline.rssBytesPerSocket), ratioMeaning: 'of the bare clients\' memory (lower is better)',
+    limit: { text: 'at most 64 KB per socket', ok: perSocket !== undefined && perSocket <= 64 * 1024 },
+  });
+  figures.push({
+    label: `${n} chats: time until all open again after a mass drop`, value: (groupwire.reopen?.ms ?? Number.NaN) / 1000, unit: 's',
+    baseline: { label: 'bare ws', value: (baseline.reopen?.ms ?? Number.NaN) / 1000 },
+    ratio: ratio(groupwire.reopen?.ms, baseline.reopen?.ms), ratioMeaning: 'of the bare clients\' time (lower is better)',
+  });
+}
+
+const detail = results.map(({ chats, groupwire: g, baseline: b }) =>
+  `${chats} chats: groupwire startup made ${g.open.service.apiCalls} REST calls (${g.open.service.chatListCalls} getchats, ` +
+  `${g.open.service.historyCalls} getchathistory) until all were open; every chat's first catch-up was done at ` +
+  `${g.caughtUpMs === undefined ? 'n/a' : (g.caughtUpMs / 1000).toFixed(1)} s; after the mass drop ` +
+  `${(g.reopen?.service.apiCalls ?? 0) + (g.afterReopen?.apiCalls ?? 0)} REST calls; ${g.logLines ?? 0} log lines at info. ` +
+  `Bare ws received ${b.frames ?? 0} history frames on its first open.`);
+
+report({
+  name: 'many-chats',
+  title: 'Many chats: one supervisor process holding 1,000 and 10,000 chat sockets',
+  table: {
+    columns: ['chats', 'client', 'all open (s)', 'refused upgrades', 'REST calls', 'RSS/socket (KB)', 'JS heap/socket (KB)', 'socket fds',
+      'open again after drop (s)',
+      'refused again', 'REST calls again'],
+    rows,
+  },
+  figures,
+  notes: [
+    `The local service runs in its own process with REST ${REST_LIMIT.perSecond}/s (burst ${REST_LIMIT.burst}) and chat socket ` +
+      `upgrades ${UPGRADE_LIMIT.perSecond}/s (burst ${UPGRADE_LIMIT.burst}) per caller. The upgrade limit stays on: its refusals ` +
+      'are counted. It is raised from the default 20/s (burst 50) so 10,000 sockets open in seconds, not eight minutes; the REST ' +
+      'limit is raised so the first start\'s one position read per chat does not dominate the run.',
+    'Each client runs in a fresh node process (so the RSS delta is its own): bare ws clients (Bearer token, one shared TLS ' +
+      'context, paced by a token bucket at the service\'s upgrade limit, refused upgrades retried after Retry-After), then a ' +
+      'Supervisor with one bot listing every chat in bots.yaml, no plugins, logging at info to a file.',
+    `RSS per socket: the process's resident memory after all sockets are open (and, for groupwire, every chat's first catch-up ` +
+      'is done) minus before starting, after three gc() calls, divided by the number of chats.',
+    `Every ${TALKATIVE_EVERY}th chat holds three messages; the others are empty. Phases are cut off after ${PHASE_TIMEOUT_MS / 1000} s.`,
+    ...detail,
+  ],
+});

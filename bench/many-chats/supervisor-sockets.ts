@@ -1,0 +1,78 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { stringify } from 'yaml';
+import { loadBotsConfig } from '../../src/config/bots-config.js';
+import { REDACTED_PATHS } from '../../src/supervisor/logging.js';
+import { Supervisor } from '../../src/supervisor/supervisor.js';
+import { rssBytes, settle } from '../lib/memory.js';
+import { adminClient } from '../lib/service-process.js';
+import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil, type Phase } from './job.js';
+
+/**
+ * groupwire: a Supervisor in this process with one bot in every chat of the group (bots.yaml in a
+ * temp dir, no plugins), logging at info to a file as `groupwire run` would to stderr.
+ */
+const job = await receiveJob();
+const service = adminClient(job);
+const dir = job.dir!;
+writeFileSync(join(dir, 'ca.pem'), job.ca);
+writeFileSync(join(dir, 'bots.yaml'), stringify({
+  // The gate's ceiling is the service's upgrade limit, as an operator who knows it would set it.
+  service: { base_url: job.baseUrl, ca_file: './ca.pem', upgrade_rate: { per_second: job.upgrades.perSecond, burst: job.upgrades.burst } },
+  state_dir: './state',
+  bots: [{
+    name: 'many',
+    login: job.login,
+    chats: Array.from({ length: job.chats }, (_, i) => ({ group: job.group, chat: `chat-${i}` })),
+  }],
+}));
+const loaded = await loadBotsConfig(join(dir, 'bots.yaml'));
+const logFile = join(dir, 'supervisor.log');
+const log = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination({ dest: logFile, sync: true }));
+
+await settle();
+const rssBefore = rssBytes();
+const heapBefore = process.memoryUsage();
+const statsBefore = await service.stats();
+const startedAt = performance.now();
+const supervisor = await Supervisor.start(loaded, { log });
+const bot = supervisor.bots[0]!;
+let allOpen = false;
+void supervisor.connected().then(() => {
+  allOpen = true;
+});
+const openMs = await timeUntil(() => allOpen, startedAt, job.phaseTimeoutMs, 50);
+const openCount = () => bot.runners.filter((r) => r.connection.state === 'open').length;
+const statsOpen = await service.stats();
+const openPhase: Phase = { ms: openMs, open: openCount(), service: diffCounts(statsBefore, statsOpen) };
+
+let rssBytesPerSocket: number | undefined;
+let heapBytesPerSocket: { heap: number; external: number } | undefined;
+let fds: number | undefined;
+let reopen: Phase | undefined;
+let caughtUpMs: number | undefined;
+let afterReopen;
+if (openMs !== undefined) {
+  // The first start reads each chat's position (one history call per chat); memory is read after.
+  caughtUpMs = await timeUntil(() => bot.runners.every((r) => r.sequencer.position !== undefined), startedAt, job.phaseTimeoutMs, 50);
+  await settle();
+  rssBytesPerSocket = (rssBytes() - rssBefore) / job.chats;
+  fds = socketFds();
+  heapBytesPerSocket = heapPerSocket(heapBefore, job.chats);
+  const statsBeforeDrop = await service.stats();
+  const dropAt = performance.now();
+  await service.admin('faults/drop-sockets', {});
+  const reopenMs = await timeUntil(
+    () => bot.runners.every((r) => r.connection.stats.opened >= 2 && r.connection.state === 'open'), dropAt, job.phaseTimeoutMs, 50,
+  );
+  const statsReopen = await service.stats();
+  reopen = { ms: reopenMs, open: openCount(), service: diffCounts(statsBeforeDrop, statsReopen) };
+  await Promise.all(bot.runners.map((r) => r.sequencer.idle()));
+  afterReopen = diffCounts(statsReopen, await service.stats());
+}
+
+await supervisor.stop(1_000);
+await service.close();
+const logLines = readFileSync(logFile, 'utf8').split('\n').length - 1;
+sendResult({ open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });
