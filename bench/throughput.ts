@@ -8,6 +8,7 @@ import { loadBotsConfig } from '../src/config/bots-config.js';
 import { Supervisor } from '../src/supervisor/supervisor.js';
 import { ROOT } from './lib/paths.js';
 import { report, type Figure } from './lib/report.js';
+import { cpuMicros } from './lib/memory.js';
 import { startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { countBoard } from './plugins/count.js';
 
@@ -71,9 +72,11 @@ async function bareClient(service: ServiceProcess): Promise<Rate> {
       });
     });
     const cpu = process.cpuUsage();
+    const serviceCpu = cpuMicros(service.pid);
     await flood(service, COUNT, () => count);
     await done;
     const used = process.cpuUsage(cpu);
+    process.stderr.write(`bare: service CPU ${((cpuMicros(service.pid) - serviceCpu) / COUNT).toFixed(1)} µs/msg\n`);
     ws.close();
     return rateOf(COUNT, firstAt, lastAt, used);
   } finally {
@@ -116,8 +119,10 @@ async function throughSupervisor(service: ServiceProcess): Promise<Rate & { heap
       heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
     }, 100);
     const cpu = process.cpuUsage();
+    const serviceCpu = cpuMicros(service.pid);
     await flood(service, COUNT, () => board.count);
     await done;
+    process.stderr.write(`supervisor: service CPU ${((cpuMicros(service.pid) - serviceCpu) / COUNT).toFixed(1)} µs/msg\n`);
     // The logger writes off the chain, on its own clock: the run ends when every message is on disk.
     const written = () => Number((supervisor.stats().bench!.plugins.logger as { written?: number }).written ?? 0);
     while (written() < COUNT) await new Promise((r) => setTimeout(r, 5));

@@ -16,3 +16,15 @@ export async function settle(): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** CPU time (user + system) a process has used so far, in microseconds (from /proc/<pid>/stat). */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+}
+
+/** Linux's USER_HZ, 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
