@@ -360,3 +360,36 @@ describe('ChatSequencer', () => {
     expect(order).toEqual(['start 1', 'end 1', 'start 2', 'end 2']);
   });
 });
+
+describe('ChatSequencer flow control', () => {
+  it('asks the socket to pause at 1,000 frames waiting and to resume at 100, keeping every frame in order', async () => {
+    const flow: string[] = [];
+    const delivered: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const seq = new ChatSequencer({
+      log: pino({ level: 'silent' }), botUserId: BOT, cursor: 0, historyOnFirstStart: 0,
+      async *fetchAfter() { /* nothing missed */ },
+      fetchLatest: async () => [],
+      async deliver(message) {
+        await gate;
+        delivered.push(message.msg_num);
+        if (seq.backlog === 101) flow.push('backlog 101');
+      },
+      own: () => undefined,
+      saveCursor: () => undefined,
+      flow: { pause: () => flow.push('pause'), resume: () => flow.push('resume') },
+    });
+    for (let n = 1; n <= 1_500; n += 1) {
+      seq.live(msg(n));
+      if (n === 999) expect(flow).toEqual([]);
+    }
+    expect(flow).toEqual(['pause']);
+    expect(seq.backlog).toBe(1_500);
+    release();
+    await seq.idle();
+    expect(flow).toEqual(['pause', 'backlog 101', 'resume']);
+    expect(delivered).toEqual(Array.from({ length: 1_500 }, (_, i) => i + 1));
+    expect(seq.backlog).toBe(0);
+  });
+});

@@ -60,6 +60,8 @@ export interface ChatConnectionOptions {
 export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
   private current: ConnectionState = 'idle';
   private ws: WebSocket | undefined;
+  /** Reading is paused (the reader has a backlog); a new socket starts paused too. */
+  private paused = false;
   private readonly stopper = new AbortController();
   private loop: Promise<void> | undefined;
   private readonly backoff: Backoff;
@@ -87,6 +89,19 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
     if (this.current !== 'open' || !ws || ws.readyState !== ws.OPEN) return false;
     ws.send(JSON.stringify({ object: 'chat_post', message: text }), onSent);
     return true;
+  }
+
+  /** Stops reading frames until resume(): they wait in TCP, not on the heap. */
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.ws?.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.ws?.resume();
   }
 
   /** Closes with 1000 and never reconnects. */
@@ -147,6 +162,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
   /** Serves an open socket until it closes; listeners are removed before anything reconnects. */
   private serve(ws: WebSocket, history: boolean): Promise<{ code: number; reason: string; stableFor: number }> {
     this.ws = ws;
+    if (this.paused) ws.pause();
     this.stats.opened += 1;
     const openedAt = performance.now();
     this.setState('open');
@@ -158,6 +174,11 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
       if (history) ws.ping();
       const pingEvery = this.options.pingIntervalMs ?? 20_000;
       const watchdog = setInterval(() => {
+        // A paused socket cannot read its pong: judged again once reading resumes.
+        if (this.paused) {
+          alive = true;
+          return;
+        }
         // No pong since the last ping: the connection is dead even if TCP has not noticed.
         if (!alive) {
           this.options.log.warn('chat socket stopped answering pings; replacing it');

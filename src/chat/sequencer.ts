@@ -29,7 +29,21 @@ export interface SequencerOptions {
   own(message: ChatMessage): void;
   /** Persists the cursor; called after each message. */
   saveCursor(msgNum: number): void;
+  /**
+   * Flow control: asked to stop reading frames when too many wait to be handed on, and to read again
+   * once they are few. Frames then wait as bytes in TCP (at worst the service closes a socket too slow,
+   * and the reconnect catches up exactly), not as parsed messages on the heap.
+   */
+  flow?: { pause(): void; resume(): void };
 }
+
+/** Frames waiting before reading pauses, and before it resumes. */
+const PAUSE_AT = 1_000;
+const RESUME_AT = 100;
+
+type Task =
+  | { live: ChatMessage; fromHistory: boolean }
+  | { run: () => Promise<void>; done: () => void };
 
 /**
  * Exactly once, in order, for one chat. Everything goes through one serial queue. A socket opened with
@@ -43,7 +57,12 @@ export class ChatSequencer {
   private cursor: number | undefined;
   /** The first live msg_num seen before the first catch-up finished (a first start must not skip it). */
   private firstLive: number | undefined;
-  private work: Promise<void> = Promise.resolve();
+  /** The serial queue: an array and one loop draining it (a promise chain cost two promises a frame). */
+  private readonly queue: Array<Task | undefined> = [];
+  private head = 0;
+  private draining: Promise<void> | undefined;
+  private waitingFrames = 0;
+  private paused = false;
   private stopped = false;
   readonly stats = { delivered: 0, backfilled: 0, duplicates: 0, gapFills: 0, own: 0 };
 
@@ -72,7 +91,12 @@ export class ChatSequencer {
   /** A frame of the socket; `fromHistory` when it came in the history sent on connect. */
   live(message: ChatMessage, fromHistory = false): void {
     if (this.cursor === undefined) this.firstLive ??= message.msg_num;
-    this.enqueue(() => this.onLive(message, fromHistory));
+    this.waitingFrames += 1;
+    if (this.waitingFrames >= PAUSE_AT && !this.paused && this.options.flow) {
+      this.paused = true;
+      this.options.flow.pause();
+    }
+    this.push({ live: message, fromHistory });
   }
 
   /** Looks for messages past the cursor now (to confirm the bot's own posts in a quiet chat). */
@@ -82,20 +106,59 @@ export class ChatSequencer {
     });
   }
 
-  /** Resolves when everything queued so far has been handed on. */
+  /** Resolves when everything queued has been handed on. */
   idle(): Promise<void> {
-    return this.work;
+    return this.draining ?? Promise.resolve();
+  }
+
+  /** Frames received and not yet handed on. */
+  get backlog(): number {
+    return this.waitingFrames;
   }
 
   stop(): void {
     this.stopped = true;
   }
 
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    this.work = this.work.then(() => (this.stopped ? undefined : task())).catch((error: unknown) => {
-      this.options.log.error({ err: error }, 'chat sequencer task failed');
-    });
-    return this.work;
+  private enqueue(run: () => Promise<void>): Promise<void> {
+    return new Promise((done) => this.push({ run, done }));
+  }
+
+  private push(task: Task): void {
+    this.queue.push(task);
+    this.draining ??= this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    while (this.head < this.queue.length) {
+      const task = this.queue[this.head]!;
+      this.queue[this.head] = undefined;
+      this.head += 1;
+      if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+        this.queue.splice(0, this.head);
+        this.head = 0;
+      }
+      try {
+        if (!this.stopped) {
+          if ('live' in task) await this.onLive(task.live, task.fromHistory);
+          else await task.run();
+        }
+      } catch (error) {
+        this.options.log.error({ err: error }, 'chat sequencer task failed');
+      } finally {
+        if ('live' in task) this.frameDone();
+        else task.done();
+      }
+    }
+    this.draining = undefined;
+  }
+
+  private frameDone(): void {
+    this.waitingFrames -= 1;
+    if (this.paused && this.waitingFrames <= RESUME_AT) {
+      this.paused = false;
+      this.options.flow?.resume();
+    }
   }
 
   private async catchUp(): Promise<void> {

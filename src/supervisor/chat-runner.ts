@@ -46,6 +46,7 @@ export class ChatRunner {
       botUserId: options.botUserId,
       cursor: options.cursors.get(chatId),
       historyOnFirstStart: options.historyOnFirstStart,
+      flow: { pause: () => this.connection.pause(), resume: () => this.connection.resume() },
       fetchAfter: (after) => client.paginate<ChatMessage>('getchathistory', { chat_id: chatId, start_msg_num: after, sort_dir: 'asc', limit: 100 }),
       fetchLatest: (count) => this.latest(count),
       deliver: (message, delivery) => options.deliver(message, delivery, info),
