@@ -47,6 +47,22 @@ describe('Backoff', () => {
     expect(backoff.attempts).toBe(0);
     expect(backoff.next()).toBe(500);
   });
+
+  it('servedFor(): a connection that stayed up a while caps the next ceiling at about that long; a brief one earns nothing', () => {
+    vi.spyOn(Math, 'random').mockReturnValue(1);
+    const backoff = new Backoff(500, 30_000);
+    for (let i = 0; i < 10; i += 1) backoff.next();
+    // Up 3 s after many failures: the next wait is at most 2 s (the largest ceiling not past 3 s), not 30 s.
+    backoff.servedFor(3_000);
+    expect(backoff.next()).toBe(2_000);
+    // Closed at once after the upgrade (shorter than the base): it climbs on.
+    backoff.servedFor(100);
+    expect(backoff.next()).toBe(4_000);
+    // It only ever lowers the count.
+    const fresh = new Backoff(500, 30_000);
+    fresh.servedFor(60_000);
+    expect(fresh.next()).toBe(500);
+  });
 });
 
 describe('sleep', () => {

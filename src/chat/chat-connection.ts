@@ -153,6 +153,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
       if (this.stopped) break;
       this.stats.dropped += 1;
       if (stableFor >= (this.options.stableMs ?? 10_000)) this.backoff.reset();
+      else this.backoff.servedFor(stableFor);
       this.options.log.info({ code, reason }, 'chat socket closed');
       await this.recover(closeAction(code), undefined);
     }

@@ -37,6 +37,8 @@ export class ChatRunner {
   readonly outbox: ChatOutbox;
   private readonly stopper = new AbortController();
   private waiting: Promise<void> | undefined;
+  /** The newest msg_num confirmFromHistory has handed to the outbox, every one before it included. */
+  private lookedUpTo = 0;
 
   constructor(private readonly options: ChatRunnerOptions) {
     const { client, info, log } = options;
@@ -136,10 +138,18 @@ export class ChatRunner {
 
   /** The bot's own messages past `after`, handed to the outbox to confirm its posts. */
   private async confirmFromHistory(after: number): Promise<void> {
+    // What was read before need not be read again: a message offered to confirm() while the post it
+    // is stayed 'sent' was taken, and a post sent later is stored after it. Reading from `after` (the
+    // cursor when the post was sent) each time cost, in a backlog, the history from the cursor to the
+    // end for every reply: hundreds of pages for a few pings (found by the chaos suite; with the
+    // service's rate limit on it took the bot's whole budget).
     const pages = this.options.client.paginate<ChatMessage>('getchathistory', {
-      chat_id: this.options.info.id, start_msg_num: after, sort_dir: 'asc', limit: 100,
+      chat_id: this.options.info.id, start_msg_num: Math.max(after, this.lookedUpTo), sort_dir: 'asc', limit: 100,
     });
-    for await (const message of pages) if (message.user_id === this.options.botUserId) this.outbox.confirm(message);
+    for await (const message of pages) {
+      if (message.user_id === this.options.botUserId) this.outbox.confirm(message);
+      this.lookedUpTo = Math.max(this.lookedUpTo, message.msg_num);
+    }
   }
 
   private async latest(count: number): Promise<ChatMessage[]> {
