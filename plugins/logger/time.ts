@@ -93,8 +93,16 @@ export function formatZoned(date: Date, timeZone: string, pattern: string): stri
 
 /** The calendar day (`YYYY-MM-DD`) of an instant in a zone. */
 export function dayOf(date: Date, timeZone: string): string {
-  return formatZoned(date, timeZone, 'YYYY-MM-DD');
+  // Asked for every message a logger takes: the answer for the last minute is kept.
+  const minute = Math.floor(date.getTime() / 60_000);
+  const cached = lastDay.get(timeZone);
+  if (cached?.minute === minute) return cached.day;
+  const day = formatZoned(date, timeZone, 'YYYY-MM-DD');
+  lastDay.set(timeZone, { minute, day });
+  return day;
 }
+
+const lastDay = new Map<string, { minute: number; day: string }>();
 
 /** A message's time: its `created`, or now when it has none that parses. */
 export function messageDate(created: string | undefined): Date {

@@ -35,6 +35,8 @@ export class TranscriptWriter {
   private flushing: Promise<boolean> | undefined;
   private failures = 0;
   private stopped = false;
+  /** Messages waiting (the most any one format has): asked for with every message, so kept, not counted. */
+  private waiting = 0;
   private lastFiles: { chat: ChatInfo; subject: string; day: string; files: TranscriptFile[] } | undefined;
   readonly stats = { written: 0 };
 
@@ -63,6 +65,7 @@ export class TranscriptWriter {
   add(message: ChatMessage, chat: ChatInfo): void {
     const day = dayOf(messageDate(message.created), this.options.render.timeZone);
     for (const file of this.filesOf(chat, day)) file.pending.push({ msgNum: message.msg_num, text: file.format.entry(message, this.options.render) });
+    this.waiting += 1;
   }
 
   /** Every format's file for a chat and day; the last answer is reused (runs of messages share it). */
@@ -106,9 +109,14 @@ export class TranscriptWriter {
 
   /** Messages waiting in memory (the most any one format has waiting). */
   get pending(): number {
+    return this.waiting;
+  }
+
+  /** Counts what waits from the files themselves (after a flush; between flushes add() counts). */
+  private recount(): void {
     const perFormat = new Map<string, number>();
     for (const file of this.files.values()) perFormat.set(file.format.name, (perFormat.get(file.format.name) ?? 0) + file.pending.length);
-    return Math.max(0, ...perFormat.values());
+    this.waiting = Math.max(0, ...perFormat.values());
   }
 
   get fileCount(): number {
@@ -153,6 +161,7 @@ export class TranscriptWriter {
         failed ??= { error: error as NodeJS.ErrnoException, file: file.path };
       }
     }
+    this.recount();
     if (failed) {
       this.failures += 1;
       this.options.trouble.failed(failed.error, failed.file, 'write');
