@@ -1,3 +1,4 @@
+import type { TLSSocket } from 'node:tls';
 import type WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError, ExpiredError, RateLimitError, ServerError, type Chat, type GroupsClient } from '../src/api/index.js';
@@ -78,6 +79,18 @@ describe('openChatSocket', () => {
     const { frames } = await open(trusting, general.chat_sub!.id);
     await open(trusting, general.chat_sub!.id);
     expect(await frames.waitFor(3)).toHaveLength(3);
+  });
+
+  it('a client\'s later sockets resume the TLS session of an earlier verified one', async () => {
+    const bob = clients.make('bob');
+    const general = await chatOf(bob, 'general');
+    const first = await open(bob, general.chat_sub!.id);
+    await first.frames.waitFor(3); // the session ticket comes after the handshake
+    const second = await open(bob, general.chat_sub!.id);
+    const tlsOf = (ws: WebSocket) => (ws as unknown as { _socket: TLSSocket })._socket;
+    expect(tlsOf(first.ws).isSessionReused()).toBe(false);
+    expect(tlsOf(second.ws).isSessionReused()).toBe(true);
+    expect(tlsOf(second.ws).authorized).toBe(true);
   });
 
   it('a closed chat is BadRequestError "closed chat"', async () => {

@@ -131,6 +131,10 @@ describe('state file', () => {
         const history = await call(second, 'getchathistory', { chat_id: chat.body.id }, { auth: mo });
         expect(history.status).toBe(200);
         expect(history.body.data[0].message).toBe('remember me');
+        // The creator's chat_sub came back too, and is found for its chat.
+        const chats = await call(second, 'getchats', { group_name: 'demo', limit: 100 }, { auth: mo });
+        const kept = chats.body.data.find((c: { subject: string }) => c.subject === 'kept');
+        expect(kept.chat_sub).toMatchObject({ object: 'chat_sub', chat_id: chat.body.id });
       } finally {
         await second.close();
       }

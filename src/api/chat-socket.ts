@@ -26,8 +26,8 @@ export async function openChatSocket(client: GroupsClient, options: ChatSocketOp
     headers: client.authHeaders(),
     perMessageDeflate: false,
     handshakeTimeout: options.handshakeTimeoutMs ?? 15_000,
-    // ws hands its options to tls.connect, which takes a ready context (ws's types do not list it).
-    ...({ secureContext: client.transport.secureContext } as WebSocket.ClientOptions),
+    // One TLS context and resumed TLS sessions for all of the client's sockets.
+    createConnection: (connectOptions: object) => client.transport.connectTls(connectOptions),
   });
   return new Promise((resolve, reject) => {
     const fail = (error: Error) => {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { isIP } from 'node:net';
+import { connect as tlsConnect, createSecureContext, type ConnectionOptions, type SecureContext, type TLSSocket } from 'node:tls';
 import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher, type FormData } from 'undici';
 import { errorFromObject, ResponseFormatError, TransportError } from './errors.js';
@@ -66,6 +67,8 @@ export class Transport {
   private readonly ownsDispatcher: boolean;
   private readonly timeoutMs: number;
   private tlsContext: SecureContext | undefined;
+  /** The TLS session of this client's last verified websocket: the next one resumes it. */
+  private tlsSession: Buffer | undefined;
 
   constructor(options: TransportOptions) {
     this.baseUrl = normalizeBaseUrl(options.baseUrl);
@@ -84,6 +87,28 @@ export class Transport {
   get secureContext(): SecureContext {
     this.tlsContext ??= createSecureContext(this.ca ? { ca: this.ca } : {});
     return this.tlsContext;
+  }
+
+  /**
+   * tls.connect for this client's websockets (ws's `createConnection`): the shared context, and the
+   * TLS session of the last socket resumed, so a reconnect of thousands of chats costs the client and
+   * the service an abbreviated handshake each instead of a full one. Only a session of a socket that
+   * passed verification is kept (a resumed session skips the certificate check).
+   */
+  connectTls(options: ConnectionOptions): TLSSocket {
+    const host = options.host ?? '';
+    const socket = tlsConnect({
+      ...options,
+      path: undefined,
+      // As ws does: SNI names a host, never an address.
+      servername: options.servername ?? (isIP(host) ? '' : host),
+      secureContext: this.secureContext,
+      session: this.tlsSession,
+    });
+    socket.on('session', (session: Buffer) => {
+      if (socket.authorized) this.tlsSession = session;
+    });
+    return socket;
   }
 
   url(operation: string, query?: WireParams): string {

@@ -45,6 +45,8 @@ export class Store {
   readonly activity = new Map<string, ActivityEntry>();
   readonly chats = new Map<string, Chat>();
   readonly chatSubs = new Map<string, ChatSub>();
+  /** The chat_subs of each chat: chatSubOf is asked for every chat of every getchats page. */
+  private readonly chatSubsByChat = new Map<string, ChatSub[]>();
   /** Per chat, in msg_num order. */
   readonly chatMessages = new Map<string, ChatMessage[]>();
   readonly drafts = new Map<string, Draft>();
@@ -112,7 +114,9 @@ export class Store {
   }
 
   addChatSub(fields: WithoutIdentity<ChatSub>): ChatSub {
-    return this.insert(this.chatSubs, fields);
+    const sub = this.insert(this.chatSubs, fields);
+    listFor(this.chatSubsByChat, sub.chatId).push(sub);
+    return sub;
   }
 
   addChatMessage(fields: WithoutIdentity<ChatMessage>): ChatMessage {
@@ -136,12 +140,16 @@ export class Store {
   removeChat(chat: Chat): void {
     this.chats.delete(chat.id);
     this.chatMessages.delete(chat.id);
-    for (const sub of this.chatSubs.values()) if (sub.chatId === chat.id) this.chatSubs.delete(sub.id);
+    for (const sub of this.chatSubsByChat.get(chat.id) ?? []) this.chatSubs.delete(sub.id);
+    this.chatSubsByChat.delete(chat.id);
     this.touch();
   }
 
   removeChatSub(sub: ChatSub): void {
     this.chatSubs.delete(sub.id);
+    const ofChat = this.chatSubsByChat.get(sub.chatId)?.filter((other) => other.id !== sub.id) ?? [];
+    if (ofChat.length > 0) this.chatSubsByChat.set(sub.chatId, ofChat);
+    else this.chatSubsByChat.delete(sub.chatId);
     this.touch();
   }
 
@@ -159,8 +167,7 @@ export class Store {
   }
 
   chatSubOf(userId: string, chatId: string): ChatSub | undefined {
-    for (const sub of this.chatSubs.values()) if (sub.userId === userId && sub.chatId === chatId) return sub;
-    return undefined;
+    return this.chatSubsByChat.get(chatId)?.find((sub) => sub.userId === userId);
   }
 
   snapshot(clockOffset: number): StoreData {
@@ -194,7 +201,10 @@ export class Store {
     for (const message of data.messages) store.addMessage(message);
     for (const row of data.activity) store.activity.set(row.id, row);
     for (const chat of data.chats) store.addChat(chat);
-    for (const row of data.chatSubs) store.chatSubs.set(row.id, row);
+    for (const row of data.chatSubs) {
+      store.chatSubs.set(row.id, row);
+      listFor(store.chatSubsByChat, row.chatId).push(row);
+    }
     for (const message of data.chatMessages) store.addChatMessage(message);
     for (const row of data.drafts) store.drafts.set(row.id, row);
     for (const session of data.sessions) store.addSession(session);

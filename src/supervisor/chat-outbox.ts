@@ -206,13 +206,16 @@ export class ChatOutbox {
    * stored, so it goes again (in its place, before anything queued after it).
    */
   caughtUp(): void {
+    let requeued = false;
     for (const item of this.items()) {
       if (item.state !== 'sent') continue;
       item.state = 'queued';
+      requeued = true;
       this.stats.resent += 1;
       this.options.log.info({ outboxId: item.id }, 'a post sent before the drop is not in the history; sending it again');
     }
-    this.options.file.changed();
+    // Written only when something changed: every chat passes here on every (re)open.
+    if (requeued) this.options.file.changed();
     this.ready = true;
     this.pump();
   }
