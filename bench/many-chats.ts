@@ -141,7 +141,9 @@ const detail = results.map(({ chats, groupwire: g, baseline: b }) =>
   `${chats} chats: groupwire startup made ${g.open.service.apiCalls} REST calls (${g.open.service.chatListCalls} getchats, ` +
   `${g.open.service.historyCalls} getchathistory) until all were open; every chat's first catch-up was done at ` +
   `${g.caughtUpMs === undefined ? 'n/a' : (g.caughtUpMs / 1000).toFixed(1)} s; after the mass drop ` +
-  `${(g.reopen?.service.apiCalls ?? 0) + (g.afterReopen?.apiCalls ?? 0)} REST calls; ${g.logLines ?? 0} log lines at info. ` +
+  `${(g.reopen?.service.apiCalls ?? 0) + (g.afterReopen?.apiCalls ?? 0)} REST calls; ${g.logLines ?? 0} log lines at info; ` +
+  `the upgrade gate cut its pace ${g.gate?.afterOpen.cuts ?? 0} times while opening (pace then ${g.gate?.afterOpen.pace.toFixed(0)}/s) and ` +
+  `${(g.gate?.afterReopen?.cuts ?? 0) - (g.gate?.afterOpen.cuts ?? 0)} times while reopening (pace then ${g.gate?.afterReopen?.pace.toFixed(0) ?? 'n/a'}/s). ` +
   `Bare ws received ${b.frames ?? 0} history frames on its first open.`);
 
 report({

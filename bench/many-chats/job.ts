@@ -23,6 +23,13 @@ export interface SocketJob {
   dir?: string;
 }
 
+export interface GateState {
+  accepted: number;
+  refused: number;
+  cuts: number;
+  pace: number;
+}
+
 /** What the service counted during one phase (differences of /_admin/stats). */
 export interface ServiceCounts {
   refusedUpgrades: number;
@@ -53,6 +60,8 @@ export interface SocketResult {
   /** groupwire: the REST calls of the catch-ups that followed the reopen (none are needed). */
   afterReopen?: ServiceCounts;
   logLines?: number;
+  /** groupwire: the upgrade gate's counts (accepted, refused, cuts) and pace after each phase. */
+  gate?: { afterOpen: GateState; afterReopen: GateState | undefined };
   /** Baseline: chat_message frames received (the history sent on connect). */
   frames?: number;
 }

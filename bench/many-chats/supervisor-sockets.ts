@@ -46,6 +46,7 @@ const openMs = await timeUntil(() => allOpen, startedAt, job.phaseTimeoutMs, 50)
 const openCount = () => bot.runners.filter((r) => r.connection.state === 'open').length;
 const statsOpen = await service.stats();
 const openPhase: Phase = { ms: openMs, open: openCount(), service: diffCounts(statsBefore, statsOpen) };
+const gateAfterOpen = { ...supervisor.upgradeGate.stats, pace: supervisor.upgradeGate.pace };
 
 let rssBytesPerSocket: number | undefined;
 let heapBytesPerSocket: { heap: number; external: number } | undefined;
@@ -53,6 +54,7 @@ let fds: number | undefined;
 let reopen: Phase | undefined;
 let caughtUpMs: number | undefined;
 let afterReopen;
+let gateAfterReopen;
 if (openMs !== undefined) {
   // The first start reads each chat's position (one history call per chat); memory is read after.
   caughtUpMs = await timeUntil(() => bot.runners.every((r) => r.sequencer.position !== undefined), startedAt, job.phaseTimeoutMs, 50);
@@ -68,6 +70,7 @@ if (openMs !== undefined) {
   );
   const statsReopen = await service.stats();
   reopen = { ms: reopenMs, open: openCount(), service: diffCounts(statsBeforeDrop, statsReopen) };
+  gateAfterReopen = { ...supervisor.upgradeGate.stats, pace: supervisor.upgradeGate.pace };
   await Promise.all(bot.runners.map((r) => r.sequencer.idle()));
   afterReopen = diffCounts(statsReopen, await service.stats());
 }
@@ -75,4 +78,4 @@ if (openMs !== undefined) {
 await supervisor.stop(1_000);
 await service.close();
 const logLines = readFileSync(logFile, 'utf8').split('\n').length - 1;
-sendResult({ open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });
+sendResult({ gate: { afterOpen: gateAfterOpen, afterReopen: gateAfterReopen }, open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });
