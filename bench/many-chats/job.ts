@@ -18,9 +18,10 @@ export interface SocketJob {
   token?: string;
   csrf?: string;
   chatsubIds?: string[];
-  /** groupwire only: the bot's login and a temp dir for bots.yaml, state and the log. */
+  /** groupwire only: the bot's login, a temp dir for bots.yaml, state and the log, and the tsc build to run. */
   login?: { email: string; password: string };
   dir?: string;
+  build?: string;
 }
 
 export interface GateState {

@@ -2,18 +2,25 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
-import { loadBotsConfig } from '../../src/config/bots-config.js';
-import { REDACTED_PATHS } from '../../src/supervisor/logging.js';
-import { Supervisor } from '../../src/supervisor/supervisor.js';
+import { pathToFileURL } from 'node:url';
+import type * as BotsConfig from '../../src/config/bots-config.js';
+import type * as Logging from '../../src/supervisor/logging.js';
+import type * as SupervisorModule from '../../src/supervisor/supervisor.js';
 import { rssBytes, settle } from '../lib/memory.js';
 import { adminClient } from '../lib/service-process.js';
 import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil, type Phase } from './job.js';
 
 /**
  * groupwire: a Supervisor in this process with one bot in every chat of the group (bots.yaml in a
- * temp dir, no plugins), logging at info to a file as `groupwire run` would to stderr.
+ * temp dir, no plugins), logging at info to a file as `groupwire run` would to stderr. It is loaded
+ * from the tsc build the bench made (job.build), as the package runs: through tsx every closure would
+ * carry a `name` property (esbuild's keepNames), 256 bytes each, some 4 KB per chat.
  */
 const job = await receiveJob();
+const built = (path: string) => import(pathToFileURL(join(job.build!, path)).href);
+const { loadBotsConfig } = (await built('src/config/bots-config.js')) as typeof BotsConfig;
+const { REDACTED_PATHS } = (await built('src/supervisor/logging.js')) as typeof Logging;
+const { Supervisor } = (await built('src/supervisor/supervisor.js')) as typeof SupervisorModule;
 const service = adminClient(job);
 const dir = job.dir!;
 writeFileSync(join(dir, 'ca.pem'), job.ca);
