@@ -1,9 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { GroupsClient } from '../src/api/client.js';
 import type { Chat } from '../src/api/types.js';
+import { ROOT } from './lib/paths.js';
 import type { Figure } from './lib/report.js';
 import { report } from './lib/report.js';
 import { startServiceProcess, type ServiceProcess } from './lib/service-process.js';
@@ -81,7 +84,7 @@ async function measure(chats: number): Promise<SizeResult> {
       await waitForNoSockets(service);
       const groupwireDir = join(dir, 'groupwire');
       mkdirSync(groupwireDir);
-      const groupwire = await runChild('./supervisor-sockets.ts', { ...base, login: BOT, dir: groupwireDir });
+      const groupwire = await runChild('./supervisor-sockets.ts', { ...base, login: BOT, dir: groupwireDir, build: BUILD });
       return { chats, baseline, groupwire };
     } finally {
       await service.stop();
@@ -95,6 +98,16 @@ async function waitForNoSockets(service: ServiceProcess): Promise<void> {
   for (let i = 0; i < 200 && (await service.stats()).open_sockets > 0; i += 1) await new Promise((r) => setTimeout(r, 50));
 }
 
+/** groupwire runs from a tsc build of this checkout, as the package does (dist/ is what `groupwire run` runs). */
+const BUILD = join(ROOT, 'dist', 'bench-build');
+function build(): void {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const made = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', BUILD, '--incremental', 'false',
+    '--declaration', 'false', '--sourceMap', 'false'], { cwd: ROOT, stdio: 'inherit' });
+  if (made.status !== 0) throw new Error(`tsc failed (${made.status ?? made.signal})`);
+}
+
+build();
 const results: SizeResult[] = [];
 for (const chats of SIZES) {
   process.stdout.write(`many-chats: ${chats} chats...\n`);
@@ -137,11 +150,33 @@ for (const { chats, baseline, groupwire } of results) {
   });
 }
 
+// What one more socket costs, from the two sizes: the per-process part (V8's young generation grown to its
+// default 2 x 16 MB, warmed TLS and ws code) weighs on 1,000 sockets and hardly on 10,000.
+const small = results.find((r) => r.chats === 1_000);
+const large = results.find((r) => r.chats === 10_000);
+const marginal = (pick: (r: SizeResult) => number | undefined) => {
+  const a = small && pick(small);
+  const b = large && pick(large);
+  return a === undefined || b === undefined ? undefined : (b * 10_000 - a * 1_000) / 9_000;
+};
+const marginalGroupwire = marginal((r) => r.groupwire.rssBytesPerSocket);
+const marginalBaseline = marginal((r) => r.baseline.rssBytesPerSocket);
+if (marginalGroupwire !== undefined && marginalBaseline !== undefined) {
+  figures.push({
+    label: 'resident memory of each socket beyond the first 1,000 (from the two sizes)', value: marginalGroupwire / 1024, unit: 'KB',
+    baseline: { label: 'bare ws', value: marginalBaseline / 1024 }, ratio: marginalGroupwire / marginalBaseline,
+    ratioMeaning: 'of the bare clients\' memory (lower is better)',
+    limit: { text: 'at most 64 KB per socket', ok: marginalGroupwire <= 64 * 1024 },
+  });
+}
+
 const detail = results.map(({ chats, groupwire: g, baseline: b }) =>
   `${chats} chats: groupwire startup made ${g.open.service.apiCalls} REST calls (${g.open.service.chatListCalls} getchats, ` +
   `${g.open.service.historyCalls} getchathistory) until all were open; every chat's first catch-up was done at ` +
   `${g.caughtUpMs === undefined ? 'n/a' : (g.caughtUpMs / 1000).toFixed(1)} s; after the mass drop ` +
-  `${(g.reopen?.service.apiCalls ?? 0) + (g.afterReopen?.apiCalls ?? 0)} REST calls; ${g.logLines ?? 0} log lines at info. ` +
+  `${(g.reopen?.service.apiCalls ?? 0) + (g.afterReopen?.apiCalls ?? 0)} REST calls; ${g.logLines ?? 0} log lines at info; ` +
+  `the upgrade gate cut its pace ${g.gate?.afterOpen.cuts ?? 0} times while opening (pace then ${g.gate?.afterOpen.pace.toFixed(0)}/s) and ` +
+  `${(g.gate?.afterReopen?.cuts ?? 0) - (g.gate?.afterOpen.cuts ?? 0)} times while reopening (pace then ${g.gate?.afterReopen?.pace.toFixed(0) ?? 'n/a'}/s). ` +
   `Bare ws received ${b.frames ?? 0} history frames on its first open.`);
 
 report({
@@ -163,7 +198,12 @@ report({
       'context, paced by a token bucket at the service\'s upgrade limit, refused upgrades retried after Retry-After), then a ' +
       'Supervisor with one bot listing every chat in bots.yaml, no plugins, logging at info to a file.',
     `RSS per socket: the process's resident memory after all sockets are open (and, for groupwire, every chat's first catch-up ` +
-      'is done) minus before starting, after three gc() calls, divided by the number of chats.',
+      'is done) minus before starting, after three gc() calls, divided by the number of chats. About 30 MB of it is the ' +
+      'process\'s, not the sockets\' (V8\'s young generation grows to its default 2 x 16 MB; TLS and ws code warm up): it weighs ' +
+      'on 1,000 sockets (where the bare clients too are over 64 KB) and hardly on 10,000; the figure "beyond the first 1,000" ' +
+      'takes it out. Of the rest, some 35 KB a socket is native TLS state (OpenSSL buffers), the same for both clients.',
+    'groupwire runs from a tsc build of this checkout (dist/bench-build), as the package does: run through tsx, each of its ' +
+      'closures would carry a `name` property (esbuild\'s keepNames), some 4 KB more per chat.',
     `Every ${TALKATIVE_EVERY}th chat holds three messages; the others are empty. Phases are cut off after ${PHASE_TIMEOUT_MS / 1000} s.`,
     ...detail,
   ],

@@ -59,20 +59,20 @@ function takeMany(gate: UpgradeGate, clock: ManualClock, count: number, signal?:
 }
 
 describe('UpgradeGate pacing', () => {
-  it('lets the burst through at once, then one every 1/per_second, callers in turn', async () => {
+  it('lets half the burst through at once (the rest is the service\'s headroom), then one every 1/per_second, in turn', async () => {
     const clock = new ManualClock();
     const gate = new UpgradeGate({ perSecond: 10, burst: 20 }, clock);
-    const { passed, tickets } = takeMany(gate, clock, 23);
+    const { passed, tickets } = takeMany(gate, clock, 13);
     await clock.advance(0);
-    expect(passed).toHaveLength(20);
+    expect(passed).toHaveLength(10);
     await clock.advance(1_000);
-    expect(passed.slice(20)).toEqual([100, 200, 300]);
-    expect(tickets).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
+    expect(passed.slice(10)).toEqual([100, 200, 300]);
+    expect(tickets).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
   });
 
   it('refills over a quiet time, never beyond the burst', async () => {
     const clock = new ManualClock();
-    const gate = new UpgradeGate({ perSecond: 10, burst: 2 }, clock);
+    const gate = new UpgradeGate({ perSecond: 10, burst: 4 }, clock);
     await clock.advance(60_000);
     const { passed } = takeMany(gate, clock, 3);
     await clock.advance(0);
@@ -112,7 +112,7 @@ describe('UpgradeGate pacing', () => {
 describe('UpgradeGate adapting to the service\'s refusals', () => {
   it('a 429 halves the pace and empties the bucket for every socket already waiting', async () => {
     const clock = new ManualClock();
-    const gate = new UpgradeGate({ perSecond: 10, burst: 4 }, clock);
+    const gate = new UpgradeGate({ perSecond: 10, burst: 8 }, clock);
     const first = takeMany(gate, clock, 4);
     await clock.advance(0);
     const waiting = takeMany(gate, clock, 3);
@@ -127,7 +127,7 @@ describe('UpgradeGate adapting to the service\'s refusals', () => {
 
   it('refusals of upgrades let through before the cut (in flight at the old pace) count once', async () => {
     const clock = new ManualClock();
-    const gate = new UpgradeGate({ perSecond: 40, burst: 10 }, clock);
+    const gate = new UpgradeGate({ perSecond: 40, burst: 20 }, clock);
     const burst = takeMany(gate, clock, 10);
     await clock.advance(0);
     for (const ticket of burst.tickets.slice(0, 6)) gate.refused(ticket);
@@ -149,7 +149,8 @@ describe('UpgradeGate adapting to the service\'s refusals', () => {
     await clock.advance(60_000);
     const { passed } = takeMany(gate, clock, 12);
     await clock.advance(0);
-    expect(passed).toHaveLength(10);
+    // Half of the halved bucket (10 at the ceiling's pace, 5 at half of it).
+    expect(passed).toHaveLength(5);
   });
 
   it('upgrades that go through bring the pace back up to the ceiling, a tenth of it per second, not beyond', async () => {

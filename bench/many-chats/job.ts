@@ -18,9 +18,17 @@ export interface SocketJob {
   token?: string;
   csrf?: string;
   chatsubIds?: string[];
-  /** groupwire only: the bot's login and a temp dir for bots.yaml, state and the log. */
+  /** groupwire only: the bot's login, a temp dir for bots.yaml, state and the log, and the tsc build to run. */
   login?: { email: string; password: string };
   dir?: string;
+  build?: string;
+}
+
+export interface GateState {
+  accepted: number;
+  refused: number;
+  cuts: number;
+  pace: number;
 }
 
 /** What the service counted during one phase (differences of /_admin/stats). */
@@ -53,6 +61,8 @@ export interface SocketResult {
   /** groupwire: the REST calls of the catch-ups that followed the reopen (none are needed). */
   afterReopen?: ServiceCounts;
   logLines?: number;
+  /** groupwire: the upgrade gate's counts (accepted, refused, cuts) and pace after each phase. */
+  gate?: { afterOpen: GateState; afterReopen: GateState | undefined };
   /** Baseline: chat_message frames received (the history sent on connect). */
   frames?: number;
 }

@@ -2,18 +2,25 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
-import { loadBotsConfig } from '../../src/config/bots-config.js';
-import { REDACTED_PATHS } from '../../src/supervisor/logging.js';
-import { Supervisor } from '../../src/supervisor/supervisor.js';
+import { pathToFileURL } from 'node:url';
+import type * as BotsConfig from '../../src/config/bots-config.js';
+import type * as Logging from '../../src/supervisor/logging.js';
+import type * as SupervisorModule from '../../src/supervisor/supervisor.js';
 import { rssBytes, settle } from '../lib/memory.js';
 import { adminClient } from '../lib/service-process.js';
 import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil, type Phase } from './job.js';
 
 /**
  * groupwire: a Supervisor in this process with one bot in every chat of the group (bots.yaml in a
- * temp dir, no plugins), logging at info to a file as `groupwire run` would to stderr.
+ * temp dir, no plugins), logging at info to a file as `groupwire run` would to stderr. It is loaded
+ * from the tsc build the bench made (job.build), as the package runs: through tsx every closure would
+ * carry a `name` property (esbuild's keepNames), 256 bytes each, some 4 KB per chat.
  */
 const job = await receiveJob();
+const built = (path: string) => import(pathToFileURL(join(job.build!, path)).href);
+const { loadBotsConfig } = (await built('src/config/bots-config.js')) as typeof BotsConfig;
+const { REDACTED_PATHS } = (await built('src/supervisor/logging.js')) as typeof Logging;
+const { Supervisor } = (await built('src/supervisor/supervisor.js')) as typeof SupervisorModule;
 const service = adminClient(job);
 const dir = job.dir!;
 writeFileSync(join(dir, 'ca.pem'), job.ca);
@@ -46,6 +53,7 @@ const openMs = await timeUntil(() => allOpen, startedAt, job.phaseTimeoutMs, 50)
 const openCount = () => bot.runners.filter((r) => r.connection.state === 'open').length;
 const statsOpen = await service.stats();
 const openPhase: Phase = { ms: openMs, open: openCount(), service: diffCounts(statsBefore, statsOpen) };
+const gateAfterOpen = { ...supervisor.upgradeGate.stats, pace: supervisor.upgradeGate.pace };
 
 let rssBytesPerSocket: number | undefined;
 let heapBytesPerSocket: { heap: number; external: number } | undefined;
@@ -53,6 +61,7 @@ let fds: number | undefined;
 let reopen: Phase | undefined;
 let caughtUpMs: number | undefined;
 let afterReopen;
+let gateAfterReopen;
 if (openMs !== undefined) {
   // The first start reads each chat's position (one history call per chat); memory is read after.
   caughtUpMs = await timeUntil(() => bot.runners.every((r) => r.sequencer.position !== undefined), startedAt, job.phaseTimeoutMs, 50);
@@ -68,6 +77,7 @@ if (openMs !== undefined) {
   );
   const statsReopen = await service.stats();
   reopen = { ms: reopenMs, open: openCount(), service: diffCounts(statsBeforeDrop, statsReopen) };
+  gateAfterReopen = { ...supervisor.upgradeGate.stats, pace: supervisor.upgradeGate.pace };
   await Promise.all(bot.runners.map((r) => r.sequencer.idle()));
   afterReopen = diffCounts(statsReopen, await service.stats());
 }
@@ -75,4 +85,4 @@ if (openMs !== undefined) {
 await supervisor.stop(1_000);
 await service.close();
 const logLines = readFileSync(logFile, 'utf8').split('\n').length - 1;
-sendResult({ open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });
+sendResult({ gate: { afterOpen: gateAfterOpen, afterReopen: gateAfterReopen }, open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });

@@ -23,10 +23,17 @@ const REAL_CLOCK: GateClock = { now: () => performance.now(), sleep };
 const MIN_PER_SECOND = 0.1;
 /** After a cut, successes bring the pace back up by this share of the ceiling per second. */
 const RECOVERY_PER_SECOND = 0.1;
+/**
+ * The share of the burst the gate spends at once. Upgrades reach the service some time after the gate
+ * let them through, and not evenly (handshakes queue behind each other): the half kept in reserve
+ * absorbs that bunching, where a bucket as full as the service's runs it dry and is refused.
+ */
+const BURST_SHARE = 0.5;
 
 /**
  * A token bucket shared by all of a supervisor's sockets: when many drop at once, their upgrades are
- * spread over time instead of hitting the service in one burst. It adapts: an upgrade refused with
+ * spread over time instead of hitting the service in one burst, at the ceiling's pace but with half
+ * its burst (the rest is headroom for handshakes that reach the service bunched up). It adapts: an upgrade refused with
  * 429 halves the pace and empties the bucket for every socket waiting, and upgrades that go through
  * bring it back towards the configured ceiling (a tenth of it per second). A round of refusals of
  * upgrades let through before the cut (they were in flight) counts once, so a mass reconnect settles
@@ -50,7 +57,7 @@ export class UpgradeGate {
   ) {
     if (!(ceiling.perSecond > 0) || !(ceiling.burst >= 1)) throw new RangeError('an upgrade pace needs per_second > 0 and burst >= 1');
     this.perSecond = ceiling.perSecond;
-    this.tokens = ceiling.burst;
+    this.tokens = this.burst;
     this.refilled = this.changed = clock.now();
   }
 
@@ -59,9 +66,9 @@ export class UpgradeGate {
     return this.perSecond;
   }
 
-  /** The bucket's size now: it shrinks with the pace, so a slowed gate does not burst at its old size. */
+  /** The bucket's size now: half the burst, shrunk with the pace, so a slowed gate does not burst at its old size. */
   private get burst(): number {
-    return Math.max(1, Math.floor((this.ceiling.burst * this.perSecond) / this.ceiling.perSecond));
+    return Math.max(1, Math.floor((BURST_SHARE * this.ceiling.burst * this.perSecond) / this.ceiling.perSecond));
   }
 
   /**
