@@ -8,6 +8,7 @@ import type { Delivery } from '../chat/sequencer.js';
 import type { BotConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
 import { PluginChain, type BaseContext, type ChainLink } from '../pipeline/chain.js';
+import { LinkContext } from '../pipeline/link-context.js';
 import type { BotInfo, ChatInfo, ChatTarget, PluginEnv } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
 import { KeyValueStore } from '../store/kv-store.js';
@@ -161,13 +162,7 @@ export class Bot {
         await instance.start?.();
         links.push({
           name: instanceName, instance, timeoutMs: plugin.timeoutMs, log,
-          context: (base, signal) => ({
-            message: base.message, chat: base.chat, bot: base.bot, client: base.client, backfilled: base.backfilled,
-            ageMs: base.ageMs, reply: base.reply, send: base.send, log, store,
-            get signal() {
-              return signal();
-            },
-          }),
+          context: (base, signal) => new LinkContext(base, log, store, signal),
         });
       } catch (error) {
         // A plugin that cannot start is left out; the rest of the chain still runs.
