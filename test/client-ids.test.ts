@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isSafeNumber, parse as parseLossless } from 'lossless-json';
 import { parseWireJson, type GroupsClient } from '../src/api/index.js';
 import { Clients, closeSocket, collectFrames, idValues } from './helpers/client.js';
 import { call, loginAs, startTestService, type TestService } from './helpers/service.js';
@@ -178,5 +179,47 @@ describe('parseWireJson', () => {
     expect(parseWireJson('{"id":12345678901234567890,"score":0.1234567890123456789}')).toEqual({
       id: '12345678901234567890', score: 0.1234567890123456789,
     });
+  });
+
+  it('finds a 16-digit integer above 2^53 wherever it starts (the scan looks at every 16th character)', () => {
+    for (let pad = 0; pad < 40; pad += 1) {
+      for (const value of ['9007199254740993', '-9007199254740993', '12345678901234567']) {
+        expect(parseWireJson(`{"a":${' '.repeat(pad)}${value},"b":"${'x'.repeat(pad % 17)}"}`)).toEqual({ a: value, b: 'x'.repeat(pad % 17) });
+      }
+    }
+  });
+
+  it('agrees with a lossless JSON parser on generated payloads: boundary integers, long runs in strings, escapes, whitespace', () => {
+    // A seeded generator: the same payloads every run, thousands of them.
+    let seed = 12345;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const digits = (n: number) => Array.from({ length: n }, (_, i) => (i === 0 ? 1 + Math.floor(random() * 9) : Math.floor(random() * 10))).join('');
+    const integers = ['9007199254740991', '9007199254740992', '9007199254740993', '-9007199254740991', '-9007199254740993', '1000000000000000', '9999999999999999', '0', '-0'];
+    const number = () => pick([() => pick(integers), () => digits(1 + Math.floor(random() * 25)), () => `-${digits(15 + Math.floor(random() * 5))}`,
+      () => `${digits(17)}.${digits(3)}`, () => `${digits(16)}e${Math.floor(random() * 5)}`, () => `${digits(18)}E-2`])();
+    // String contents as JSON source: escaped quotes and backslashes next to digit runs, and a run that looks like a number.
+    const text = () => pick(['', digits(20), `a\\"${digits(17)}\\"`, '\\\\', `:${digits(16)},`, 'plain']);
+    const string = () => `"${text()}${pick(['', '\\\\', '\\"', digits(16)])}"`;
+    const space = () => pick(['', ' ', '\n ']);
+    const value = (depth: number): string => {
+      const kind = depth > 2 ? pick(['n', 's']) : pick(['n', 's', 'a', 'o']);
+      if (kind === 'n') return number();
+      if (kind === 's') return string();
+      const count = Math.floor(random() * 4);
+      if (kind === 'a') return `[${Array.from({ length: count }, () => `${space()}${value(depth + 1)}${space()}`).join(',')}]`;
+      return `{${Array.from({ length: count }, (_, i) => `${space()}"k${i}":${space()}${value(depth + 1)}`).join(',')}}`;
+    };
+    const lossless = (payload: string) => parseLossless(payload, null, (raw: string) =>
+      (/^-?\d+$/.test(raw) && !isSafeNumber(raw) ? raw : Number(raw)));
+    let withLongIntegers = 0;
+    for (let i = 0; i < 3_000; i += 1) {
+      const payload = value(0);
+      const expected = lossless(payload);
+      expect(parseWireJson(payload), payload).toEqual(expected);
+      if (JSON.stringify(expected) !== JSON.stringify(JSON.parse(payload))) withLongIntegers += 1;
+    }
+    // The generator is worth its name: a good share of the payloads hold integers a double cannot.
+    expect(withLongIntegers).toBeGreaterThan(300);
   });
 });

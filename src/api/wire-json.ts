@@ -1,4 +1,4 @@
-import { isSafeNumber, type LosslessNumber } from 'lossless-json';
+import type { LosslessNumber } from 'lossless-json';
 
 /**
  * Parsing the service's JSON so that identifiers keep every digit. Ids arrive as JSON integers (even
@@ -22,40 +22,89 @@ export function parseWireJson(text: string): unknown {
 
 /** Wraps in quotes every integer outside strings that has 16+ digits and is not a safe integer. */
 export function quoteLongIntegers(text: string): string {
+  // Most payloads have no run of 16 digits anywhere, which a look at every 16th character settles.
+  if (!hasDigitRun(text, 16)) return text;
   let out = '';
   let copiedTo = 0;
+  let at = 0;
   const length = text.length;
-  for (let i = 0; i < length; i += 1) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      // Skip the string, escapes included.
-      for (i += 1; i < length; i += 1) {
-        const d = text.charCodeAt(i);
-        if (d === BACKSLASH) i += 1;
-        else if (d === QUOTE) break;
-      }
-    } else if (isDigit(c) || c === MINUS) {
+  while (at < length) {
+    // Between strings: structure and numbers. Strings are skipped with indexOf, not char by char.
+    const quote = text.indexOf('"', at);
+    const regionEnd = quote < 0 ? length : quote;
+    for (let i = at; i < regionEnd; i += 1) {
+      const c = text.charCodeAt(i);
+      if (!isDigit(c) && c !== MINUS) continue;
       let end = i + 1;
-      while (end < length && isDigit(text.charCodeAt(end))) end += 1;
-      const digits = end - i - (c === MINUS ? 1 : 0);
+      while (end < regionEnd && isDigit(text.charCodeAt(end))) end += 1;
+      const negative = c === MINUS;
+      const digits = end - i - (negative ? 1 : 0);
       let integer = true;
       // A fraction or an exponent makes it a float, read by JSON.parse as any other number; its
       // digits are part of this token, not a number of their own.
-      while (end < length && isNumberPart(text.charCodeAt(end))) {
+      while (end < regionEnd && isNumberPart(text.charCodeAt(end))) {
         integer = false;
         end += 1;
       }
-      if (integer && digits >= 16 && !isSafeNumber(text.slice(i, end))) {
+      if (integer && digits >= 16 && !isSafeDigits(text, negative ? i + 1 : i, digits)) {
         out += `${text.slice(copiedTo, i)}"${text.slice(i, end)}"`;
         copiedTo = end;
       }
       i = end - 1;
     }
+    if (quote < 0) break;
+    at = endOfString(text, quote) + 1;
   }
   return copiedTo === 0 ? text : out + text.slice(copiedTo);
 }
 
-const QUOTE = 34;
+/**
+ * Whether `text` has `length` digits in a row. A run that long covers one of every `length`-th
+ * characters, so only those are looked at until one is a digit (then its whole run is measured).
+ */
+function hasDigitRun(text: string, length: number): boolean {
+  let at = length - 1;
+  while (at < text.length) {
+    if (!isDigit(text.charCodeAt(at))) {
+      at += length;
+      continue;
+    }
+    let start = at;
+    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start -= 1;
+    let end = at + 1;
+    while (end < text.length && isDigit(text.charCodeAt(end))) end += 1;
+    if (end - start >= length) return true;
+    // The next run starts after `end` (not a digit), and covers the length-th character from there.
+    at = end + length;
+  }
+  return false;
+}
+/** Number.MAX_SAFE_INTEGER's digits: a 16-digit integer is safe when it is not above them. */
+const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER);
+
+/** Whether the `count` digits at `from` are a safe integer's (no leading zeros: JSON has none). */
+function isSafeDigits(text: string, from: number, count: number): boolean {
+  if (count !== MAX_SAFE_DIGITS.length) return count < MAX_SAFE_DIGITS.length;
+  for (let k = 0; k < count; k += 1) {
+    const difference = text.charCodeAt(from + k) - MAX_SAFE_DIGITS.charCodeAt(k);
+    if (difference !== 0) return difference < 0;
+  }
+  return true;
+}
+
+/** The index of the quote that closes the string opening at `open` (or the text's length if none does). */
+function endOfString(text: string, open: number): number {
+  let close = text.indexOf('"', open + 1);
+  while (close > 0) {
+    // Escaped when an odd number of backslashes stands right before it.
+    let backslashes = 0;
+    while (text.charCodeAt(close - 1 - backslashes) === BACKSLASH) backslashes += 1;
+    if (backslashes % 2 === 0) return close;
+    close = text.indexOf('"', close + 1);
+  }
+  return text.length;
+}
+
 const BACKSLASH = 92;
 const MINUS = 45;
 const PLUS = 43;
@@ -71,7 +120,6 @@ function isDigit(code: number): boolean {
 function isNumberPart(code: number): boolean {
   return isDigit(code) || code === DOT || code === LOWER_E || code === UPPER_E || code === MINUS || code === PLUS;
 }
-
 /** Numbers under id keys become their decimal text, in place, at any depth. */
 function idsToStrings(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
