@@ -1,7 +1,7 @@
 import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatMessage } from '../src/api/types.js';
-import { PluginChain, PluginTimeoutError, type BaseContext, type ChainLink } from '../src/pipeline/chain.js';
+import { PluginChain, PluginTimeoutError, type BaseContext, type ChainLink, type SignalSource } from '../src/pipeline/chain.js';
 import type { PluginContext, PluginInstance } from '../src/pipeline/plugin.js';
 import { KeyValueStore } from '../src/store/kv-store.js';
 
@@ -35,8 +35,8 @@ function build(plugins: Array<[string, PluginInstance, number?]>, stop = new Abo
     instance,
     timeoutMs: timeoutMs ?? 1_000,
     log: log.child({ plugin: name }),
-    context(b: BaseContext, signalOf: () => AbortSignal): PluginContext {
-      const signal = signalOf();
+    context(b: BaseContext, source: SignalSource): PluginContext {
+      const signal = source.signal;
       signals.set(name, [...(signals.get(name) ?? []), signal]);
       return { ...b, signal, log: log.child({ plugin: name }), store: KeyValueStore.memory() } as PluginContext;
     },
@@ -215,6 +215,72 @@ describe('PluginChain', () => {
     await running;
     expect(count).toBe(1);
     expect(chain.stats.get('hang')!.timeouts).toBe(1);
+  });
+
+  it('pass-through plugins (handing on what next returns): every plugin runs in order, the chain waits for the last', async () => {
+    const seen: string[] = [];
+    let finish!: () => void;
+    const pass = (name: string): [string, PluginInstance] => [name, { handle(_ctx, next) { seen.push(name); return next(); } }];
+    const { chain } = build([pass('a'), pass('b'), ['slow', { handle: () => new Promise<void>((resolve) => { finish = resolve; }) }], pass('c')]);
+    let ended = false;
+    const running = chain.run(base).then(() => { ended = true; });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual(['a', 'b']);
+    expect(ended).toBe(false);
+    finish();
+    await running;
+    expect(seen).toEqual(['a', 'b']);
+    expect(chain.stats.get('a')).toEqual({ handled: 1, errors: 0, timeouts: 0 });
+    expect(chain.stats.get('slow')).toEqual({ handled: 1, errors: 0, timeouts: 0 });
+  });
+
+  it('a pass-through before a failing plugin: the failure is contained and the plugins after it run', async () => {
+    const seen: string[] = [];
+    const { chain, lines } = build([
+      ['pass', { handle: (_ctx, next) => next() }],
+      ['bad', { handle() { throw new Error('broken'); } }],
+      ['after', { handle: () => void seen.push('after') }],
+    ]);
+    await chain.run(base);
+    expect(seen).toEqual(['after']);
+    expect(chain.stats.get('bad')).toEqual({ handled: 0, errors: 1, timeouts: 0 });
+    expect(lines().some((line) => line.plugin === 'bad' && line.msg === 'plugin failed; the chain goes on')).toBe(true);
+  });
+
+  it('a plugin that returns at once and calls next later: the rest runs when it does', async () => {
+    const seen: string[] = [];
+    let later!: () => Promise<void>;
+    const { chain } = build([
+      ['deferred', { handle(_ctx, next) { later = next; } }],
+      ['b', { handle: () => void seen.push('b') }],
+    ]);
+    await chain.run(base);
+    // It returned without calling next: the chain ended for it, and `b` did not run.
+    expect(seen).toEqual([]);
+    await later();
+    expect(seen).toEqual(['b']);
+  });
+
+  it('a plugin\'s time after next() returns counts again: one that hangs after a slow rest times out on its own time', async () => {
+    vi.useFakeTimers(FAKE);
+    const { chain } = build([
+      ['outer', { async handle(_ctx, next) { await next(); await new Promise((r) => setTimeout(r, 80)); } }, 100],
+      ['slow', { handle: () => new Promise<void>((r) => setTimeout(r, 500)) }, 1_000],
+    ]);
+    const running = chain.run(base);
+    // 500 ms in `slow` do not count against outer's 100; its own 80 ms after next() fit.
+    await vi.advanceTimersByTimeAsync(600);
+    await running;
+    expect(chain.stats.get('outer')).toEqual({ handled: 1, errors: 0, timeouts: 0 });
+
+    const { chain: second } = build([
+      ['outer', { async handle(_ctx, next) { await next(); await new Promise((r) => setTimeout(r, 150)); } }, 100],
+      ['slow', { handle: () => new Promise<void>((r) => setTimeout(r, 500)) }, 1_000],
+    ]);
+    const again = second.run(base);
+    await vi.advanceTimersByTimeAsync(700);
+    await again;
+    expect(second.stats.get('outer')).toEqual({ handled: 0, errors: 0, timeouts: 1 });
   });
 
   it('the stop signal aborts the signals of the plugins running', async () => {

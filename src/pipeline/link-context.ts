@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage } from '../api/types.js';
 import type { KeyValueStore } from '../store/kv-store.js';
-import type { BaseContext } from './chain.js';
+import type { BaseContext, SignalSource } from './chain.js';
 import type { BotInfo, ChatInfo, ChatTarget, PluginContext } from './plugin.js';
 
 /**
@@ -25,7 +25,7 @@ export class LinkContext implements PluginContext {
     base: BaseContext,
     readonly log: Logger,
     readonly store: KeyValueStore,
-    private readonly signalOf: () => AbortSignal,
+    private readonly signals: SignalSource,
   ) {
     this.message = base.message;
     this.chat = base.chat;
@@ -38,6 +38,6 @@ export class LinkContext implements PluginContext {
   }
 
   get signal(): AbortSignal {
-    return this.signalOf();
+    return this.signals.signal;
   }
 }
