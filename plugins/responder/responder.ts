@@ -79,6 +79,13 @@ interface HearsEntry {
 
 type Entry = CommandEntry | HearsEntry;
 
+/** The rule a message calls on, with its argument text (commands) or its match (hears). */
+interface Found {
+  entry: Entry;
+  argsText: string;
+  match?: RegExpExecArray;
+}
+
 /**
  * Commands (`!name args`) and patterns (`hears`) with who may use them, cooldowns, typed arguments,
  * clean splitting of long answers, and each message answered at most once, even across restarts.
@@ -155,16 +162,30 @@ export class Responder {
     return usable;
   }
 
-  /** The plugin's handle(): answers what it should, then lets the chain go on. */
-  async handle(ctx: PluginContext, next: () => Promise<void>): Promise<void> {
+  /**
+   * The plugin's handle(): answers what it should, then lets the chain go on. Most messages match no
+   * rule: those are handed on at once, with no promise of the responder's own.
+   */
+  handle(ctx: PluginContext, next: () => Promise<void>): Promise<void> {
+    const found = this.match(ctx);
+    return found ? this.answerThenNext(ctx, found, next) : next();
+  }
+
+  private async answerThenNext(ctx: PluginContext, found: Found, next: () => Promise<void>): Promise<void> {
     try {
-      await this.dispatch(ctx);
+      await this.dispatch(ctx, found);
     } finally {
       await next();
     }
   }
 
-  private find(ctx: PluginContext): { entry: Entry; argsText: string; match?: RegExpExecArray } | undefined {
+  /** The rule a message calls on, if any (events and other message types call on none). */
+  private match(ctx: PluginContext): Found | undefined {
+    if ((ctx.message.type ?? 'chat_msg_type_normal') !== 'chat_msg_type_normal') return undefined;
+    return this.find(ctx);
+  }
+
+  private find(ctx: PluginContext): Found | undefined {
     const text = ctx.message.message;
     if (text.startsWith(this.prefix)) {
       const [, name = '', rest = ''] = /^(\S*)\s*([\s\S]*)$/.exec(text.slice(this.prefix.length)) ?? [];
@@ -179,11 +200,8 @@ export class Responder {
     return undefined;
   }
 
-  private async dispatch(ctx: PluginContext): Promise<void> {
+  private async dispatch(ctx: PluginContext, found: Found): Promise<void> {
     const message = ctx.message;
-    if ((message.type ?? 'chat_msg_type_normal') !== 'chat_msg_type_normal') return;
-    const found = this.find(ctx);
-    if (!found) return;
     const { entry } = found;
     const label = entry.kind === 'command' ? `${this.prefix}${entry.name}` : entry.name;
     const marks = new AnsweredMarks(ctx.store);

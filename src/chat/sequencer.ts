@@ -140,8 +140,12 @@ export class ChatSequencer {
       }
       try {
         if (!this.stopped) {
-          if ('live' in task) await this.onLive(task.live, task.fromHistory);
-          else await task.run();
+          if (!('live' in task)) await task.run();
+          else if (this.isNext(task.live)) {
+            // The usual case, kept free of async helpers: one await per message.
+            await this.deliverOne(task.live, task.fromHistory);
+            this.delivered(task.live, task.fromHistory);
+          } else await this.onLive(task.live, task.fromHistory);
         }
       } catch (error) {
         this.options.log.error({ err: error }, 'chat sequencer task failed');
@@ -210,15 +214,31 @@ export class ChatSequencer {
     });
   }
 
+  /** Whether a frame is the very next message, to be handed on as it is (no catch-up, no gap). */
+  private isNext(message: ChatMessage): boolean {
+    return this.cursor !== undefined && message.msg_num === this.cursor + 1;
+  }
+
   private async handle(message: ChatMessage, backfilled: boolean): Promise<void> {
     if (this.stopped) return;
+    await this.deliverOne(message, backfilled);
+    this.delivered(message, backfilled);
+  }
+
+  /** Hands a message to the plugins; the bot's own words are never handed to them (loop guard). */
+  private deliverOne(message: ChatMessage, backfilled: boolean): Promise<void> | undefined {
     if (message.user_id === this.options.botUserId) {
-      // The bot's own words: never handed to its plugins (loop guard), but they move the cursor.
       this.stats.own += 1;
       this.options.own(message);
-    } else {
-      const created = Date.parse(message.created);
-      await this.options.deliver(message, { backfilled, ageMs: Number.isNaN(created) ? 0 : Math.max(0, Date.now() - created) });
+      return undefined;
+    }
+    const created = Date.parse(message.created);
+    return this.options.deliver(message, { backfilled, ageMs: Number.isNaN(created) ? 0 : Math.max(0, Date.now() - created) });
+  }
+
+  /** After the plugins are done with it: counted, and the cursor moves past it (the bot's own too). */
+  private delivered(message: ChatMessage, backfilled: boolean): void {
+    if (message.user_id !== this.options.botUserId) {
       this.stats.delivered += 1;
       if (backfilled) this.stats.backfilled += 1;
     }
