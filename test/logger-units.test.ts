@@ -10,8 +10,10 @@ import { loggerOptions } from '../plugins/logger/options.js';
 import { PathPattern, safeSegment } from '../plugins/logger/path-pattern.js';
 import { dayOf, formatZoned, zonedToInstant } from '../plugins/logger/time.js';
 import { TranscriptFile, type PendingEntry } from '../plugins/logger/transcript-file.js';
+import { DiskTrouble } from '../plugins/logger/disk-trouble.js';
+import { TranscriptWriter } from '../plugins/logger/writer.js';
 
-/** The logger's pure parts: formats, time zones, path patterns, options, and reading a file's tail. */
+/** The logger's parts: formats, time zones, path patterns, options, reading a file's tail, the writer. */
 
 const silent = pino({ level: 'silent' });
 const dirs: string[] = [];
@@ -229,5 +231,44 @@ describe('logger: a transcript file knows what it holds from its own tail', () =
     rmSync(join(dir, 'blocker'));
     expect(await file.write()).toBe(1);
     expect(readFileSync(path, 'utf8')).toBe(FORMATS.jsonl.entry(message(1, 'one'), utc));
+  });
+});
+
+describe('logger: the writer', () => {
+  const chat = { id: '12', subject: 'general', groupId: '7', groupName: 'demo', chatsubId: '3' };
+
+  function writer(root: string, flushIntervalMs: number): TranscriptWriter {
+    const made: TranscriptWriter = new TranscriptWriter({
+      root, pattern: PathPattern.parse('{group}/{chat}/{date}.{ext}'), formats: [FORMATS.jsonl], render: utc, botName: 'bot',
+      flushIntervalMs, retryMaxMs: 1_000, log: silent, trouble: new DiskTrouble(silent, () => made.pending),
+    });
+    return made;
+  }
+
+  const linesIn = (root: string) => {
+    try {
+      return readFileSync(join(root, 'demo', 'general', '2026-03-01.jsonl'), 'utf8').split('\n').filter(Boolean).length;
+    } catch {
+      return 0;
+    }
+  };
+
+  test('a busy chat is written before the flush interval is up, once 1,000 messages wait; a quiet one waits for it', async () => {
+    const root = tempDir();
+    const busy = writer(root, 60_000);
+    busy.start();
+    for (let n = 1; n <= 999; n += 1) busy.add(message(n, `m${n}`), chat);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(linesIn(root)).toBe(0);
+    busy.add(message(1000, 'm1000'), chat);
+    for (let i = 0; i < 200 && linesIn(root) < 1000; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(linesIn(root)).toBe(1000);
+    expect(busy.pending).toBe(0);
+    // What comes after waits for the interval (or the stop) again, and nothing is written twice.
+    busy.add(message(1001, 'm1001'), chat);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(linesIn(root)).toBe(1000);
+    expect(await busy.stop(Date.now() + 2_000)).toBe(true);
+    expect(linesIn(root)).toBe(1001);
   });
 });

@@ -25,9 +25,17 @@ export interface WriterOptions {
 const IDLE_FILE_MS = 10 * 60_000;
 
 /**
+ * Messages waiting that start a write before the flush interval is up. In a busy chat a second's
+ * entries otherwise outlive two young-generation collections and are copied into the old one, whose
+ * collections cost far more (a fifth of the supervisor's time at 25,000 messages a second).
+ */
+const EARLY_WRITE_AT = 1_000;
+
+/**
  * The transcript files of one logger: entries wait in memory per file and are appended and fsynced
- * every `flushIntervalMs`. A failure (a full disk, a directory that cannot be made) is logged clearly
- * and counted; the entries stay and the next attempt comes after a backoff, without blocking anyone.
+ * every `flushIntervalMs`, or as soon as 1,000 wait. A failure (a full disk, a directory that cannot
+ * be made) is logged clearly and counted; the entries stay and the next attempt comes after a
+ * backoff, without blocking anyone.
  */
 export class TranscriptWriter {
   private readonly files = new Map<string, TranscriptFile>();
@@ -66,6 +74,8 @@ export class TranscriptWriter {
     const day = dayOf(messageDate(message.created), this.options.render.timeZone);
     for (const file of this.filesOf(chat, day)) file.pending.push({ msgNum: message.msg_num, text: file.format.entry(message, this.options.render) });
     this.waiting += 1;
+    // Not while writes fail: those wait for their backoff.
+    if (this.waiting >= EARLY_WRITE_AT && this.flushing === undefined && this.failures === 0 && !this.stopped) void this.flush();
   }
 
   /** Every format's file for a chat and day; the last answer is reused (runs of messages share it). */
