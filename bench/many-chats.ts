@@ -1,12 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { GroupsClient } from '../src/api/client.js';
 import type { Chat } from '../src/api/types.js';
-import { ROOT } from './lib/paths.js';
+import { BUILD, buildOnce } from './lib/build.js';
 import type { Figure } from './lib/report.js';
 import { report } from './lib/report.js';
 import { startServiceProcess, type ServiceProcess } from './lib/service-process.js';
@@ -98,16 +96,7 @@ async function waitForNoSockets(service: ServiceProcess): Promise<void> {
   for (let i = 0; i < 200 && (await service.stats()).open_sockets > 0; i += 1) await new Promise((r) => setTimeout(r, 50));
 }
 
-/** groupwire runs from a tsc build of this checkout, as the package does (dist/ is what `groupwire run` runs). */
-const BUILD = join(ROOT, 'dist', 'bench-build');
-function build(): void {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const made = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', BUILD, '--incremental', 'false',
-    '--declaration', 'false', '--sourceMap', 'false'], { cwd: ROOT, stdio: 'inherit' });
-  if (made.status !== 0) throw new Error(`tsc failed (${made.status ?? made.signal})`);
-}
-
-build();
+buildOnce();
 const results: SizeResult[] = [];
 for (const chats of SIZES) {
   process.stdout.write(`many-chats: ${chats} chats...\n`);

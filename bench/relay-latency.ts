@@ -7,6 +7,7 @@ import type WebSocket from 'ws';
 import { stringify } from 'yaml';
 import { GroupsClient, type Chat } from '../src/api/index.js';
 import { IrcServer } from '../test/helpers/irc-server.js';
+import { BUILD, buildOnce } from './lib/build.js';
 import { ROOT } from './lib/paths.js';
 import { RawIrc } from './lib/raw-irc.js';
 import { report } from './lib/report.js';
@@ -121,7 +122,7 @@ function startGroupwire(service: ServiceProcess, irc: IrcServer, dir: string, ro
   const profileDir = process.env.RELAY_LATENCY_CPU_PROF;
   const child = spawn(process.execPath, [
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', file,
+    join(BUILD, 'src/cli/main.js'), 'run', file,
   ], { cwd: ROOT, stdio: ['ignore', 2, 2] }); // its log (warnings and errors only) to our stderr
   return { stop: () => stopChild(child) };
 }
@@ -224,6 +225,7 @@ async function main(): Promise<void> {
     notes: [
       `Each path in a process of its own; ${ROUNDS} rounds of ${MEASURED / ROUNDS} measured messages each, after ${WARMUP} warm-up messages, the order flipped each round.`,
       'The post is sent by bob over his chat socket; t0 is just before the frame is written, t1 when the observer\'s socket read the PRIVMSG (one clock, this process).',
+      'groupwire runs as the package does, from a tsc build of this checkout (dist/bench-build).',
       'groupwire confirms each line with a PING barrier on ngircd (no labeled-response) and keeps its queue in a file; the baseline does neither.',
       'p99 and max move with whatever else runs on this shared 2-core machine; the baseline\'s own p99 shows how much.',
       ...(lost.groupwire + lost.bare > 0 ? [`LOST: ${lost.groupwire} through groupwire, ${lost.bare} through the baseline (not seen within 10 s)`] : []),
@@ -233,4 +235,5 @@ async function main(): Promise<void> {
   if (lost.groupwire > 0) process.exitCode = 1;
 }
 
+buildOnce();
 await main();

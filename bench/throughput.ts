@@ -4,22 +4,26 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { GroupsClient } from '../src/api/index.js';
-import { loadBotsConfig } from '../src/config/bots-config.js';
-import { Supervisor } from '../src/supervisor/supervisor.js';
+import type * as BotsConfig from '../src/config/bots-config.js';
+import type * as SupervisorModule from '../src/supervisor/supervisor.js';
+import { buildOnce, importBuilt } from './lib/build.js';
 import { ROOT } from './lib/paths.js';
 import { report, type Figure } from './lib/report.js';
 import { cpuMicros } from './lib/memory.js';
+import { startFlood, type Flood } from './lib/feeder.js';
 import { startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { countBoard } from './plugins/count.js';
 
 /**
  * Throughput: N chat_messages streamed over one socket, through the supervisor and a chain of a
  * responder (no rule matches), the logger (jsonl into a temp dir) and a counting plugin, against a bare
- * `ws` client that only parses the same frames. Both read from the same service process; the rate is
- * taken between the first and the last message reaching the end of the line.
+ * `ws` client that only parses the same frames. Both read from the same service process, fed by a
+ * thread of this process (lib/feeder.ts) that keeps the service ahead of the reader; the rate is taken
+ * between the first and the last message reaching the end of the line. groupwire is loaded from a tsc
+ * build, as the package runs it (lib/build.ts).
  */
 const COUNT = Number(process.env.BENCH_THROUGHPUT_COUNT ?? 200_000);
-const STYLES = (process.env.BENCH_THROUGHPUT_STYLES?.split(",") ?? ["numeric", "big", "opaque"]) as Array<"numeric" | "big" | "opaque">;
+const STYLES = (process.env.BENCH_THROUGHPUT_STYLES?.split(',') ?? ['numeric', 'big', 'opaque']) as Array<'numeric' | 'big' | 'opaque'>;
 const TEXT = 'throughput message {n}: the quick brown fox jumps over the lazy dog';
 const BOT = { email: 'bot@example.com', password: 'bot-demo' };
 
@@ -35,21 +39,16 @@ function rateOf(count: number, firstAt: number, lastAt: number, cpu: NodeJS.CpuU
   return { perSecond: (count - 1) / seconds, seconds, cpuMicros: (cpu.user + cpu.system) / count };
 }
 
-/** Messages per admin call, and the most posted but not yet read by the reader under test. */
+/** Messages per admin call, and the most posted but not yet taken by the reader under test. */
 const CHUNK = 1_000;
 const WINDOW = 8_000;
 
-/**
- * Posts `count` messages from alice in chunks, keeping at most WINDOW ahead of what the reader has
- * taken: the service's socket buffer (16 MB, then "too slow") never fills, and the rate measured is the
- * reader's own.
- */
-async function flood(service: ServiceProcess, count: number, taken: () => number): Promise<void> {
-  for (let sent = 0; sent < count; sent += CHUNK) {
-    while (sent - taken() > WINDOW) await new Promise((r) => setTimeout(r, 2));
-    const n = Math.min(CHUNK, count - sent);
-    await service.admin('chats/messages', { chat: 'general', group: 'demo', user: 'alice@example.com', message: TEXT, count: n });
-  }
+function floodOf(service: ServiceProcess): Promise<Flood> {
+  return startFlood({
+    baseUrl: service.baseUrl, ca: service.ca, adminToken: service.adminToken,
+    post: { chat: 'general', group: 'demo', user: 'alice@example.com', message: TEXT },
+    count: COUNT, chunk: CHUNK, window: WINDOW,
+  });
 }
 
 async function bareClient(service: ServiceProcess): Promise<Rate> {
@@ -59,6 +58,7 @@ async function bareClient(service: ServiceProcess): Promise<Rate> {
     const general = chats.data.find((chat) => chat.subject === 'general')!;
     const chatsubId = general.chat_sub?.id ?? (await client.joinChat({ chat_id: general.id })).id;
     const ws = await client.openChatSocket({ chatsubId, noHistory: true });
+    const feed = await floodOf(service);
     let count = 0;
     let firstAt = 0;
     let lastAt = 0;
@@ -68,12 +68,13 @@ async function bareClient(service: ServiceProcess): Promise<Rate> {
         if (typeof frame.msg_num !== 'number') return;
         lastAt = performance.now();
         if (count === 0) firstAt = lastAt;
-        if (++count === COUNT) resolve();
+        feed.taken[0] = ++count;
+        if (count === COUNT) resolve();
       });
     });
     const cpu = process.cpuUsage();
     const serviceCpu = cpuMicros(service.pid);
-    await flood(service, COUNT, () => count);
+    await feed.run();
     await done;
     const used = process.cpuUsage(cpu);
     process.stderr.write(`bare: service CPU ${((cpuMicros(service.pid) - serviceCpu) / COUNT).toFixed(1)} µs/msg\n`);
@@ -101,8 +102,9 @@ async function throughSupervisor(service: ServiceProcess): Promise<Rate & { heap
       ],
     }],
   }));
+  const feed = await floodOf(service);
   const board = countBoard();
-  Object.assign(board, { target: COUNT, count: 0, firstAt: 0, lastAt: 0 });
+  Object.assign(board, { target: COUNT, count: 0, firstAt: 0, lastAt: 0, taken: feed.taken });
   const done = new Promise<void>((resolve) => {
     board.done = resolve;
   });
@@ -120,7 +122,7 @@ async function throughSupervisor(service: ServiceProcess): Promise<Rate & { heap
     }, 100);
     const cpu = process.cpuUsage();
     const serviceCpu = cpuMicros(service.pid);
-    await flood(service, COUNT, () => board.count);
+    await feed.run();
     await done;
     process.stderr.write(`supervisor: service CPU ${((cpuMicros(service.pid) - serviceCpu) / COUNT).toFixed(1)} µs/msg\n`);
     // The logger writes off the chain, on its own clock: the run ends when every message is on disk.
@@ -135,6 +137,10 @@ async function throughSupervisor(service: ServiceProcess): Promise<Rate & { heap
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+buildOnce();
+const { loadBotsConfig } = await importBuilt<typeof BotsConfig>('src/config/bots-config.js');
+const { Supervisor } = await importBuilt<typeof SupervisorModule>('src/supervisor/supervisor.js');
 
 const rows: Array<Array<string | number>> = [];
 const figures: Figure[] = [];
@@ -167,5 +173,9 @@ report({
     rows,
   },
   figures,
-  notes: ['chain: responder (no rule matches), logger (jsonl, temp dir), counting plugin; service in its own process'],
+  notes: [
+    'chain: responder (no rule matches), logger (jsonl, temp dir), counting plugin; service in its own process',
+    'the flood is posted from a thread of the bench process (so the reader\'s own work never holds up the next chunk); CPU per message is the whole process\'s, that thread included, on both sides',
+    'groupwire runs from a tsc build of this checkout (dist/bench-build), as the package does',
+  ],
 });

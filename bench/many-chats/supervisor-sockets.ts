@@ -2,10 +2,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
-import { pathToFileURL } from 'node:url';
 import type * as BotsConfig from '../../src/config/bots-config.js';
 import type * as Logging from '../../src/supervisor/logging.js';
 import type * as SupervisorModule from '../../src/supervisor/supervisor.js';
+import { importBuilt } from '../lib/build.js';
 import { rssBytes, settle } from '../lib/memory.js';
 import { adminClient } from '../lib/service-process.js';
 import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil, type Phase } from './job.js';
@@ -17,10 +17,9 @@ import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil
  * carry a `name` property (esbuild's keepNames), 256 bytes each, some 4 KB per chat.
  */
 const job = await receiveJob();
-const built = (path: string) => import(pathToFileURL(join(job.build!, path)).href);
-const { loadBotsConfig } = (await built('src/config/bots-config.js')) as typeof BotsConfig;
-const { REDACTED_PATHS } = (await built('src/supervisor/logging.js')) as typeof Logging;
-const { Supervisor } = (await built('src/supervisor/supervisor.js')) as typeof SupervisorModule;
+const { loadBotsConfig } = await importBuilt<typeof BotsConfig>('src/config/bots-config.js', job.build);
+const { REDACTED_PATHS } = await importBuilt<typeof Logging>('src/supervisor/logging.js', job.build);
+const { Supervisor } = await importBuilt<typeof SupervisorModule>('src/supervisor/supervisor.js', job.build);
 const service = adminClient(job);
 const dir = job.dir!;
 writeFileSync(join(dir, 'ca.pem'), job.ca);

@@ -9,6 +9,8 @@ export interface CountBoard {
   count: number;
   firstAt: number;
   lastAt: number;
+  /** Shared with the bench's feeder thread: how many were taken. */
+  taken?: Int32Array;
   done?: () => void;
 }
 
@@ -31,6 +33,7 @@ export default definePlugin({
         if (board.count === 0) board.firstAt = now;
         board.count += 1;
         board.lastAt = now;
+        if (board.taken) board.taken[0] = board.count;
         if (board.count >= board.target) board.done?.();
         return next();
       },
