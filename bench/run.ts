@@ -17,7 +17,7 @@ if (unknown.length > 0) {
 let failed = 0;
 for (const name of asked.length > 0 ? asked : BENCHES) {
   // The last bench's writes (10,000 chats' state and logs) reach the disk now, not during the next
-  // bench: the relay's synchronous journal writes waited behind that writeback (p99 40 ms in a round).
+  // bench, whose relay writes its journals synchronously.
   spawnSync('sync');
   const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(ROOT, 'bench', `${name}.ts`)], {
     cwd: ROOT, stdio: 'inherit',
