@@ -263,24 +263,19 @@ describe('PluginChain', () => {
 
   it('a plugin\'s time after next() returns counts again: one that hangs after a slow rest times out on its own time', async () => {
     vi.useFakeTimers(FAKE);
-    const { chain } = build([
-      ['outer', { async handle(_ctx, next) { await next(); await new Promise((r) => setTimeout(r, 80)); } }, 100],
-      ['slow', { handle: () => new Promise<void>((r) => setTimeout(r, 500)) }, 1_000],
-    ]);
-    const running = chain.run(base);
-    // 500 ms in `slow` do not count against outer's 100; its own 80 ms after next() fit.
-    await vi.advanceTimersByTimeAsync(600);
-    await running;
-    expect(chain.stats.get('outer')).toEqual({ handled: 1, errors: 0, timeouts: 0 });
-
-    const { chain: second } = build([
-      ['outer', { async handle(_ctx, next) { await next(); await new Promise((r) => setTimeout(r, 150)); } }, 100],
-      ['slow', { handle: () => new Promise<void>((r) => setTimeout(r, 500)) }, 1_000],
-    ]);
-    const again = second.run(base);
-    await vi.advanceTimersByTimeAsync(700);
-    await again;
-    expect(second.stats.get('outer')).toEqual({ handled: 0, errors: 0, timeouts: 1 });
+    // `outer` (100 ms) waits `afterMs` of its own once `slow` (500 ms, which do not count against it) is done.
+    const outcomeOfOuter = async (afterMs: number) => {
+      const { chain } = build([
+        ['outer', { async handle(_ctx, next) { await next(); await new Promise((r) => setTimeout(r, afterMs)); } }, 100],
+        ['slow', { handle: () => new Promise<void>((r) => setTimeout(r, 500)) }, 1_000],
+      ]);
+      const running = chain.run(base);
+      await vi.advanceTimersByTimeAsync(700);
+      await running;
+      return chain.stats.get('outer');
+    };
+    expect(await outcomeOfOuter(80)).toEqual({ handled: 1, errors: 0, timeouts: 0 });
+    expect(await outcomeOfOuter(150)).toEqual({ handled: 0, errors: 0, timeouts: 1 });
   });
 
   it('the stop signal aborts the signals of the plugins running', async () => {
