@@ -104,6 +104,8 @@ describe('responder: built-in commands', () => {
   test('!activity: only for moderators, and only when the bot may read the log', { timeout: 40_000 }, async () => {
     const { ask, env } = await talk([{ chats: [{ chat: 'general' }], plugins: [{ use: 'responder', with: { moderators: MODERATORS, builtins: { activity: { cooldown: {} } } } }] }]);
     expect(await ask('general', 'bob', '!activity')).toBe('Sorry, !activity is only for the group\'s moderators.');
+    // The demo seed lets the bot read the log; without view_activity the answer says what is missing.
+    await adminOk(env.svc, 'subscriptions', { group: 'demo', user: 'bot@example.com', role: 'member', grants: ['manage_chats'] });
     expect(await ask('general', 'mo', '!activity')).toBe('!activity failed: the bot may not read this group\'s activity log (it needs the view_activity permission, which moderators have).');
     await adminOk(env.svc, 'subscriptions', { group: 'demo', user: 'bot@example.com', role: 'member', grants: ['manage_chats', 'view_activity'] });
     const activity = await ask('general', 'mo', '!activity 3');

@@ -1,20 +1,41 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { GroupsClient } from '../api/client.js';
-import { parseWireJson } from '../api/wire-json.js';
-import type { Chat, ChatMessage } from '../api/types.js';
+import type { Chat } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
 import { loadBotsConfig, type LoadedConfig } from '../config/bots-config.js';
 import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
+import type { LocalService } from '../service/local-service.js';
 import { createLogger } from '../supervisor/logging.js';
 import { Supervisor } from '../supervisor/supervisor.js';
-import { DEMO_FILE, formatChatLine } from './chat-command.js';
+import { DEMO_FILE } from './chat-command.js';
+import { removeOwnDemoFile, runningDemo, writeDemoFile } from './demo-file.js';
+import { demoState, orphanedState, savedConversation, shown, startOver, type DemoState } from './demo-state.js';
+import { DemoView } from './demo-view.js';
 import { stopOnSignal } from './serve.js';
 import { UsageError } from './usage-error.js';
 
 const SCRIPT = ['Hi everyone! Is the demo bot around?', '!ping', '!help'];
+
+export const DEMO_HELP = `Usage: groupwire demo [--config bots.yaml] [--fresh] [--log-level warn]
+
+What npm start runs: the embedded local service, the bots of bots.yaml (the repo's: a demo bot with a
+logger and a responder) and a scripted member, carol, who says a few lines in #general. The terminal
+shows every line of every chat of the demo.
+
+The conversation is kept: the service's data goes to <state_dir>/local-service.json (unless bots.yaml
+sets service.embedded.state), beside the bots' cursors, so the next run continues it with the same
+msg_nums. The service's CA stays in <that file>.tls/, so clients keep trusting the same ca_file.
+While it runs, ${DEMO_FILE} tells the client commands of other terminals where the demo is.
+
+Options:
+  --config FILE     the bots.yaml (default bots.yaml); service.base_url must be embedded
+  --fresh           start over: remove the service's data, the bots' state (cursors, outbox, plugin
+                    stores) and the logger's transcripts of the demo's chats; the CA is kept
+                    (npm start -- --fresh)
+  --log-level L     pino level of the logs on stderr (default warn)
+  -h, --help        this text
+`;
 
 /**
  * `npm start`: the embedded local service and the supervisor with the repo's bots.yaml. A scripted
@@ -24,38 +45,94 @@ const SCRIPT = ['Hi everyone! Is the demo bot around?', '!ping', '!help'];
 export async function demo(args: string[]): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args, options: { config: { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({
+      args,
+      options: { config: { type: 'string' }, fresh: { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    }));
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
   if (values.help) {
-    process.stdout.write('Usage: groupwire demo [--config bots.yaml] [--log-level warn]\n\nWhat npm start runs: the local service, the demo bot and a scripted member.\n');
+    process.stdout.write(DEMO_HELP);
     return 0;
   }
-  const loaded = await loadBotsConfig(values.config ?? 'bots.yaml');
+  const configFile = values.config ?? 'bots.yaml';
+  const loaded = await loadBotsConfig(configFile);
+  if (loaded.config.service.base_url !== 'embedded') throw new UsageError(`the demo needs service.base_url: embedded in ${configFile}`);
+  const state = demoState(loaded);
+  const other = await runningDemo(state.stateDir);
+  if (other) {
+    throw new UsageError(`a demo is already running with ${shown(state.stateDir)} (process ${other.pid}, ${other.base_url}); `
+      + `stop it first (Ctrl-C in its terminal), or delete ${DEMO_FILE} if that process is not a demo`);
+  }
+  await prepareState(state, values.fresh === true);
+
   const log = createLogger({ level: values['log-level'] ?? 'warn', pretty: loaded.config.log.pretty });
   const supervisor = await startFallingBack(loaded, log);
-  const service = supervisor.localService;
-  if (!service) throw new UsageError('the demo needs service.base_url: embedded in bots.yaml');
-  await mkdir(dirname(DEMO_FILE), { recursive: true });
-  await writeFile(DEMO_FILE, JSON.stringify({ base_url: service.baseUrl, ca_file: service.caFile }));
+  const service = supervisor.localService!;
+  // A second Ctrl-C exits at once: the service's data is saved first, so it is never behind what the
+  // bot already handled, and the demo file does not outlive the demo.
+  process.once('exit', () => {
+    service.saveStateNow();
+    removeOwnDemoFile();
+  });
+  await writeDemoFile({ base_url: service.baseUrl, ca_file: service.caFile, pid: process.pid, state_dir: state.stateDir });
+  const view = new DemoView(service, (line) => process.stdout.write(`${line}\n`));
 
-  process.stdout.write(`\ngroupwire demo: the local service is at ${service.baseUrl}; the demo bot is joining #general, #random and #standup\n`);
+  printWhere(service);
+  process.stdout.write(`\nEarlier in the demo's chats:\n`);
+  view.showRecent(3);
+  view.start();
+  process.stdout.write(`\nThe demo bot is joining #general, #random and #standup ...\n`);
   await supervisor.connected();
-  const watcher = await watch(service.baseUrl, service.ca);
-  process.stdout.write(`The bot is in. Carol says a few things in #general:\n\n`);
+  process.stdout.write(`The bot is in. Carol says a few things in #general:\n`);
   await runScript(service.baseUrl, service.ca);
   process.stdout.write(`
-Join the conversation from another terminal:
+Join the conversation from another terminal (everything said in the demo shows here):
   npx groupwire chat --as bob general        (or --as alice, mo, carol; chats: general, random, standup)
-Say !ping or !help to the bot. Transcripts are written to ./transcripts. Ctrl-C stops the demo.
+Say !ping or !help to the bot. alice (the owner) and mo (a moderator) may also use !activity, and in
+#standup, the bot's own chat, !subject TEXT and !close; then !reopen standup from #general.
+Transcripts are written to ./transcripts. Ctrl-C stops the demo; the next npm start continues it.
 
 `);
   await stopOnSignal(async () => {
-    watcher.close();
+    view.stop();
     await supervisor.stop();
   });
+  removeOwnDemoFile();
   return 0;
+}
+
+/** Continues the saved conversation, or starts over when asked or when only half of it is left. */
+async function prepareState(state: DemoState, fresh: boolean): Promise<void> {
+  const where = shown(state.stateDir);
+  const orphaned = !fresh && (await orphanedState(state));
+  if (fresh || orphaned) {
+    const removed = await startOver(state);
+    const why = fresh ? 'Starting over (--fresh)' : `The bot's state in ${where} belongs to a conversation the service no longer has (a demo from before its data was kept): starting over`;
+    process.stdout.write(removed.length > 0 ? `${why}; removed:\n${removed.map((line) => `  ${line}\n`).join('')}` : `${why}: nothing was saved yet.\n`);
+    process.stdout.write(`The service's CA stays in ${shown(`${state.serviceState}.tls`)}.\n`);
+    return;
+  }
+  process.stdout.write(await savedConversation(state)
+    ? `Continuing the demo's conversation saved in ${where} (npm start -- --fresh starts over).\n`
+    : `A new demo; its conversation is saved in ${where}, so the next npm start continues it (npm start -- --fresh starts over).\n`);
+}
+
+function printWhere(service: LocalService): void {
+  const alice = DEMO_ACCOUNTS.alice;
+  process.stdout.write(`
+groupwire demo: the local service is at ${service.baseUrl}
+For the client commands in another terminal (the demo's accounts and passwords are public):
+  export GROUPWIRE_URL=${shellWord(service.baseUrl)} GROUPWIRE_CA_FILE=${shellWord(service.caFile ?? '')}
+  export GROUPWIRE_EMAIL=${alice.email} GROUPWIRE_PASSWORD=${alice.password}
+  npx groupwire activity --group demo        (or topics, archive, api, transcript)
+`);
+}
+
+/** A word the shell takes as it is: quoted when it holds anything but safe characters. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 async function startFallingBack(loaded: LoadedConfig, log: Logger): Promise<Supervisor> {
@@ -68,18 +145,6 @@ async function startFallingBack(loaded: LoadedConfig, log: Logger): Promise<Supe
     embedded.port = 0;
     return Supervisor.start(loaded, { log });
   }
-}
-
-/** Mo, the owner of #general, listens and prints the conversation (his client sees everyone else). */
-async function watch(baseUrl: string, ca: string): Promise<{ close(): void }> {
-  const mo = new GroupsClient({ baseUrl, ca, credentials: { email: DEMO_ACCOUNTS.mo.email, password: DEMO_ACCOUNTS.mo.password } });
-  const general = await generalOf(mo);
-  const ws = await mo.openChatSocket({ chatsubId: general.chat_sub!.id, noHistory: true });
-  ws.on('message', (data) => {
-    const frame = parseWireJson(String(data)) as ChatMessage;
-    if (frame.object === 'chat_message') process.stdout.write(`  #general ${formatChatLine(frame)}\n`);
-  });
-  return { close: () => ws.close(1000, 'demo over') };
 }
 
 async function runScript(baseUrl: string, ca: string): Promise<void> {

@@ -6,7 +6,7 @@ export const DEMO_ACCOUNTS = {
   mo: { email: 'mo@example.com', password: 'mo-demo', role: 'moderator' },
   bob: { email: 'bob@example.com', password: 'bob-demo', role: 'member' },
   carol: { email: 'carol@example.com', password: 'carol-demo', role: 'member' },
-  bot: { email: 'bot@example.com', password: 'bot-demo', role: 'member with manage_chats' },
+  bot: { email: 'bot@example.com', password: 'bot-demo', role: 'member with manage_chats and view_activity' },
   dave: { email: 'dave@example.com', password: 'dave-demo', role: 'banned' },
 } as const;
 
@@ -36,7 +36,8 @@ export const DEMO_SEED: Seed = {
         { email: 'mo@example.com', role: 'moderator' },
         { email: 'bob@example.com', role: 'member', signature: 'Bob\nSent from my terminal' },
         { email: 'carol@example.com', role: 'member' },
-        { email: 'bot@example.com', role: 'member', grants: ['manage_chats'] },
+        // A bot that makes its own chats (and so may moderate them) and answers !activity to moderators.
+        { email: 'bot@example.com', role: 'member', grants: ['manage_chats', 'view_activity'] },
         { email: 'dave@example.com', role: 'banned' },
       ],
       hashtags: [

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Server as HttpsServer } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
@@ -19,7 +17,7 @@ import { mountFiles } from './routes/files.js';
 import { applySeed, type Seed } from './seed.js';
 import { StateFile } from './state-file.js';
 import { Store } from './store.js';
-import { localTls } from './tls.js';
+import { localTls, removeTlsDir, temporaryTlsDir } from './tls.js';
 
 export interface LocalServiceOptions {
   host?: string;
@@ -30,7 +28,11 @@ export interface LocalServiceOptions {
   seed?: Seed | 'demo' | 'empty';
   /** Keep the data in this file across restarts of the process. */
   statePath?: string;
-  /** A certificate of your own; without one a local CA and certificate are made in `tlsDir`. */
+  /**
+   * A certificate of your own; without one a local CA and certificate are made in `tlsDir` (kept and
+   * reused), else beside `statePath` (`<statePath>.tls/`, kept and reused), else in a temporary
+   * directory that close() removes: its private keys must not outlive the process.
+   */
   tls?: { cert: string; key: string; caFile?: string };
   tlsDir?: string;
   /** Per-caller request rate; null turns it off. */
@@ -59,6 +61,8 @@ export class LocalService {
     private readonly host: string,
     readonly port: number,
     private readonly log: Logger,
+    /** The temporary directory of the generated CA and key, removed on close. */
+    private readonly temporaryTlsDir: string | undefined,
   ) {}
 
   get baseUrl(): string {
@@ -86,8 +90,9 @@ export class LocalService {
     if (saved) core.clock.offset = saved.clockOffset;
     else if (options.seed !== 'empty') applySeed(store, core.clock, options.seed === undefined || options.seed === 'demo' ? DEMO_SEED : options.seed);
 
-    const tlsDir = options.tlsDir ?? (options.statePath ? `${options.statePath}.tls` : join(tmpdir(), `groupwire-${process.pid}-${randomBytes(4).toString('hex')}`));
-    const tls = options.tls ? { ...options.tls, ca: options.tls.cert, caFile: options.tls.caFile } : await localTls(tlsDir);
+    const keptTlsDir = options.tlsDir ?? (options.statePath ? `${options.statePath}.tls` : undefined);
+    const temporaryDir = options.tls || keptTlsDir ? undefined : temporaryTlsDir();
+    const tls = options.tls ? { ...options.tls, ca: options.tls.cert, caFile: options.tls.caFile } : await localTls((keptTlsDir ?? temporaryDir)!);
 
     const app = Fastify({
       https: { key: tls.key, cert: tls.cert },
@@ -125,14 +130,20 @@ export class LocalService {
       void hub.handleUpgrade(request, socket, head, url);
     });
 
-    await app.listen({ host, port: options.port ?? 0 });
+    try {
+      await app.listen({ host, port: options.port ?? 0 });
+    } catch (error) {
+      // A port that is taken: the caller may try another, and this start's keys must not stay behind.
+      if (temporaryDir) await removeTlsDir(temporaryDir);
+      throw error;
+    }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
     const state = options.statePath
       ? new StateFile(options.statePath, () => ({ version: store.version, data: store.snapshot(core.clock.offset) }), log)
       : undefined;
     state?.start();
-    service = new LocalService(core, hub, app, state, tls.caFile, tls.ca, adminToken, host, port, log);
+    service = new LocalService(core, hub, app, state, tls.caFile, tls.ca, adminToken, host, port, log, temporaryDir);
     core.baseUrl = service.baseUrl;
     log.info({ baseUrl: service.baseUrl, idStyle: store.idStyle }, 'local service ready');
     return service;
@@ -159,5 +170,14 @@ export class LocalService {
     this.hub.stop();
     await this.app.close();
     await this.state?.stop();
+    if (this.temporaryTlsDir) await removeTlsDir(this.temporaryTlsDir);
+  }
+
+  /**
+   * Writes the state file now, synchronously: for a process that must exit at once (a second
+   * Ctrl-C), so the saved data is never older than what the bots of the process already handled.
+   */
+  saveStateNow(): void {
+    this.state?.saveNow();
   }
 }

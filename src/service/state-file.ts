@@ -1,3 +1,4 @@
+import { renameSync, writeFileSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { StoreData } from './store.js';
@@ -52,6 +53,23 @@ export class StateFile {
       }
     });
     return this.saving;
+  }
+
+  /**
+   * Saves at once, synchronously: for an `exit` handler, which cannot wait. The process ends right
+   * after it, so no asynchronous save under way can replace this file with older data.
+   */
+  saveNow(): void {
+    const { version, data } = this.snapshot();
+    if (version === this.savedVersion) return;
+    const temporary = `${this.path}.${process.pid}.now.tmp`;
+    try {
+      writeFileSync(temporary, JSON.stringify(data), { mode: 0o600 });
+      renameSync(temporary, this.path);
+      this.savedVersion = version;
+    } catch (error) {
+      this.log.error({ err: error, path: this.path }, 'could not save the state file');
+    }
   }
 
   async stop(): Promise<void> {

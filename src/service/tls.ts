@@ -1,4 +1,7 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import selfsigned from 'selfsigned';
 
@@ -59,4 +62,29 @@ export async function localTls(dir: string): Promise<TlsMaterial> {
   await writeFile(certFile, leaf.cert);
   await writeFile(keyFile, leaf.private, { mode: 0o600 });
   return { ca: ca.cert, cert: leaf.cert, key: leaf.private, caFile };
+}
+
+/** Temporary key directories of services not closed yet (see temporaryTlsDir). */
+const temporaryDirs = new Set<string>();
+
+/**
+ * A new temporary directory name for a CA and key that must not outlive the process: removeTlsDir
+ * removes it, and if the process exits first (a second Ctrl-C, process.exit) an exit hook does.
+ */
+export function temporaryTlsDir(): string {
+  if (temporaryDirs.size === 0) process.once('exit', removeLeftTlsDirs);
+  const dir = join(tmpdir(), `groupwire-${process.pid}-${randomBytes(4).toString('hex')}`);
+  temporaryDirs.add(dir);
+  return dir;
+}
+
+export async function removeTlsDir(dir: string): Promise<void> {
+  temporaryDirs.delete(dir);
+  if (temporaryDirs.size === 0) process.removeListener('exit', removeLeftTlsDirs);
+  await rm(dir, { recursive: true, force: true });
+}
+
+function removeLeftTlsDirs(): void {
+  for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true });
+  temporaryDirs.clear();
 }

@@ -1,0 +1,61 @@
+import { readFileSync, unlinkSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { DEMO_FILE } from './chat-command.js';
+
+/**
+ * `.groupwire/demo.json`, how the client commands of another terminal find a running demo: where the
+ * service is and which CA to trust, and the demo's process and state, so a file left by a demo that
+ * is gone can be told from a running one.
+ */
+export interface DemoFile {
+  base_url: string;
+  ca_file: string | undefined;
+  /** The demo's process id. */
+  pid: number;
+  /** The demo's state_dir, absolute. */
+  state_dir: string;
+}
+
+export async function readDemoFile(): Promise<DemoFile | undefined> {
+  try {
+    return JSON.parse(await readFile(DEMO_FILE, 'utf8')) as DemoFile;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The demo that is running with this state dir, if one is (its process is alive). */
+export async function runningDemo(stateDir: string): Promise<DemoFile | undefined> {
+  const file = await readDemoFile();
+  if (!file || file.state_dir !== stateDir || typeof file.pid !== 'number' || file.pid === process.pid) return undefined;
+  return isAlive(file.pid) ? file : undefined;
+}
+
+export async function writeDemoFile(content: DemoFile): Promise<void> {
+  await mkdir(dirname(DEMO_FILE), { recursive: true });
+  // Written whole and renamed, so a client command never reads half a file.
+  const temporary = `${DEMO_FILE}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(content)}\n`);
+  await rename(temporary, DEMO_FILE);
+}
+
+/** Removes the demo file if it is this process's (synchronous: it also runs in an exit handler). */
+export function removeOwnDemoFile(): void {
+  try {
+    if ((JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as DemoFile).pid !== process.pid) return;
+    unlinkSync(DEMO_FILE);
+  } catch {
+    // Gone already, or not ours to remove.
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
