@@ -95,13 +95,13 @@ describe('bots.yaml: every mistake is located', () => {
     const file = write(lines);
     const problems = await problemsOf(loadBotsConfig(file, {}));
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(new RegExp(`^${escape(at(file, lines, 8, 'chanels'))}: Unrecognized key: "chanels" \\(at bots\\.0`));
+    expect(problems[0]).toMatch(new RegExp(`^${escape(at(file, lines, 8, 'chanels'))}: unknown key 'chanels' \\(did you mean 'chats'\\?\\) \\(at bots\\.0\\.chanels\\)$`));
   });
 
   it('an unknown key at the top level', async () => {
     const lines = [...HEAD, ...bot('a'), 'extra: 1'];
     const file = write(lines);
-    expect((await problemsOf(loadBotsConfig(file, {})))[0]).toMatch(new RegExp(`^${escape(file)}:8:1: Unrecognized key: "extra"`));
+    expect((await problemsOf(loadBotsConfig(file, {})))[0]).toMatch(new RegExp(`^${escape(file)}:8:1: unknown key 'extra' \\(expected one of 'service', 'state_dir', 'log', 'bots'\\)`));
   });
 
   it('a wrong type points at the value', async () => {
@@ -127,7 +127,7 @@ describe('bots.yaml: every mistake is located', () => {
     expect(problems).toContainEqual(expect.stringMatching(
       new RegExp(`^${escape(at(file, lines, 3, '0,'))}: .*expected number to be >0 \\(at service\\.upgrade_rate\\.per_second\\)`)));
     expect(problems).toContainEqual(expect.stringMatching(
-      new RegExp(`^${escape(at(file, lines, 3, 'brust'))}: Unrecognized key: "brust" \\(at service\\.upgrade_rate\\.brust\\)`)));
+      new RegExp(`^${escape(at(file, lines, 3, 'brust'))}: unknown key 'brust' \\(did you mean 'burst'\\?\\) \\(at service\\.upgrade_rate\\.brust\\)`)));
 
     const fraction = ['service:', '  base_url: https://gds.example', '  upgrade_rate:', '    per_second: 5', '    burst: 2.5', 'bots:', ...bot('a')];
     const fractionFile = write(fraction);
@@ -276,7 +276,7 @@ describe('bots.yaml: plugins checked by Supervisor.check', () => {
   it('responder with an unknown key points at that key', async () => {
     const lines = [...HEAD, ...bot('a', '    plugins:', '      - use: responder', '        with:', '          prefx: "?"')];
     const { file, problems } = await check(lines);
-    expect(problems).toEqual([`${at(file, lines, 11, 'prefx')}: Unrecognized key: "prefx" (at bots.0.plugins.0.with.prefx)`]);
+    expect(problems).toEqual([`${at(file, lines, 11, 'prefx')}: unknown key 'prefx' (did you mean 'prefix'?) (at bots.0.plugins.0.with.prefx)`]);
   });
 
   it('problems of several bots and plugins come together', async () => {

@@ -84,7 +84,7 @@ describe('plugin loading', () => {
   it('a package that is not installed gives a located, named error', async () => {
     const [problem, ...rest] = await problems(['      - use: groupwire-no-such-plugin-pkg']);
     expect(rest).toEqual([]);
-    expect(problem).toMatch(/^.*bots-\d+\.yaml:8:14: cannot load plugin groupwire-no-such-plugin-pkg: no such module 'groupwire-no-such-plugin-pkg'$/);
+    expect(problem).toMatch(/^.*bots-\d+\.yaml:8:14: no plugin named groupwire-no-such-plugin-pkg: the built-ins are logger, responder, relay-slack, relay-irc \('groupwire plugins' lists them\), .*no package of that name is installed next to bots\.yaml$/);
   });
 
   it('a package installed next to bots.yaml is found from there', async () => {

@@ -1,6 +1,7 @@
+import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { YamlSource } from './yaml-source.js';
+import { ConfigError, YamlSource } from './yaml-source.js';
 
 const rate = z.strictObject({
   per_second: z.number().positive(),
@@ -96,7 +97,22 @@ export async function loadBotsConfig(file: string, env: NodeJS.ProcessEnv = proc
   source.interpolate(env);
   const config = source.validate(botsConfigSchema);
   const dir = dirname(resolve(file));
+  checkFiles(config, source, dir);
   return { config, source, dir };
+}
+
+/** Files the config names that must be there before anything connects (found now, not at the first TLS handshake). */
+function checkFiles(config: BotsConfig, source: YamlSource, dir: string): void {
+  const caFile = config.service.ca_file;
+  if (caFile === undefined) return;
+  let problem: string | undefined;
+  try {
+    if (!statSync(resolve(dir, caFile)).isFile()) problem = 'is not a file';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    problem = code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${code})`;
+  }
+  if (problem) throw new ConfigError([`${source.where(['service', 'ca_file'])}: ca_file ${caFile} ${problem}`]);
 }
 
 /** A path from the config, relative to the config file's directory. */

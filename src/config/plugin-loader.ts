@@ -4,10 +4,13 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isPluginDefinition, type PluginDefinition } from '../pipeline/plugin.js';
 import type { LoadedConfig, PluginConfig } from './bots-config.js';
+import { nearestName } from './nearest-name.js';
+import { BUILTIN_PLUGIN_NAMES, isBuiltinPlugin } from './plugin-catalogue.js';
+import { ensurePluginModuleHooks } from './plugin-module-hooks-registration.js';
 import { ConfigError } from './yaml-source.js';
 
-/** The plugins that ship with groupwire, by the name `use:` gives them. */
-export const BUILTIN_PLUGINS = ['logger', 'responder', 'relay-slack', 'relay-irc'] as const;
+/** The plugins that ship with groupwire, by the name `use:` gives them (plugin-catalogue.ts). */
+export const BUILTIN_PLUGINS = BUILTIN_PLUGIN_NAMES;
 
 export const DEFAULT_PLUGIN_TIMEOUT_MS = 10_000;
 
@@ -24,12 +27,27 @@ export interface LoadedPlugin {
  * name resolved from the config's directory.
  */
 function moduleUrl(use: string, configDir: string): string {
-  if ((BUILTIN_PLUGINS as readonly string[]).includes(use)) {
+  if (isBuiltinPlugin(use)) {
     // Built-ins sit in plugins/ beside src/ (and beside dist/src/ once compiled).
     return new URL(`../../plugins/${use}/index.js`, import.meta.url).href;
   }
   if (use.startsWith('.') || isAbsolute(use)) return pathToFileURL(resolve(configDir, use)).href;
-  return pathToFileURL(packageEntry(use, configDir)).href;
+  try {
+    return pathToFileURL(packageEntry(use, configDir)).href;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
+    throw new UnknownPluginName(use);
+  }
+}
+
+/** A `use:` that is neither a built-in, nor a path, nor an installed package: most often a typo. */
+class UnknownPluginName extends Error {
+  constructor(use: string) {
+    const nearest = nearestName(use, BUILTIN_PLUGIN_NAMES);
+    super(`no plugin named ${use}${nearest ? ` (did you mean ${nearest}?)` : ''}: the built-ins are ` +
+      `${BUILTIN_PLUGIN_NAMES.join(', ')} ('groupwire plugins' lists them), a file is given as a path ` +
+      '(./my-plugin.js), and no package of that name is installed next to bots.yaml');
+  }
 }
 
 /**
@@ -75,6 +93,7 @@ export async function loadPlugins(loaded: LoadedConfig, botIndex: number): Promi
       plugins.push(await loadPlugin(loaded, entry, path));
     } catch (error) {
       if (error instanceof ConfigError) problems.push(...error.problems);
+      else if (error instanceof UnknownPluginName) problems.push(`${loaded.source.where([...path, 'use'])}: ${error.message}`);
       else problems.push(`${loaded.source.where([...path, 'use'])}: cannot load plugin ${entry.use}: ${oneLine(error)}`);
     }
   }
@@ -83,7 +102,10 @@ export async function loadPlugins(loaded: LoadedConfig, botIndex: number): Promi
 }
 
 async function loadPlugin(loaded: LoadedConfig, entry: PluginConfig, path: Array<string | number>): Promise<LoadedPlugin> {
-  const module = (await import(moduleUrl(entry.use, loaded.dir))) as { default?: unknown; plugin?: unknown };
+  const url = moduleUrl(entry.use, loaded.dir);
+  // A plugin of the user's may import groupwire and zod without installing them, and be TypeScript.
+  if (!isBuiltinPlugin(entry.use)) ensurePluginModuleHooks();
+  const module = (await import(url)) as { default?: unknown; plugin?: unknown };
   const definition = [module.default, module.plugin].find(isPluginDefinition);
   if (!definition) {
     throw new ConfigError([`${loaded.source.where([...path, 'use'])}: ${entry.use} does not export a plugin (export default definePlugin({...}))`]);
@@ -100,5 +122,8 @@ async function loadPlugin(loaded: LoadedConfig, entry: PluginConfig, path: Array
 /** The gist of a module loading error, on one line, without the loader's internal paths. */
 function oneLine(error: unknown): string {
   const message = (error as Error)?.message ?? String(error);
-  return message.split('\n')[0]!.replace(/ imported from \S+$/, '').replace(/^Cannot find (module|package) /, 'no such $1 ');
+  // esbuild's "Transform failed with 1 error:" says what failed on the next line (file:line:col: ERROR: ...).
+  const lines = message.split('\n');
+  if (/^Transform failed/.test(lines[0]!) && lines[1]) return lines[1].replace(/ERROR: /, '');
+  return lines[0]!.replace(/ imported from \S+$/, '').replace(/^Cannot find (module|package) /, 'no such $1 ');
 }

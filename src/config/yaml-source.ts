@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { isMap, isNode, isScalar, LineCounter, parse as parseYamlValue, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
+import { nearestName } from './nearest-name.js';
+import { allowedKeys } from './schema-keys.js';
+import { plainYamlError } from './yaml-syntax-errors.js';
 
 /** A mistake in a YAML file, located: `file:line:col: what was expected`. */
 export class ConfigError extends Error {
@@ -28,7 +31,16 @@ export class YamlSource {
     const doc = parseDocument(text, { lineCounter, prettyErrors: false });
     const source = new YamlSource(file, doc, lineCounter);
     if (doc.errors.length > 0) {
-      throw new ConfigError(doc.errors.map((error) => `${source.at(error.pos[0])}: ${error.message.split('\n')[0]}`));
+      // One mistake often comes as several errors on one line: the first says it best.
+      const lines = new Set<number>();
+      const problems: string[] = [];
+      for (const error of doc.errors) {
+        const { line } = lineCounter.linePos(error.pos[0]);
+        if (lines.has(line)) continue;
+        lines.add(line);
+        problems.push(`${source.at(error.pos[0])}: ${plainYamlError(error)}`);
+      }
+      throw new ConfigError(problems);
     }
     return source;
   }
@@ -91,15 +103,23 @@ export class YamlSource {
   validate<S extends z.ZodType>(schema: S, value: unknown = this.toJS(), basePath: Path = []): z.output<S> {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
-    throw new ConfigError(result.error.issues.map((issue) => {
-      const path = [...basePath, ...issue.path.filter((key): key is string | number => typeof key !== 'symbol')];
-      const unknownKey = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
-      const shown = unknownKey === undefined ? path : [...path, unknownKey];
-      const at = shown.length ? ` (at ${shown.join('.')})` : '';
-      // An unknown key is reported where the key stands, not where its map begins.
-      const keyAt = unknownKey === undefined ? undefined : this.keyWhere(path, unknownKey);
-      return `${keyAt ?? this.where(path)}: ${issue.message}${at}`;
+    throw new ConfigError(result.error.issues.flatMap((issue) => {
+      const inSchema = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
+      const path = [...basePath, ...inSchema];
+      if (issue.code === 'unrecognized_keys') {
+        const allowed = allowedKeys(schema, inSchema) ?? [];
+        return issue.keys.map((key) => this.unknownKey(path, key, allowed));
+      }
+      const at = path.length ? ` (at ${path.join('.')})` : '';
+      return [`${this.where(path)}: ${issue.message}${at}`];
     }));
+  }
+
+  /** An unknown key, reported where the key stands (not where its map begins), with the nearest allowed one. */
+  private unknownKey(path: Path, key: string, allowed: string[]): string {
+    const nearest = nearestName(key, allowed);
+    const hint = nearest ? ` (did you mean '${nearest}'?)` : allowed.length ? ` (expected one of ${allowed.map((k) => `'${k}'`).join(', ')})` : '';
+    return `${this.keyWhere(path, key) ?? this.where(path)}: unknown key '${key}'${hint} (at ${[...path, key].join('.')})`;
   }
 
   private keyWhere(path: Path, key: string | undefined): string | undefined {

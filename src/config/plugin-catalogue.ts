@@ -1,0 +1,27 @@
+/**
+ * The plugins that ship with groupwire: the one list `groupwire plugins` prints, the plugin loader
+ * resolves `use:` names against, and its errors offer ("did you mean relay-irc?").
+ */
+export interface BuiltinPlugin {
+  /** The name `use:` gives it. */
+  name: string;
+  /** One line: what it does. */
+  summary: string;
+  /** Its page, relative to the package (the installed package's docs/ holds it too). */
+  docs: string;
+}
+
+export const PLUGIN_CATALOGUE = [
+  { name: 'logger', summary: 'complete chat transcripts as JSON lines, text, HTML or Markdown, exactly once', docs: 'docs/plugins/logger.md' },
+  { name: 'responder', summary: 'commands, keywords and patterns with templates; !help, !ping, !topics, !search, moderation', docs: 'docs/plugins/responder.md' },
+  { name: 'relay-slack', summary: 'relays both ways between chats and Slack channels', docs: 'docs/plugins/relay-slack.md' },
+  { name: 'relay-irc', summary: 'relays both ways between chats and IRC channels', docs: 'docs/plugins/relay-irc.md' },
+] as const satisfies readonly BuiltinPlugin[];
+
+export type BuiltinPluginName = (typeof PLUGIN_CATALOGUE)[number]['name'];
+
+export const BUILTIN_PLUGIN_NAMES: readonly BuiltinPluginName[] = PLUGIN_CATALOGUE.map((plugin) => plugin.name);
+
+export function isBuiltinPlugin(name: string): name is BuiltinPluginName {
+  return (BUILTIN_PLUGIN_NAMES as readonly string[]).includes(name);
+}

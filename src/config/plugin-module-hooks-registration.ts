@@ -1,0 +1,70 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire, register } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PLUGIN_HOOKS_SOURCE, type PluginHooksData } from './plugin-module-hooks.js';
+
+/**
+ * The root of the running groupwire's code: the directory holding src/ and plugins/. That is dist/
+ * for the tsc build the package runs, another build directory for the benches, or the checkout when
+ * groupwire runs from its TypeScript sources (tests).
+ */
+const CODE_ROOT = new URL('../../', import.meta.url);
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+
+let registered = false;
+
+/**
+ * Registers the plugin module hooks (see plugin-module-hooks.ts) once per process, before the first
+ * plugin that is not a built-in is imported.
+ */
+export function ensurePluginModuleHooks(): void {
+  if (registered) return;
+  registered = true;
+  const data: PluginHooksData = {
+    entries: ownEntries(),
+    zodParent: import.meta.url,
+    ownRoot: CODE_ROOT.href,
+    esbuild: pathToFileURL(createRequire(import.meta.url).resolve('esbuild')).href,
+  };
+  register(`data:text/javascript,${encodeURIComponent(PLUGIN_HOOKS_SOURCE)}`, { data });
+}
+
+/**
+ * What `groupwire` and `groupwire/<subpath>` mean, from package.json's `exports`. The map names the
+ * tsc build under ./dist/; its targets are taken relative to the code that is running instead, so a
+ * plugin gets the very modules the supervisor uses (and the .ts sources when that is what runs).
+ */
+function ownEntries(): Record<string, string> {
+  const root = packageRoot();
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> };
+  const entries: Record<string, string> = {};
+  for (const [key, target] of Object.entries(pkg.exports ?? {})) {
+    const file = exportFile(target);
+    if (!file) continue;
+    const specifier = key === '.' ? 'groupwire' : `groupwire/${key.replace(/^\.\//, '')}`;
+    if (file.startsWith('./dist/')) {
+      const url = new URL(file.slice('./dist/'.length), CODE_ROOT).href;
+      entries[specifier] = FROM_SOURCE ? url.replace(/\.js$/, '.ts') : url;
+    } else {
+      entries[specifier] = pathToFileURL(join(root, file)).href;
+    }
+  }
+  return entries;
+}
+
+function exportFile(target: unknown): string | undefined {
+  if (typeof target === 'string') return target;
+  if (!target || typeof target !== 'object') return undefined;
+  const conditions = target as Record<string, unknown>;
+  return exportFile(conditions.import) ?? exportFile(conditions.default);
+}
+
+/** The directory of groupwire's package.json, found upwards from the running code. */
+function packageRoot(): string {
+  for (let dir = fileURLToPath(CODE_ROOT); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'groupwire') return dir;
+    if (dirname(dir) === dir) throw new Error(`groupwire's package.json was not found above ${fileURLToPath(CODE_ROOT)}`);
+  }
+}
