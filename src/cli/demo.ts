@@ -78,29 +78,52 @@ export async function demo(args: string[]): Promise<number> {
   });
   await writeDemoFile({ base_url: service.baseUrl, ca_file: service.caFile, pid: process.pid, state_dir: state.stateDir });
   const view = new DemoView(service, (line) => process.stdout.write(`${line}\n`));
+  // Ctrl-C is handled from here on, also while the bot joins and carol talks: the demo always stops cleanly.
+  const stop = new AbortController();
+  const stopped = stopOnSignal(async () => {
+    stop.abort();
+    view.stop();
+    await supervisor.stop();
+  });
 
   printWhere(service);
   process.stdout.write(`\nEarlier in the demo's chats:\n`);
   view.showRecent(3);
   view.start();
+  try {
+    await Promise.race([introduce(supervisor, service, stop.signal), stopped]);
+  } catch (error) {
+    // What a Ctrl-C cut short is no error; anything else ends the demo.
+    if (!stop.signal.aborted) {
+      view.stop();
+      await supervisor.stop();
+      removeOwnDemoFile();
+      throw error;
+    }
+  }
+  await stopped;
+  removeOwnDemoFile();
+  process.stdout.write(`\nThe demo stopped; its conversation is saved in ${shown(state.stateDir)}.\n`);
+  return 0;
+}
+
+/** The bot joins, carol talks, and the terminal says how to join in. */
+async function introduce(supervisor: Supervisor, service: LocalService, signal: AbortSignal): Promise<void> {
   process.stdout.write(`\nThe demo bot is joining #general, #random and #standup ...\n`);
   await supervisor.connected();
+  if (signal.aborted) return;
   process.stdout.write(`The bot is in. Carol says a few things in #general:\n`);
-  await runScript(service.baseUrl, service.ca);
+  await runScript(service.baseUrl, service.ca, signal);
+  if (signal.aborted) return;
   process.stdout.write(`
 Join the conversation from another terminal (everything said in the demo shows here):
   npx groupwire chat --as bob general        (or --as alice, mo, carol; chats: general, random, standup)
 Say !ping or !help to the bot. alice (the owner) and mo (a moderator) may also use !activity, and in
-#standup, the bot's own chat, !subject TEXT and !close; then !reopen standup from #general.
+#standup, the bot's own chat, !subject TEXT and !close, then !reopen standup from #general (give it
+back its subject, !subject standup, before the next start: the bot finds its chats by subject).
 Transcripts are written to ./transcripts. Ctrl-C stops the demo; the next npm start continues it.
 
 `);
-  await stopOnSignal(async () => {
-    view.stop();
-    await supervisor.stop();
-  });
-  removeOwnDemoFile();
-  return 0;
 }
 
 /** Continues the saved conversation, or starts over when asked or when only half of it is left. */
@@ -147,16 +170,20 @@ async function startFallingBack(loaded: LoadedConfig, log: Logger): Promise<Supe
   }
 }
 
-async function runScript(baseUrl: string, ca: string): Promise<void> {
+async function runScript(baseUrl: string, ca: string, signal: AbortSignal): Promise<void> {
   const carol = new GroupsClient({ baseUrl, ca, credentials: { email: DEMO_ACCOUNTS.carol.email, password: DEMO_ACCOUNTS.carol.password } });
-  const general = await generalOf(carol);
-  const ws = await carol.openChatSocket({ chatsubId: general.chat_sub!.id, noHistory: true });
-  for (const line of SCRIPT) {
-    ws.send(JSON.stringify({ object: 'chat_post', message: line }));
-    await sleep(1500);
+  try {
+    const general = await generalOf(carol);
+    const ws = await carol.openChatSocket({ chatsubId: general.chat_sub!.id, noHistory: true });
+    for (const line of SCRIPT) {
+      if (signal.aborted) break;
+      ws.send(JSON.stringify({ object: 'chat_post', message: line }));
+      await sleep(1500, signal);
+    }
+    ws.close(1000, 'script done');
+  } finally {
+    await carol.close();
   }
-  ws.close(1000, 'script done');
-  await carol.close();
 }
 
 async function generalOf(client: GroupsClient): Promise<Chat> {

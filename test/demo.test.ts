@@ -1,0 +1,241 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type WebSocket from 'ws';
+import { afterEach, describe, expect, test } from 'vitest';
+import { GroupsClient } from '../src/api/client.js';
+import type { Chat, ChatMessage } from '../src/api/types.js';
+import { parseWireJson } from '../src/api/wire-json.js';
+import { DEMO_ACCOUNTS } from '../src/service/demo-seed.js';
+import { cleanEnv, ROOT } from './helpers/cli.js';
+
+/**
+ * `groupwire demo` (what npm start runs), for real: the CLI as a child process with the repo's
+ * bots.yaml (port 0), run twice in one state dir and once more with --fresh.
+ */
+
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+type Person = keyof typeof DEMO_ACCOUNTS;
+
+interface DemoFile {
+  base_url: string;
+  ca_file: string;
+  pid: number;
+  state_dir: string;
+}
+
+/** One run of the demo: its output so far, and what it wrote to .groupwire/demo.json. */
+class DemoRun {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess, readonly dir: string) {
+    child.stdout!.on('data', (chunk: Buffer) => { this.stdout += chunk.toString('utf8'); });
+    child.stderr!.on('data', (chunk: Buffer) => { this.stderr += chunk.toString('utf8'); });
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static start(dir: string, args: string[] = []): DemoRun {
+    const child = spawn(process.execPath, ['--import', TSX, `${ROOT}src/cli/main.ts`, 'demo', '--config', 'bots.yaml', ...args], {
+      cwd: dir, env: cleanEnv({ TZ: 'UTC' }), stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const run = new DemoRun(child, dir);
+    runs.push(run);
+    return run;
+  }
+
+  /** Waits until the output matches `pattern` (from `from` on); fails with the output so far. */
+  async waitFor(pattern: RegExp, from = 0, timeoutMs = 60_000): Promise<RegExpExecArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = pattern.exec(this.stdout.slice(from));
+      if (match) return match;
+      if (this.child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`the demo's output never matched ${pattern}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr.slice(-3000)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** Carol's scripted !ping and the bot's pong right after it, in the terminal's view. */
+  async pong(): Promise<void> {
+    await this.waitFor(/\[\d\d:\d\d:\d\d\] #general <Carol Member> !ping\n {2}\[\d\d:\d\d:\d\d\] #general <Demo Bot> pong\n/);
+  }
+
+  async demoFile(): Promise<DemoFile> {
+    return JSON.parse(await readFile(join(this.dir, '.groupwire', 'demo.json'), 'utf8')) as DemoFile;
+  }
+
+  /** Ctrl-C, and the exit code. */
+  async stop(): Promise<number | null> {
+    this.child.kill('SIGINT');
+    return this.exited;
+  }
+}
+
+const runs: DemoRun[] = [];
+const dirs: string[] = [];
+const clients: GroupsClient[] = [];
+const sockets: WebSocket[] = [];
+
+async function releaseClients(): Promise<void> {
+  for (const ws of sockets.splice(0)) ws.terminate();
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+}
+
+afterEach(async () => {
+  await releaseClients();
+  for (const run of runs.splice(0)) {
+    if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  }
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** A folder with the repo's bots.yaml on a free port, as a user's checkout would be. */
+async function checkout(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'groupwire-demo-test-'));
+  dirs.push(dir);
+  const yaml = await readFile(join(ROOT, 'bots.yaml'), 'utf8');
+  expect(yaml).toMatch(/port: 8443/);
+  await writeFile(join(dir, 'bots.yaml'), yaml.replace(/port: 8443/, 'port: 0'));
+  return dir;
+}
+
+function clientOf(demo: DemoFile, who: Person): GroupsClient {
+  const { email, password } = DEMO_ACCOUNTS[who];
+  const client = new GroupsClient({ baseUrl: demo.base_url, caFile: demo.ca_file, credentials: { email, password } });
+  clients.push(client);
+  return client;
+}
+
+async function chatNamed(client: GroupsClient, subject: string): Promise<Chat> {
+  const chats = await client.paginate<Chat>('getchats', { group_name: 'demo', limit: 100 }).all();
+  const chat = chats.find((c) => c.subject === subject);
+  if (!chat) throw new Error(`no chat ${subject}; there are ${chats.map((c) => c.subject).join(', ')}`);
+  return chat;
+}
+
+async function history(client: GroupsClient, subject: string): Promise<ChatMessage[]> {
+  const chat = await chatNamed(client, subject);
+  return client.paginate<ChatMessage>('getchathistory', { chat_id: chat.id, sort_dir: 'asc', limit: 100 }).all();
+}
+
+/**
+ * `who` says `text` in a chat through the chat socket, as `groupwire chat` does, and answers the
+ * bot's next message there.
+ */
+async function ask(demo: DemoFile, who: Person, subject: string, text: string): Promise<string> {
+  const client = clientOf(demo, who);
+  const chat = await chatNamed(client, subject);
+  const chatsubId = chat.chat_sub?.id ?? (await client.joinChat({ chat_id: chat.id })).id;
+  const ws = await client.openChatSocket({ chatsubId, noHistory: true });
+  sockets.push(ws);
+  const answer = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer from the bot to ${who}'s ${text} in ${subject}`)), 30_000);
+    ws.on('message', (data) => {
+      const frame = parseWireJson(String(data)) as ChatMessage;
+      if (frame.object !== 'chat_message' || frame.user_name !== 'bot') return;
+      clearTimeout(timer);
+      resolve(frame.message);
+    });
+  });
+  ws.send(JSON.stringify({ object: 'chat_post', message: text }));
+  const said = await answer;
+  ws.close(1000, 'done');
+  return said;
+}
+
+/** The /tmp/groupwire-<pid>-* folders (a CA's private key each) a process left. */
+async function temporaryKeysOf(pid: number): Promise<string[]> {
+  return (await readdir(tmpdir())).filter((name) => name.startsWith(`groupwire-${pid}-`));
+}
+
+describe('groupwire demo', () => {
+  test('a second run continues the conversation, --fresh starts over; alice and mo can use every built-in', { timeout: 240_000 }, async () => {
+    const dir = await checkout();
+
+    // First run: carol's !ping is answered; the terminal says how to reach the demo.
+    const first = DemoRun.start(dir);
+    await first.pong();
+    expect(first.stdout).toContain('A new demo; its conversation is saved in ./.groupwire');
+    const one = await first.demoFile();
+    expect(one).toMatchObject({ pid: first.child.pid, state_dir: join(dir, '.groupwire') });
+    expect(one.ca_file.startsWith(join(dir, '.groupwire'))).toBe(true);
+    expect(first.stdout).toContain(`export GROUPWIRE_URL=${one.base_url} GROUPWIRE_CA_FILE=${one.ca_file}\n`);
+    expect(first.stdout).toContain('export GROUPWIRE_EMAIL=alice@example.com GROUPWIRE_PASSWORD=alice-demo\n');
+    const ca = await readFile(one.ca_file, 'utf8');
+
+    // The moderators of bots.yaml: in #standup, the bot's own chat, alice changes the subject and
+    // closes it; mo reopens it from #general and reads the activity log; bob may not.
+    const at = first.stdout.length;
+    expect(await ask(one, 'alice', 'standup', '!subject Standup notes')).toBe('The subject is now: Standup notes');
+    // bots.yaml finds the chat by its subject at the next start: named back.
+    expect(await ask(one, 'alice', 'Standup notes', '!subject standup')).toBe('The subject is now: standup');
+    expect(await ask(one, 'alice', 'standup', '!close')).toMatch(/^Closing this chat, as Alice Owner asked\./);
+    // The bot says so first, then closes it.
+    await first.waitFor(/#standup -- This chat has been closed\.\n/, at);
+    expect(await ask(one, 'mo', 'general', '!reopen standup')).toBe('Reopened standup.');
+    expect(await ask(one, 'mo', 'general', '!activity 2')).toMatch(/^Recent activity in demo:\n.+\n.+$/);
+    expect(await ask(one, 'bob', 'general', '!activity')).toBe('Sorry, !activity is only for the group\'s moderators.');
+    // The terminal shows every chat and every line, the asker's own too, as a chat client does.
+    await first.waitFor(/#standup <Alice Owner> !close\n/, at);
+    await first.waitFor(/#general <Mo Moderator> !reopen standup\n {2}\[\d\d:\d\d:\d\d\] #general <Demo Bot> Reopened standup\.\n/, at);
+    await first.waitFor(/#general <Bob Member> !activity\n/, at);
+    // The bot is back in #standup after !reopen (bots.yaml checks closed chats every 5 s).
+    expect(await ask(one, 'alice', 'standup', '!ping')).toBe('pong');
+    const carol = clientOf(one, 'carol');
+    const lastOfFirst = (await history(carol, 'general')).at(-1)!.msg_num;
+    await releaseClients();
+
+    expect(await first.stop()).toBe(0);
+    await expect(readFile(join(dir, '.groupwire', 'demo.json'), 'utf8')).rejects.toThrow(/ENOENT/);
+    expect(await temporaryKeysOf(first.child.pid!)).toEqual([]);
+
+    // Second run in the same state dir: the same conversation goes on, with the same CA.
+    const second = DemoRun.start(dir);
+    await second.pong();
+    expect(second.stdout).toContain('Continuing the demo\'s conversation saved in ./.groupwire');
+    const two = await second.demoFile();
+    expect(two.ca_file).toBe(one.ca_file);
+    expect(await readFile(two.ca_file, 'utf8')).toBe(ca);
+    const general = await history(clientOf(two, 'carol'), 'general');
+    const newer = general.filter((m) => m.msg_num > lastOfFirst);
+    expect(newer[0]).toMatchObject({ msg_num: lastOfFirst + 1, message: 'Hi everyone! Is the demo bot around?' });
+    const ping = newer.find((m) => m.message === '!ping')!;
+    expect(general.find((m) => m.msg_num > ping.msg_num && m.user_name === 'bot')?.message).toBe('pong');
+    // Still one #standup, the bot's, and it answers there.
+    expect(await ask(two, 'alice', 'standup', '!ping')).toBe('pong');
+    await releaseClients();
+    expect(await second.stop()).toBe(0);
+    expect(await temporaryKeysOf(second.child.pid!)).toEqual([]);
+
+    // --fresh: the seed's conversation again, the bot answering from scratch; the CA stays.
+    const fresh = DemoRun.start(dir, ['--fresh']);
+    await fresh.pong();
+    expect(fresh.stdout).toMatch(/Starting over \(--fresh\); removed:\n {2}\.\/\.groupwire\/local-service\.json .*\n {2}\.\/\.groupwire\/bots\/demo-bot /);
+    const three = await fresh.demoFile();
+    expect(three.ca_file).toBe(one.ca_file);
+    expect(await readFile(three.ca_file, 'utf8')).toBe(ca);
+    const again = await history(clientOf(three, 'carol'), 'general');
+    // The seed's three lines, then carol's script.
+    expect(again.slice(3, 5).map((m) => [m.msg_num, m.message])).toEqual([[4, 'Hi everyone! Is the demo bot around?'], [5, '!ping']]);
+    expect(again.find((m) => m.msg_num > 5 && m.user_name === 'bot')?.message).toBe('pong');
+    expect(again.some((m) => m.message === '!reopen standup')).toBe(false);
+    await releaseClients();
+    expect(await fresh.stop()).toBe(0);
+
+    // The transcripts start over with the conversation: none of the earlier runs' lines are left.
+    const transcriptDir = join(dir, 'transcripts', 'demo', 'general');
+    const lines = (await Promise.all((await readdir(transcriptDir)).map((name) => readFile(join(transcriptDir, name), 'utf8')))).join('');
+    expect(lines).toContain('"message":"!ping"');
+    expect(lines).not.toContain('!reopen standup');
+  });
+});
