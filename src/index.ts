@@ -7,7 +7,7 @@ export { LocalService, type LocalServiceOptions } from './service/local-service.
 export type { IdStyle } from './service/ids.js';
 export {
   definePlugin, type PluginDefinition, type PluginInstance, type PluginContext, type PluginEnv, type ChatInfo, type BotInfo,
-  type ChatTarget, type Next,
+  type ChatTarget, type Next, type ChatReset,
 } from './pipeline/plugin.js';
 export type { KeyValueStore } from './store/kv-store.js';
 export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ChatInfo, ChatMessage, GroupsClient } from '../../src/index.js';
+import type { ChatInfo, ChatMessage, ChatReset, GroupsClient } from '../../src/index.js';
 import type { DiskTrouble } from './disk-trouble.js';
 import type { TranscriptWriter } from './writer.js';
 
@@ -94,6 +94,23 @@ export class ChatTrail {
     return this.enqueue(async () => {
       await this.ensureInitialized();
       if (this.last !== undefined) await this.fill(this.last);
+    });
+  }
+
+  /**
+   * The chat's history was reset (the supervisor's chatReset): a marker line goes into the files, and
+   * the messages of the new history are taken from msg_num 1 on, in their turn after what is queued.
+   */
+  reset(reset: ChatReset): Promise<void> {
+    return this.enqueue(async () => {
+      await this.ensureInitialized();
+      this.options.writer.reset(this.chat, {
+        at: reset.at, reason: reset.reason, previousCursor: reset.previousCursor, newest: reset.newest, chatId: this.chat.id,
+      });
+      this.options.log.warn({ chat: this.chat.subject, transcriptHad: this.last, newest: reset.newest },
+        'transcript: the chat\'s history was reset; a marker line is written and the new messages follow it from msg_num 1');
+      this.last = 0;
+      this.mustFill = false;
     });
   }
 

@@ -103,7 +103,10 @@ export async function readPeriod(files: ChatFiles, period: Period): Promise<Stor
   // A file's day is in the logger's zone, which may not be the export's: allow a day either side.
   const first = dayOf(new Date(period.start.getTime() - 86_400_000), 'UTC');
   const last = dayOf(new Date(period.end.getTime() + 86_400_000), 'UTC');
-  const byNum = new Map<number, StoredMessage>();
+  // A history reset marker (`"object":"history_reset"`) starts the msg_nums again: messages are told
+  // apart by the resets before them and their msg_num, and ordered so.
+  const byNum = new Map<string, StoredMessage & { epoch: number }>();
+  let epoch = 0;
   for (const file of files.files) {
     if (file.day !== undefined && (file.day < first || file.day > last)) continue;
     const text = await readFile(file.path, 'utf8');
@@ -115,10 +118,16 @@ export async function readPeriod(files: ChatFiles, period: Period): Promise<Stor
       } catch {
         continue; // a torn last line of a file being written
       }
-      if (inPeriod(message, period) && !byNum.has(message.msg_num)) byNum.set(message.msg_num, { message, line });
+      if ((message as { object?: string }).object === 'history_reset') {
+        epoch += 1;
+        continue;
+      }
+      const key = `${epoch}:${message.msg_num}`;
+      if (inPeriod(message, period) && !byNum.has(key)) byNum.set(key, { message, line, epoch });
     }
   }
-  return [...byNum.values()].sort((a, b) => a.message.msg_num - b.message.msg_num);
+  return [...byNum.values()].sort((a, b) => a.epoch - b.epoch || a.message.msg_num - b.message.msg_num)
+    .map(({ message, line }) => ({ message, line }));
 }
 
 export function inPeriod(message: ChatMessage, period: Period): boolean {

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../src/index.js';
+import { visibleControls, visibleLines } from './controls.js';
 import { formatZoned, messageDate } from './time.js';
 
 /**
@@ -24,6 +25,24 @@ export interface FileMeta {
   timeZone: string;
 }
 
+/** A chat's history was reset (docs/protocol.md "History that goes backwards"): the marker line says so. */
+export interface ResetNote {
+  /** When the supervisor noticed it (ISO 8601). */
+  at: string;
+  reason: 'behind' | 'recreated' | 'replaced';
+  previousCursor: number | undefined;
+  newest: number | undefined;
+  chatId: string;
+}
+
+/** The marker's words, the same in every format but jsonl. */
+function resetWords(note: ResetNote, options: RenderOptions): string {
+  const why = note.reason !== 'behind'
+    ? 'the chat was made again'
+    : `the service's newest message is ${note.newest ?? 0}, the transcript had up to ${note.previousCursor ?? 0}`;
+  return `history was reset at ${formatZoned(messageDate(note.at), options.timeZone, options.timeFormat)} (${why}); the messages below start again at 1`;
+}
+
 export interface Format {
   name: FormatName;
   ext: string;
@@ -34,15 +53,20 @@ export interface Format {
   /** One message as an entry; always ends with a newline. */
   entry(message: ChatMessage, options: RenderOptions): string;
   /**
+   * The line that marks a reset of the chat's history: what follows starts again at msg_num 1. Its
+   * msgNumOf (or its index line) is 0, so a file that ends in it is read back as "after 0".
+   */
+  reset(note: ResetNote, options: RenderOptions): string;
+  /**
    * The msg_num an entry line carries, or undefined when the line is not an entry. Formats whose
    * lines carry none (text) keep an index file beside them instead.
    */
   msgNumOf?(line: string): number | undefined;
 }
 
-/** The name a line shows: the display name, else the user name, else the id. */
+/** The name a line shows: the display name, else the user name, else the id (control characters shown as `\u{XX}`). */
 export function senderName(message: ChatMessage): string {
-  return message.display_name || message.user_name || `user ${message.user_id}`;
+  return visibleControls(message.display_name || message.user_name || `user ${message.user_id}`);
 }
 
 const isEvent = (message: ChatMessage) => message.type !== undefined && message.type !== 'chat_msg_type_normal';
@@ -51,20 +75,23 @@ export function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
-/** Escaped HTML of a message's text: line breaks kept, http(s) addresses linked. */
+/** Escaped HTML of a message's text: line breaks kept, http(s) addresses linked, other controls shown as `\u{XX}`. */
 function htmlText(text: string): string {
-  return escapeHtml(text)
-    .replace(/\bhttps?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]]/g, (url) => `<a href="${url}" rel="nofollow noopener noreferrer">${url}</a>`)
-    .replace(/\r?\n/g, '<br>');
+  return visibleLines(text).map((line) => escapeHtml(line)
+    .replace(/\bhttps?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]]/g, (url) => `<a href="${url}" rel="nofollow noopener noreferrer">${url}</a>`))
+    .join('<br>');
 }
 
-/** Markdown that shows the text as typed: markup characters escaped, HTML neutralised, one line. */
+/**
+ * Markdown that shows the text as typed: markup characters escaped, HTML neutralised, one line (line
+ * breaks as `<br>`), other control characters shown as `\u{XX}`.
+ */
 export function escapeMarkdown(text: string): string {
-  return text
+  return visibleLines(text).map((line) => line
     // Inside a list item only inline markup matters: emphasis, code, links, tables, strikethrough.
     .replace(/[\\`*_[\]|~]/g, '\\$&')
-    .replace(/&/g, '&amp;').replace(/</g, '&lt;')
-    .replace(/\r?\n/g, '<br>');
+    .replace(/&/g, '&amp;').replace(/</g, '&lt;'))
+    .join('<br>');
 }
 
 const time = (message: ChatMessage, options: RenderOptions) => formatZoned(messageDate(message.created), options.timeZone, options.timeFormat);
@@ -80,6 +107,10 @@ const jsonl: Format = {
   footer: () => '',
   // Every field as received (the client hands ids on as strings of their exact digits).
   entry: (message) => `${JSON.stringify(message)}\n`,
+  reset: (note) => `${JSON.stringify({
+    object: 'history_reset', msg_num: 0, at: note.at, reason: note.reason, chat_id: note.chatId,
+    previous_msg_num: note.previousCursor ?? null, newest_msg_num: note.newest ?? null,
+  })}\n`,
   msgNumOf(line) {
     try {
       const value = (JSON.parse(line) as { msg_num?: unknown }).msg_num;
@@ -97,9 +128,11 @@ const text: Format = {
   footer: () => '',
   entry(message, options) {
     const head = isEvent(message) ? `[${time(message, options)}] -- ` : `[${time(message, options)}] <${senderName(message)}> `;
-    // Later lines of a multi-line message are indented under the first, so every entry starts with `[`.
-    return `${head}${message.message.split(/\r?\n/).join(`\n${' '.repeat(4)}`)}\n`;
+    // Later lines of a multi-line message are indented under the first, so every entry starts with `[`;
+    // control characters other than line breaks and tabs are shown as `\u{XX}` (controls.ts).
+    return `${head}${visibleLines(message.message).join(`\n${' '.repeat(4)}`)}\n`;
   },
+  reset: (note, options) => `[${formatZoned(messageDate(note.at), options.timeZone, options.timeFormat)}] -- ${resetWords(note, options)}\n`,
 };
 
 const HTML_STYLE = 'body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}'
@@ -118,8 +151,9 @@ const html: Format = {
     const who = isEvent(message) ? '' : `<span class="n">${escapeHtml(senderName(message))}</span>`;
     return `<div ${attrs}>${when}${who}<span class="t">${htmlText(message.message)}</span></div>\n`;
   },
+  reset: (note, options) => `<div class="m e r" id="reset-${Date.parse(note.at) || 0}" data-msg-num="0"><span class="t">${escapeHtml(resetWords(note, options))}</span></div>\n`,
   msgNumOf(line) {
-    const match = /^<div class="m[^"]*" id="m\d+" data-msg-num="(\d+)">.*<\/div>$/.exec(line);
+    const match = /^<div class="m[^"]*" id="(?:m\d+|reset-\d+)" data-msg-num="(\d+)">.*<\/div>$/.exec(line);
     return match ? Number(match[1]) : undefined;
   },
 };
@@ -135,7 +169,9 @@ const markdown: Format = {
     const body = escapeMarkdown(message.message);
     return isEvent(message) ? `- ${anchor}${when} *${body}*\n` : `- ${anchor}${when} **${escapeMarkdown(senderName(message))}**: ${body}\n`;
   },
+  reset: (note, options) => `- <a id="reset-${Date.parse(note.at) || 0}"></a>*${escapeMarkdown(resetWords(note, options))}*\n`,
   msgNumOf(line) {
+    if (line.startsWith('- <a id="reset-')) return 0;
     const match = /^- <a id="m(\d+)"><\/a>/.exec(line);
     return match ? Number(match[1]) : undefined;
   },

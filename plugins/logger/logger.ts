@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { ChatInfo, PluginContext, PluginEnv, PluginInstance } from '../../src/index.js';
+import type { ChatInfo, ChatMessage, ChatReset, PluginContext, PluginEnv, PluginInstance } from '../../src/index.js';
 import { ChatTrail } from './chat-trail.js';
 import { DiskTrouble } from './disk-trouble.js';
 import { FORMATS } from './formats.js';
@@ -59,6 +59,22 @@ export class TranscriptLogger implements PluginInstance {
       } else trail.push(ctx.message);
     }
     return next();
+  }
+
+  /** The bot's own message, in its place (the supervisor's ownMessage hook): written like the rest. */
+  ownMessage(message: ChatMessage, chat: ChatInfo): void {
+    if (this.stopping || !this.options.include_own) return;
+    const trail = this.trail(chat);
+    if (this.full()) {
+      trail.drop();
+      this.warnOverflow();
+    } else trail.push(message);
+  }
+
+  /** The chat's history was reset: a marker in the files, then the new history from msg_num 1. */
+  chatReset(reset: ChatReset): Promise<void> | undefined {
+    if (this.stopping) return undefined;
+    return this.trail(reset.chat).reset(reset);
   }
 
   async stop(): Promise<void> {

@@ -28,8 +28,8 @@ export const loggerOptions = z.strictObject({
   time_zone: z.string().default('UTC').refine(isTimeZone, { message: 'not a time zone Intl knows (an IANA name such as UTC or Europe/Berlin)' }),
   /** How text, html and markdown show a message's time: YYYY MM DD HH mm ss SSS Z. */
   time_format: z.string().min(1).default('HH:mm:ss'),
-  /** Write the bot's own messages too (read from the chat's history). */
-  include_own: z.boolean().default(false),
+  /** Write the bot's own messages too (a transcript without the bot's answers is not complete). */
+  include_own: z.boolean().default(true),
   /** On a chat's very first transcript, write its whole history first (default: from now on). */
   full_history: z.boolean().default(false),
   /** Data reaches the disk (written and fsynced) within this many milliseconds. */

@@ -26,8 +26,12 @@ const TAIL_CHUNK = 64 * 1024;
  * (a crash between the two) is cut off and written again from the chat's history.
  */
 export class TranscriptFile {
-  /** The highest msg_num in the file (0: none). */
+  /** The highest msg_num in the file since its last reset marker (0: none). */
   last = 0;
+  /** The file holds an entry or a reset marker (a file ending in a marker holds `last` 0). */
+  holds = false;
+  /** A reset marker to write before the next entries: they start again at msg_num 1. */
+  resetMarker: string | undefined;
   /** The file's size after its last complete entry. */
   size = 0;
   recovered = false;
@@ -92,6 +96,7 @@ export class TranscriptFile {
           continue;
         }
         this.last = found ?? 0;
+        this.holds = found !== undefined;
         this.size = goodSize;
         break;
       }
@@ -117,6 +122,7 @@ export class TranscriptFile {
     // The newest index entry the text really reaches.
     const good = entries.findLast((entry) => entry.size <= size) ?? { msgNum: 0, size: 0 };
     this.last = good.msgNum;
+    this.holds = good.size > 0;
     this.size = good.size;
     if (size > good.size) {
       this.log.warn({ file: this.path, bytes: size - good.size }, 'text transcript ran past its index (a crash while writing); cut it off, it is written again');
@@ -149,14 +155,17 @@ export class TranscriptFile {
     await this.recover();
     this.lastUsed = Date.now();
     if (this.indexBehind) await this.writeIndex();
-    const fresh = this.pending.filter((entry) => entry.msgNum > this.last).sort((a, b) => a.msgNum - b.msgNum);
+    // After a reset marker the entries start again at 1.
+    const marker = this.resetMarker;
+    const after = marker === undefined ? this.last : 0;
+    const fresh = this.pending.filter((entry) => entry.msgNum > after).sort((a, b) => a.msgNum - b.msgNum);
     const entries: PendingEntry[] = [];
-    for (const entry of fresh) if (entry.msgNum > (entries.at(-1)?.msgNum ?? this.last)) entries.push(entry);
-    if (entries.length === 0) {
+    for (const entry of fresh) if (entry.msgNum > (entries.at(-1)?.msgNum ?? after)) entries.push(entry);
+    if (entries.length === 0 && marker === undefined) {
       this.pending = [];
       return 0;
     }
-    const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + entries.map((entry) => entry.text).join(''), 'utf8');
+    const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + (marker ?? '') + entries.map((entry) => entry.text).join(''), 'utf8');
     const created = this.size === 0;
     if (this.dirty) {
       await truncate(this.path, this.size).catch((error: NodeJS.ErrnoException) => {
@@ -173,7 +182,9 @@ export class TranscriptFile {
     }
     if (created) await syncDirectory(dirname(this.path));
     this.size += data.length;
-    this.last = entries.at(-1)!.msgNum;
+    this.last = entries.at(-1)?.msgNum ?? after;
+    this.holds = true;
+    if (this.resetMarker === marker) this.resetMarker = undefined;
     if (this.indexPath) {
       this.indexBehind = true;
       await this.writeIndex();

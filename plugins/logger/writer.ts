@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ChatInfo, ChatMessage } from '../../src/index.js';
 import type { DiskTrouble } from './disk-trouble.js';
-import type { Format, RenderOptions } from './formats.js';
+import type { Format, RenderOptions, ResetNote } from './formats.js';
 import { fileDay, type PathPattern, type PathValues } from './path-pattern.js';
 import { dayOf, messageDate } from './time.js';
 import { TranscriptFile } from './transcript-file.js';
@@ -78,6 +78,21 @@ export class TranscriptWriter {
     if (this.waiting >= EARLY_WRITE_AT && this.flushing === undefined && this.failures === 0 && !this.stopped) void this.flush();
   }
 
+  /**
+   * The chat's history was reset: each format's file of the day it was noticed gets a marker line next,
+   * and takes entries from msg_num 1 again (every other file the writer knows of the chat too, without
+   * a marker of its own, for a new message dated on another day).
+   */
+  reset(chat: ChatInfo, note: ResetNote): void {
+    const day = dayOf(messageDate(note.at), this.options.render.timeZone);
+    const marked = new Set(this.filesOf(chat, day));
+    for (const file of marked) file.resetMarker = file.format.reset(note, this.options.render);
+    for (const file of this.files.values()) {
+      if (marked.has(file) || file.meta.chat !== chat.subject || file.meta.group !== chat.groupName) continue;
+      file.last = 0;
+    }
+  }
+
   /** Every format's file for a chat and day; the last answer is reused (runs of messages share it). */
   private filesOf(chat: ChatInfo, day: string): TranscriptFile[] {
     const last = this.lastFiles;
@@ -107,7 +122,7 @@ export class TranscriptWriter {
       for (const candidate of found.toReversed()) {
         const file = this.file(candidate.path, format, chat, fileDay(candidate.values));
         await file.recover();
-        if (file.last > 0) {
+        if (file.holds) {
           last = file.last;
           break;
         }
@@ -163,7 +178,7 @@ export class TranscriptWriter {
     let failed: { error: NodeJS.ErrnoException; file: string } | undefined;
     let tried = false;
     for (const file of [...this.files.values()]) {
-      if (file.pending.length === 0) continue;
+      if (file.pending.length === 0 && file.resetMarker === undefined) continue;
       tried = true;
       try {
         this.stats.written += await file.write();

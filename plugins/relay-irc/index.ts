@@ -78,6 +78,10 @@ export default definePlugin({
         }
         return next();
       },
+      // The chat's msg_nums start again: the marks of its old history must not hide the new messages.
+      chatReset(reset) {
+        marks.reset(String(reset.chat.id));
+      },
       async stop() {
         await outbound!.stop();
         await link.stop();

@@ -95,6 +95,8 @@ export class SlackRelay {
         }
         await next();
       },
+      // The chat's msg_nums start again: the marks of its old history must not hide the new messages.
+      chatReset: (reset) => this.marks.reset(reset.chat.id),
       stop: () => this.stop(),
       stats: () => this.stats(),
     };

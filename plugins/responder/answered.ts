@@ -21,6 +21,13 @@ export class AnsweredMarks {
     return msgNum <= (this.store.get<number>(this.key(chatId)) ?? 0);
   }
 
+  /** The chat's history was reset (msg_nums start again): no message of the new history is answered yet. */
+  async reset(chatId: string): Promise<void> {
+    if (this.store.get(this.key(chatId)) === undefined) return;
+    this.store.delete(this.key(chatId));
+    await this.store.flush();
+  }
+
   async mark(chatId: string, msgNum: number): Promise<void> {
     if (this.has(chatId, msgNum)) return;
     this.store.set(this.key(chatId), msgNum);

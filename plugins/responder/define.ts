@@ -1,3 +1,4 @@
+import { AnsweredMarks } from './answered.js';
 import { definePlugin, type PluginDefinition, type PluginEnv } from '../../src/index.js';
 import { addArchives } from './builtins/archives.js';
 import { addBasics } from './builtins/basic.js';
@@ -47,6 +48,8 @@ export function defineResponder(definition: ResponderPluginDefinition): PluginDe
       addModeration(responder, specs);
       return {
         handle: (ctx, next) => responder.handle(ctx, next),
+        // A chat whose history was reset starts its msg_nums again: its answered mark belongs to the old one.
+        chatReset: (reset) => new AnsweredMarks(env.store).reset(reset.chat.id),
         stats: () => ({ ...responder.stats }),
       };
     },

@@ -22,6 +22,8 @@ export interface ChatConnectionEvents {
   open: (history: boolean) => void;
   /** A chat message; `fromHistory` when it came in the history sent on connect, not live. */
   message: (message: ChatMessage, fromHistory: boolean) => void;
+  /** The last frame of the history sent on connect has been emitted (after an `open` with history). */
+  historyEnd: () => void;
   /** The chat was deleted: the connection has stopped for good. */
   deleted: () => void;
 }
@@ -192,7 +194,12 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
       const onMessage = (data: WebSocket.RawData) => this.onFrame(data, inHistory);
       const onPong = () => {
         alive = true;
-        inHistory = false;
+        if (inHistory) {
+          inHistory = false;
+          // Every frame of the history sent on connect is in: the reader can compare its newest with
+          // what it had (a chat whose history went backwards, docs/protocol.md "History that goes backwards").
+          this.emit('historyEnd');
+        }
       };
       const onError = (error: Error) => this.options.log.debug({ err: error }, 'chat socket error');
       ws.on('message', onMessage);

@@ -12,6 +12,17 @@ export interface Delivery {
   ageMs: number;
 }
 
+/** Why a chat's history is taken as new: see docs/protocol.md "History that goes backwards". */
+export type ResetReason = 'behind' | 'recreated' | 'replaced';
+
+export interface HistoryReset {
+  reason: ResetReason;
+  /** The cursor before (what the plugins' marks for the chat may still say). */
+  previousCursor: number | undefined;
+  /** The newest msg_num the service has, where known (0: the chat is empty). */
+  newest: number | undefined;
+}
+
 export interface SequencerOptions {
   log: Logger;
   botUserId: Id;
@@ -29,6 +40,11 @@ export interface SequencerOptions {
   own(message: ChatMessage): void;
   /** Persists the cursor; called after each message. */
   saveCursor(msgNum: number): void;
+  /**
+   * The chat's history went backwards, or the chat is another one now: tell the plugins and reset what
+   * is kept per msg_num. After it the cursor is 0 and the new history is handed on from its start.
+   */
+  reset?(reset: HistoryReset): Promise<void>;
   /**
    * Flow control: asked to stop reading frames when too many wait to be handed on, and to read again
    * once they are few. Frames then wait as bytes in TCP (at worst the service closes a socket too slow,
@@ -64,7 +80,12 @@ export class ChatSequencer {
   private waitingFrames = 0;
   private paused = false;
   private stopped = false;
-  readonly stats = { delivered: 0, backfilled: 0, duplicates: 0, gapFills: 0, own: 0 };
+  /** The cursor when a socket with history opened (undefined: no check due), and its history's newest msg_num. */
+  private historyAnchor: number | undefined;
+  private historyNewest = 0;
+  /** Resets so far: a check that began before one is void. */
+  private resets = 0;
+  readonly stats = { delivered: 0, backfilled: 0, duplicates: 0, gapFills: 0, own: 0, resets: 0 };
 
   constructor(private readonly options: SequencerOptions) {
     this.cursor = options.cursor;
@@ -84,13 +105,53 @@ export class ChatSequencer {
    * without, catch up from the cursor by getchathistory before any live message.
    */
   opened(history = false): void {
-    if (history && this.cursor !== undefined) return;
+    if (history && this.cursor !== undefined) {
+      // Everything handed on so far was read before the socket opened, so the history it sends reaches
+      // at least this far, unless the chat's history went backwards (checked at historyEnded()).
+      this.historyAnchor = this.cursor;
+      this.historyNewest = 0;
+      return;
+    }
+    this.historyAnchor = undefined;
     this.enqueue(() => this.catchUp());
+  }
+
+  /**
+   * The history sent on connect is all in. Its newest msg_num below the cursor means the service's
+   * history went backwards (a service started again from scratch, a chat made again under the same
+   * id): the messages to come would all look handled. Then the chat is reset.
+   */
+  historyEnded(): void {
+    const anchor = this.historyAnchor;
+    const newest = this.historyNewest;
+    const resets = this.resets;
+    this.historyAnchor = undefined;
+    if (anchor === undefined || newest >= anchor) return;
+    void this.enqueue(async () => {
+      if (this.resets !== resets || this.cursor === undefined) return;
+      await this.resetNow({ reason: 'behind', previousCursor: this.cursor, newest });
+    });
+  }
+
+  /** The chat id names a chat other than the cursor's (made again): reset before anything else is taken. */
+  recreated(reason: 'recreated' | 'replaced' = 'recreated', previousCursor = this.cursor): Promise<void> {
+    return this.enqueue(() => this.resetNow({ reason, previousCursor, newest: undefined }));
+  }
+
+  /** Tells the plugins (through the runner), then hands on the new history from its first message. */
+  private async resetNow(reset: HistoryReset): Promise<void> {
+    if (this.stopped) return;
+    this.resets += 1;
+    this.stats.resets += 1;
+    await this.options.reset?.(reset);
+    this.setCursor(0);
+    await this.fillFrom(0);
   }
 
   /** A frame of the socket; `fromHistory` when it came in the history sent on connect. */
   live(message: ChatMessage, fromHistory = false): void {
     if (this.cursor === undefined) this.firstLive ??= message.msg_num;
+    else if (fromHistory && message.msg_num > this.historyNewest) this.historyNewest = message.msg_num;
     this.waitingFrames += 1;
     if (this.waitingFrames >= PAUSE_AT && !this.paused && this.options.flow) {
       this.paused = true;
@@ -103,6 +164,17 @@ export class ChatSequencer {
   fill(): Promise<void> {
     return this.enqueue(async () => {
       if (this.cursor !== undefined) await this.fillFrom(this.cursor);
+    });
+  }
+
+  /**
+   * The bot's own message, seen stored (its post was confirmed from the history): when it is the very
+   * next message it is taken in its place now, so the plugins' own-message hook (the logger) gets it
+   * without waiting for a member to speak. Otherwise a later gap fill brings it, in order.
+   */
+  ownStored(message: ChatMessage): void {
+    void this.enqueue(async () => {
+      if (this.isNext(message)) await this.handle(message, true);
     });
   }
 

@@ -13,6 +13,26 @@ export interface ChatInfo {
   chatsubId: Id;
 }
 
+/**
+ * A chat's history was reset: the service's newest msg_num went below the bot's cursor (`behind`), the
+ * chat id now names a chat made after the cursor was written (`recreated`), or the bots.yaml entry that
+ * named a chat by subject names another chat now, the old one gone (`replaced`). msg_nums start again
+ * at 1, so whatever a plugin keeps per msg_num for this chat (marks, "last seen", the end of a file)
+ * describes a history that is gone. See docs/bots.md "When a chat's history is reset".
+ */
+export interface ChatReset {
+  chat: ChatInfo;
+  reason: 'behind' | 'recreated' | 'replaced';
+  /** The last msg_num handed on before the reset (for `replaced`, the old chat's). */
+  previousCursor: number | undefined;
+  /** `replaced`: the chat id the bots.yaml entry named before (that chat is gone; this one took its subject). */
+  previousChatId?: Id;
+  /** The newest msg_num the service has, where known (`behind`; 0 for an empty chat). */
+  newest: number | undefined;
+  /** When the supervisor noticed it (ISO 8601). */
+  at: string;
+}
+
 /** The bot running the chain. */
 export interface BotInfo {
   name: string;
@@ -71,6 +91,18 @@ export interface PluginInstance {
   handle?(ctx: PluginContext, next: Next): Promise<void> | void;
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
+  /**
+   * The bot's own message, as the service stored it, in its place in msg_num order with the messages
+   * handed to `handle` (once; never to `handle`, which would let a bot answer itself). For plugins that
+   * record the chat, like the logger. It cannot reply.
+   */
+  ownMessage?(message: ChatMessage, chat: ChatInfo): void;
+  /**
+   * The chat's history was reset: forget what is kept per msg_num for this chat (resynchronise).
+   * Called before any message of the new history is handed on, in chain order, awaited. It may be called
+   * again for the same reset after a crash, so it must do no harm twice.
+   */
+  chatReset?(reset: ChatReset): Promise<void> | void;
   /** Counters for the supervisor's stats (messages relayed, queue length, write errors, ...). */
   stats?(): Record<string, number>;
 }

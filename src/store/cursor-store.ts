@@ -8,9 +8,18 @@ const COMPACT_AFTER = 10_000;
  * The per-chat cursors (the last msg_num handed to the plugins), durable. Each move is appended to a
  * journal synchronously, right after the plugins are done with the message, so a crash at any later
  * moment neither repeats nor loses it. The journal is compacted at open and every so often.
+ *
+ * Beside a chat's cursor the store keeps the chat's `created` time as the service gave it when the
+ * cursor was first written (`"k"` in the journal): a chat id that later names a chat created at another
+ * time was deleted and made again, and the cursor belongs to the old one. A line is `{"c":id,"m":n}`
+ * (a move), `{"c":id,"m":n,"k":created}` (a first write or a reset) or `{"c":id,"k":created}`; files
+ * written before there was a `"k"` read as they are, and the time is added at the next start.
  */
 export class CursorStore {
   private readonly cursors = new Map<string, number>();
+  private readonly created = new Map<string, string>();
+  /** bots.yaml's chat entries (`<group>/<chat>`) and the chat id each named last (`{"e":entry,"c":id}`). */
+  private readonly entries = new Map<string, string>();
   private fd: number | undefined;
   private lines = 0;
 
@@ -28,8 +37,14 @@ export class CursorStore {
     for (const line of text.split('\n')) {
       if (!line) continue;
       try {
-        const { c, m } = JSON.parse(line) as { c: string; m: number };
-        if (typeof c === 'string' && typeof m === 'number') store.cursors.set(c, m);
+        const { c, m, k, e } = JSON.parse(line) as { c: string; m?: number; k?: string; e?: string };
+        if (typeof c !== 'string') continue;
+        if (typeof e === 'string') {
+          store.entries.set(e, c);
+          continue;
+        }
+        if (typeof m === 'number') store.cursors.set(c, m);
+        if (typeof k === 'string') store.created.set(c, k);
       } catch {
         // A line cut short by a crash mid-write: the line before it for that chat stands.
       }
@@ -56,6 +71,57 @@ export class CursorStore {
     if (++this.lines >= COMPACT_AFTER) this.compact();
   }
 
+  /** The chat's `created` as it was when its cursor was first written (undefined: not known). */
+  createdOf(chatId: string): string | undefined {
+    return this.created.get(chatId);
+  }
+
+  /** Remembers the chat's `created` (the first time, or after a reset: the new chat's). */
+  noteCreated(chatId: string, created: string): void {
+    if (this.created.get(chatId) === created) return;
+    this.created.set(chatId, created);
+    this.append({ c: chatId, k: created });
+  }
+
+  /**
+   * The chat's history was reset (went backwards, or the id names a new chat): the cursor starts again
+   * at `msgNum`, and `created` (when known) is the new chat's.
+   */
+  reset(chatId: string, msgNum: number, created: string | undefined): void {
+    this.cursors.set(chatId, msgNum);
+    if (created !== undefined) this.created.set(chatId, created);
+    this.append({ c: chatId, m: msgNum, ...(created === undefined ? {} : { k: created }) });
+  }
+
+  /** The chat id a bots.yaml entry named last time (undefined: never seen). */
+  chatOfEntry(entry: string): string | undefined {
+    return this.entries.get(entry);
+  }
+
+  noteEntry(entry: string, chatId: string): void {
+    if (this.entries.get(entry) === chatId) return;
+    this.entries.set(entry, chatId);
+    if (this.fd !== undefined) {
+      writeSync(this.fd, `${JSON.stringify({ e: entry, c: chatId })}\n`);
+      this.lines += 1;
+    }
+  }
+
+  /** Forgets a chat (its config entry names another chat now). */
+  forget(chatId: string): void {
+    if (!this.cursors.has(chatId) && !this.created.has(chatId)) return;
+    this.cursors.delete(chatId);
+    this.created.delete(chatId);
+    // Rewritten at once: a journal line cannot say "gone".
+    if (this.fd !== undefined) this.compact();
+  }
+
+  private append(entry: { c: string; m?: number; k?: string }): void {
+    if (this.fd === undefined) return;
+    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    if (++this.lines >= COMPACT_AFTER) this.compact();
+  }
+
   private quotedIds = new Map<string, string>();
 
   /** A chat id as a JSON string, made once per chat. */
@@ -73,7 +139,9 @@ export class CursorStore {
     if (!this.path) return;
     if (this.fd !== undefined) closeSync(this.fd);
     const temporary = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, [...this.cursors].map(([c, m]) => `${JSON.stringify({ c, m })}\n`).join(''));
+    const chats = new Set([...this.cursors.keys(), ...this.created.keys()]);
+    writeFileSync(temporary, [...chats].map((c) => `${JSON.stringify({ c, m: this.cursors.get(c), k: this.created.get(c) })}\n`).join('')
+      + [...this.entries].map(([e, c]) => `${JSON.stringify({ e, c })}\n`).join(''));
     renameSync(temporary, this.path);
     this.fd = openSync(this.path, 'a');
     this.lines = this.cursors.size;

@@ -38,7 +38,9 @@ export class MsgNumMarks {
       if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'number') {
         throw new Error(`${path}: unreadable marks file (unknown entry ${JSON.stringify(entry).slice(0, 100)})`);
       }
-      marks.set(entry[0], Math.max(entry[1], marks.get(entry[0]) ?? -1));
+      // `[chat id, 0, "reset"]`: the chat's history was reset, its msg_nums start again.
+      if (entry[2] === 'reset') marks.set(entry[0], entry[1]);
+      else marks.set(entry[0], Math.max(entry[1], marks.get(entry[0]) ?? -1));
     }
     return marks;
   }
@@ -52,6 +54,16 @@ export class MsgNumMarks {
     this.marks.set(chatId, msgNum);
     if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.marks.size)) this.file.rewrite([...this.marks]);
     else this.file.append([chatId, msgNum]);
+  }
+
+  /**
+   * The chat's history was reset (the supervisor's chatReset hook): its msg_nums start again at 1, so
+   * the marks of the old history must not make the new messages look taken.
+   */
+  reset(chatId: string): void {
+    if (!this.marks.has(chatId)) return;
+    this.marks.set(chatId, 0);
+    this.file.append([chatId, 0, 'reset']);
   }
 
   /** Marks by a `<chat id>:<msg_num>` key (chat ids may hold `:`; the number is after the last one). */

@@ -17,6 +17,8 @@ export interface ChatEntry {
   isClosed: boolean;
   /** The bot's chat_sub, if it has one. */
   chatsubId: Id | undefined;
+  /** When the chat was made (the service's clock): a chat id naming a newer chat was deleted and made again. */
+  created?: string;
 }
 
 /**
@@ -132,5 +134,5 @@ export class ChatDirectory {
 }
 
 function entryOf(chat: Chat): ChatEntry {
-  return { id: chat.id, subject: chat.subject, groupId: chat.group_id, isClosed: chat.is_closed, chatsubId: chat.chat_sub?.id };
+  return { id: chat.id, subject: chat.subject, groupId: chat.group_id, isClosed: chat.is_closed, chatsubId: chat.chat_sub?.id, created: chat.created };
 }

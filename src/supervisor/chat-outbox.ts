@@ -174,6 +174,21 @@ export class ChatOutbox {
     this.waiting.delete(item.id);
   }
 
+  /**
+   * The chat's history was reset (docs/protocol.md "History that goes backwards"): msg_nums start again,
+   * so a sent post is looked for from the new start, and the msg_nums that confirmed posts mean nothing now.
+   */
+  historyReset(): void {
+    this.used.clear();
+    let changed = false;
+    for (const item of this.items()) {
+      if (item.state !== 'sent') continue;
+      item.sentAfter = 0;
+      changed = true;
+    }
+    if (changed) this.options.file.changed();
+  }
+
   /** Reads the history for the oldest sent post onwards; errors only delay confirmation. */
   private async lookUp(): Promise<void> {
     const sent = this.items().filter((item) => item.state === 'sent');

@@ -4,8 +4,8 @@ import type { ChatMessage, Id } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import { ChatConnection } from '../chat/chat-connection.js';
-import { ChatSequencer, type Delivery } from '../chat/sequencer.js';
-import type { ChatInfo } from '../pipeline/plugin.js';
+import { ChatSequencer, type Delivery, type HistoryReset } from '../chat/sequencer.js';
+import type { ChatInfo, ChatReset } from '../pipeline/plugin.js';
 import type { CursorStore } from '../store/cursor-store.js';
 import type { OutboxFile } from '../store/outbox-file.js';
 import { ChatOutbox, PostFailedError, type PostRate } from './chat-outbox.js';
@@ -25,6 +25,15 @@ export interface ChatRunnerOptions {
   closedCheckMs: number;
   /** Hands a message to the bot's plugin chain. */
   deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void>;
+  /** Hands the bot's own message (in its place in msg_num order) to the plugins' ownMessage hooks. */
+  own(message: ChatMessage, chat: ChatInfo): void;
+  /** Tells the plugins that the chat's history was reset (their chatReset hooks). */
+  chatReset(reset: ChatReset): Promise<void>;
+  /**
+   * The bots.yaml entry (`<group>/<chat>`) named another chat id last time (that chat is gone and this
+   * one has its subject): the plugins are told before anything of this chat is handed on.
+   */
+  replaces?: { entry: string; chatId: Id };
 }
 
 /**
@@ -39,6 +48,8 @@ export class ChatRunner {
   private waiting: Promise<void> | undefined;
   /** The newest msg_num confirmFromHistory has handed to the outbox, every one before it included. */
   private lookedUpTo = 0;
+  /** A reset for a chat made again is queued: a rejoin meanwhile must not queue a second. */
+  private resetQueued = false;
 
   constructor(private readonly options: ChatRunnerOptions) {
     const { client, info, log } = options;
@@ -52,7 +63,11 @@ export class ChatRunner {
       fetchAfter: (after) => client.paginate<ChatMessage>('getchathistory', { chat_id: chatId, start_msg_num: after, sort_dir: 'asc', limit: 100 }),
       fetchLatest: (count) => this.latest(count),
       deliver: (message, delivery) => options.deliver(message, delivery, info),
-      own: (message) => this.outbox.confirm(message),
+      own: (message) => {
+        this.outbox.confirm(message);
+        options.own(message, info);
+      },
+      reset: (reset) => this.onReset(reset),
       saveCursor: (msgNum) => {
         options.cursors.set(chatId, msgNum);
         options.outboxFile.forgetDone(chatId, msgNum);
@@ -89,6 +104,7 @@ export class ChatRunner {
       if (state === 'closed') this.outbox.failAll('the chat is closed');
     });
     this.connection.on('message', (message, fromHistory) => this.sequencer.live(message, fromHistory));
+    this.connection.on('historyEnd', () => this.sequencer.historyEnded());
     this.connection.on('deleted', () => {
       this.outbox.failAll('the chat was deleted');
       this.sequencer.stop();
@@ -100,6 +116,9 @@ export class ChatRunner {
   }
 
   start(): void {
+    const replaces = this.options.replaces;
+    if (replaces) void this.sequencer.recreated('replaced', this.options.cursors.get(replaces.chatId));
+    else this.checkCreated(this.options.joined.chat.created);
     if (this.options.joined.chatsubId !== undefined) {
       this.connection.start();
       return;
@@ -136,6 +155,58 @@ export class ChatRunner {
     this.outbox.stop();
   }
 
+  /**
+   * Whether the chat id still names the chat the cursor was written for: the chat's `created` is kept
+   * beside the cursor, and a chat made later under the same id (deleted and made again, or a service
+   * started again from its seed) resets the chat before anything is handed on.
+   */
+  private checkCreated(created: string | undefined): void {
+    if (created === undefined) return;
+    const { cursors } = this.options;
+    const known = cursors.createdOf(this.options.info.id);
+    // A cursor file from before `created` was kept: this is taken as the cursor's chat from now on.
+    if (known === undefined) cursors.noteCreated(this.options.info.id, created);
+    else if (known !== created && !(Date.parse(created) <= Date.parse(known)) && !this.resetQueued) {
+      this.resetQueued = true;
+      void this.sequencer.recreated().finally(() => {
+        this.resetQueued = false;
+      });
+    }
+  }
+
+  /**
+   * The chat's history went backwards or the id names a new chat: said once, loudly; the outbox and the
+   * plugins forget what they keep by msg_num; then the sequencer hands on the new history from msg_num 1.
+   * The cursor is reset only after the plugins were told, so a crash in between tells them again.
+   */
+  private async onReset(reset: HistoryReset): Promise<void> {
+    const { info, log, cursors, outboxFile } = this.options;
+    const replaces = reset.reason === 'replaced' ? this.options.replaces : undefined;
+    const what = reset.reason === 'replaced'
+      ? `the chat entry ${replaces?.entry} named chat ${replaces?.chatId} before; that chat is gone and this one took its subject`
+      : reset.reason === 'recreated'
+        ? `the chat id now names a chat made after the bot's cursor was written (deleted and made again, or the service started from scratch)`
+        : `the service's newest msg_num (${reset.newest}) is below the bot's cursor (${reset.previousCursor}): its history went backwards`;
+    log.warn({ chat: info.subject, chatId: info.id, cursor: reset.previousCursor, newest: reset.newest, reason: reset.reason, previousChatId: replaces?.chatId },
+      `chat history reset: ${what}; its messages are taken as new from msg_num 1 and the plugins are told (chatReset)`);
+    let created = reset.reason !== 'behind' ? this.options.joined.chat.created : undefined;
+    if (created === undefined) {
+      created = await this.options.joined.directory.find(info.id, 0).then((chat) => chat?.created, () => undefined);
+    }
+    this.lookedUpTo = 0;
+    this.outbox.historyReset();
+    outboxFile.forgetDone(info.id, Number.POSITIVE_INFINITY);
+    await this.options.chatReset({
+      chat: info, reason: reset.reason, previousCursor: reset.previousCursor, newest: reset.newest, at: new Date().toISOString(),
+      ...(replaces ? { previousChatId: replaces.chatId } : {}),
+    });
+    cursors.reset(info.id, 0, created);
+    if (replaces) {
+      cursors.forget(replaces.chatId);
+      cursors.noteEntry(replaces.entry, info.id);
+    }
+  }
+
   /** The bot's own messages past `after`, handed to the outbox to confirm its posts. */
   private async confirmFromHistory(after: number): Promise<void> {
     // What was read before need not be read again: a message offered to confirm() while the post it
@@ -147,7 +218,10 @@ export class ChatRunner {
       chat_id: this.options.info.id, start_msg_num: Math.max(after, this.lookedUpTo), sort_dir: 'asc', limit: 100,
     });
     for await (const message of pages) {
-      if (message.user_id === this.options.botUserId) this.outbox.confirm(message);
+      if (message.user_id === this.options.botUserId) {
+        this.outbox.confirm(message);
+        this.sequencer.ownStored(message);
+      }
       this.lookedUpTo = Math.max(this.lookedUpTo, message.msg_num);
     }
   }
@@ -169,6 +243,7 @@ export class ChatRunner {
     const { directory } = this.options.joined;
     const chat = await directory.find(this.options.info.id, 0);
     if (!chat) throw new Error('the chat is gone');
+    this.checkCreated(chat.created);
     const id = chat.chatsubId ?? (await joinOrReuse(this.options.client, chat, directory));
     this.options.info.chatsubId = id;
     return id;
