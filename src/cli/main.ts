@@ -6,8 +6,11 @@ import { chatCommand } from './chat-command.js';
 import { CommandUsageError, inCommand } from './command.js';
 import { demo } from './demo.js';
 import { EXIT, redact, reportError } from './output.js';
+import { newPluginCommand } from './new-plugin-command.js';
+import { pluginsCommand } from './plugins-command.js';
 import { checkCommand, runCommand } from './run-command.js';
 import { serve } from './serve.js';
+import { testPluginCommand } from './test-plugin-command.js';
 import { topicsCommand } from './topics-command.js';
 import { transcriptCommand } from './transcript-command.js';
 import { UsageError } from './usage-error.js';
@@ -17,6 +20,9 @@ const HELP = `Usage: groupwire <command> [options]
 Commands:
   run        run the bots of bots.yaml (groupwire run [bots.yaml])
   check      validate bots.yaml without connecting
+  plugins    the built-in plugins, one line each, with their docs pages
+  new-plugin write a ready plugin folder: TypeScript, typed options, a test (groupwire new-plugin NAME)
+  test-plugin run a plugin's tests (node:test), loading TypeScript as run does
   chat       talk in a chat interactively (groupwire chat --as bob general)
   demo       the demo: local service, demo bot and a scripted member (what npm start runs)
   serve      run the local Group Discussion Service (HTTPS and WSS)
@@ -41,6 +47,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   demo,
   run: runCommand,
   check: checkCommand,
+  plugins: pluginsCommand,
+  'new-plugin': newPluginCommand,
+  'test-plugin': testPluginCommand,
   chat: chatCommand,
   api: apiCommand,
   archive: archiveCommand,

@@ -1,16 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CODE_ROOT, FROM_SOURCE, packageRoot } from './package-root.js';
 import { PLUGIN_HOOKS_SOURCE, type PluginHooksData } from './plugin-module-hooks.js';
-
-/**
- * The root of the running groupwire's code: the directory holding src/ and plugins/. That is dist/
- * for the tsc build the package runs, another build directory for the benches, or the checkout when
- * groupwire runs from its TypeScript sources (tests).
- */
-const CODE_ROOT = new URL('../../', import.meta.url);
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
 let registered = false;
 
@@ -60,11 +53,3 @@ function exportFile(target: unknown): string | undefined {
   return exportFile(conditions.import) ?? exportFile(conditions.default);
 }
 
-/** The directory of groupwire's package.json, found upwards from the running code. */
-function packageRoot(): string {
-  for (let dir = fileURLToPath(CODE_ROOT); ; dir = dirname(dir)) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'groupwire') return dir;
-    if (dirname(dir) === dir) throw new Error(`groupwire's package.json was not found above ${fileURLToPath(CODE_ROOT)}`);
-  }
-}
