@@ -83,8 +83,9 @@ export class ChatSequencer {
   /** The cursor when a socket with history opened (undefined: no check due), and its history's newest msg_num. */
   private historyAnchor: number | undefined;
   private historyNewest = 0;
-  /** Resets so far: a check that began before one is void. */
+  /** Resets done so far, and when the anchor was taken: a check whose anchor predates a reset is void. */
   private resets = 0;
+  private anchorResets = 0;
   readonly stats = { delivered: 0, backfilled: 0, duplicates: 0, gapFills: 0, own: 0, resets: 0 };
 
   constructor(private readonly options: SequencerOptions) {
@@ -109,6 +110,7 @@ export class ChatSequencer {
       // Everything handed on so far was read before the socket opened, so the history it sends reaches
       // at least this far, unless the chat's history went backwards (checked at historyEnded()).
       this.historyAnchor = this.cursor;
+      this.anchorResets = this.resets;
       this.historyNewest = 0;
       return;
     }
@@ -124,7 +126,7 @@ export class ChatSequencer {
   historyEnded(): void {
     const anchor = this.historyAnchor;
     const newest = this.historyNewest;
-    const resets = this.resets;
+    const resets = this.anchorResets;
     this.historyAnchor = undefined;
     if (anchor === undefined || newest >= anchor) return;
     void this.enqueue(async () => {
@@ -141,10 +143,11 @@ export class ChatSequencer {
   /** Tells the plugins (through the runner), then hands on the new history from its first message. */
   private async resetNow(reset: HistoryReset): Promise<void> {
     if (this.stopped) return;
-    this.resets += 1;
     this.stats.resets += 1;
     await this.options.reset?.(reset);
     this.setCursor(0);
+    // Counted once the cursor is reset: an anchor taken while the plugins were being told is the old cursor.
+    this.resets += 1;
     await this.fillFrom(0);
   }
 

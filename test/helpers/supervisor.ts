@@ -216,7 +216,8 @@ export async function makeEnv(bots: BotSpec[], serviceOptions: Parameters<typeof
       for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await env.supervisor?.stop(0).catch(() => undefined);
       await Promise.all(clients.map((c) => c.close()));
-      await svc.close();
+      // A test may have closed it already (to start another service on its port).
+      await svc.close().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
   };
