@@ -75,8 +75,10 @@ describe('groupwire archive download', () => {
 
     const again = await runCli(['archive', 'download', '--group', 'demo', '--out', join(dir, 'again.mbox')], envFor(svc, 'bob'));
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/^groupwire: rate_limit: .*next allowed at /);
-    const at = /the next archive download is allowed at (\S+)/.exec(again.stderr)?.[1];
+    // The time is said once, in words, with the raw type after it.
+    expect(again.stderr).toMatch(/^groupwire: the archive may be downloaded once per 24 hours; the next download is allowed at \S+ \(rate_limit\)\n$/);
+    expect(again.stderr.match(/allowed at/g)).toHaveLength(1);
+    const at = /the next download is allowed at (\S+)/.exec(again.stderr)?.[1];
     expect(Date.parse(at!)).toBeGreaterThan(Date.now() + 23 * 3600_000);
     expect(existsSync(join(dir, 'again.mbox'))).toBe(false);
   });
@@ -128,7 +130,7 @@ describe('groupwire archive search', () => {
     expect(noQuery.stderr).toContain("Run 'groupwire archive search --help'");
     const banned = await runCli(['archive', 'search', '--group', 'demo', 'bot'], envFor(svc, 'dave'));
     expect(banned.code).toBe(1);
-    expect(banned.stderr).toMatch(/^groupwire: inadequate_permissions: /);
+    expect(banned.stderr).toMatch(/^groupwire: you may not read the archives of this group \(inadequate_permissions: /);
   });
 });
 

@@ -46,7 +46,7 @@ describe('groupwire activity', () => {
   it('exits 1 for a member without view_activity', async () => {
     const result = await runCli(['activity', '--group', 'demo'], envFor(svc, 'bob'));
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('groupwire: inadequate_permissions: view_activity\n');
+    expect(result.stderr).toBe('groupwire: only moderators can read the activity log (inadequate_permissions: view_activity)\n');
     expect(result.stdout).toBe('');
   });
 
@@ -83,7 +83,7 @@ describe('groupwire topics', () => {
     expect(noGroup.stderr).toContain('--group NAME is required');
     const banned = await runCli(['topics', '--group', 'demo'], envFor(svc, 'dave'));
     expect(banned.code).toBe(1);
-    expect(banned.stderr).toMatch(/^groupwire: inadequate_permissions: /);
+    expect(banned.stderr).toBe('groupwire: you may not read the archives of this group (inadequate_permissions: archives_visible)\n');
   });
 });
 

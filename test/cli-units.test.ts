@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
@@ -10,9 +11,9 @@ import { UsageError } from '../src/cli/usage-error.js';
 
 describe('api arguments', () => {
   it('take free-form parameters, client flags and the two switches', () => {
-    const parsed = parseApiArgs(['getchats', '--group_name', 'demo', '--limit=5', '--q=--odd', '--url', 'https://x', '--all']);
+    const parsed = parseApiArgs(['searcharchives', '--group_name', 'demo', '--limit=5', '--q=--odd', '--url', 'https://x', '--all']);
     expect(parsed).toMatchObject({
-      operation: 'getchats', all: true, extended: false,
+      operation: 'searcharchives', all: true, extended: false,
       params: { group_name: 'demo', limit: '5', q: '--odd' }, client: { url: 'https://x' },
     });
     expect(parseApiArgs(['newchat', '--extended', '--subject', '']).params).toEqual({ subject: '' });
@@ -68,7 +69,8 @@ describe('credentials', () => {
   });
 
   it('missing ones are usage errors naming what to set', () => {
-    expect(() => resolveClientSettings({}, {})).toThrow(/GROUPWIRE_URL/);
+    // A folder without a demo file: nothing to fall back on.
+    expect(() => resolveClientSettings({}, {}, tmpdir())).toThrow(/GROUPWIRE_URL/);
     expect(() => resolveClientSettings({}, place)).toThrow(/GROUPWIRE_EMAIL and GROUPWIRE_PASSWORD, or GROUPWIRE_TOKEN/);
     expect(() => resolveClientSettings({ email: 'a@x' }, place)).toThrow(/GROUPWIRE_PASSWORD/);
   });

@@ -11,12 +11,23 @@ export interface ErrorDetails {
   retryAfterSeconds?: number;
 }
 
+/** What a caller knows about a refused call, for explaining it (explainError). */
+export interface CallContext {
+  /** The call's parameters. */
+  params?: Readonly<Record<string, unknown>>;
+}
+
 export class GroupsError extends Error {
   readonly type: string;
   readonly extra: string;
   readonly status: number;
   readonly operation: string;
   readonly retryAfterSeconds: number | undefined;
+  /**
+   * What the caller knew about the refused call, attached with withContext(): explainError() uses it
+   * to name what was not found (`group "demo" was not found`).
+   */
+  context: CallContext | undefined;
 
   constructor(details: ErrorDetails, message?: string) {
     super(message ?? `${details.operation}: ${details.type}${details.extra ? ` (${details.extra})` : ''}`);
@@ -26,6 +37,15 @@ export class GroupsError extends Error {
     this.status = details.status;
     this.operation = details.operation;
     this.retryAfterSeconds = details.retryAfterSeconds;
+  }
+
+  /** Remembers what the caller knew about the call (the first context attached wins; csrf is never kept). */
+  withContext(context: CallContext): this {
+    if (this.context === undefined) {
+      const { csrf: _csrf, ...params } = context.params ?? {};
+      this.context = { ...context, params };
+    }
+    return this;
   }
 }
 

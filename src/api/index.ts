@@ -1,11 +1,12 @@
 export { GroupsClient, type Extended, type GroupsClientOptions } from './client.js';
 export * from './errors.js';
+export { explainError } from './explain-error.js';
 export type * from './types.js';
 export type * from './params.js';
 export type { Credentials } from './session.js';
 export type { RetryOptions } from './retry.js';
 export { Paginator } from './paginate.js';
-export { OPERATIONS, LIST_OPERATIONS, isOperation, type OperationName } from './operations.js';
+export { OPERATIONS, OPERATION_PARAMS, LIST_OPERATIONS, isOperation, type OperationName } from './operations.js';
 export { readArchive, readMbox, type MboxMessage } from './archive-reader.js';
 export { formatStartTime, type DownloadOptions, type DownloadResult } from './archive-download.js';
 export type { ChatSocketOptions } from './chat-socket.js';

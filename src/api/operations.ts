@@ -34,3 +34,36 @@ export const LIST_OPERATIONS = [
 export function isOperation(name: string): name is OperationName {
   return Object.hasOwn(OPERATIONS, name);
 }
+
+const GROUP = ['group_id', 'group_name'] as const;
+const PAGING = ['limit', 'page_token', 'sort_field', 'sort_dir'] as const;
+const DRAFT_FIELDS = ['subject', 'body', 'body_type', 'bcc_me', 'bcc_all'] as const;
+
+/**
+ * The parameters each operation takes besides `extended` and `csrf` (spec part 4, docs/protocol.md for
+ * drafts and search), so a misspelt name is caught before it is sent: the service ignores unknown
+ * parameters (spec part 9) and would answer about the one it then misses.
+ */
+export const OPERATION_PARAMS: Record<OperationName, readonly string[]> = {
+  getactivitylog: [
+    ...GROUP, ...PAGING, 'filter_by', 'restrict_date', 'start_date', 'end_date', 'action', 'member_info_id', 'past_member_info_id',
+  ],
+  gettopics: [...GROUP, ...PAGING],
+  gettopic: ['topic_id', ...PAGING],
+  getmessages: [...GROUP, ...PAGING],
+  downloadarchives: [...GROUP, 'start_msg_num', 'start_time'],
+  searcharchives: [...GROUP, ...PAGING, 'q', 'collapse_topics', 'exclude_sigs', 'start_date', 'end_date', 'preset_date_range'],
+  newchat: [...GROUP, 'subject', 'desc'],
+  updatechat: ['chat_id', 'subject', 'desc', 'is_closed'],
+  getchats: [...GROUP, ...PAGING, 'show_closed'],
+  deletechat: ['chat_id'],
+  joinchat: ['chat_id'],
+  leavechat: ['chatsub_id'],
+  getchathistory: ['chat_id', 'start_msg_num', ...PAGING],
+  newdraft: [...GROUP, 'draft_type', 'message_id', ...DRAFT_FIELDS],
+  updatedraft: ['draft_id', ...DRAFT_FIELDS],
+  addattachments: ['draft_id'],
+  postdraft: ['draft_id'],
+  getdrafts: [...GROUP, ...PAGING],
+  deletedraft: ['draft_id'],
+};

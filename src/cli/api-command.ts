@@ -1,4 +1,5 @@
-import { isOperation, LIST_OPERATIONS, OPERATIONS, type OperationName } from '../api/index.js';
+import { isOperation, LIST_OPERATIONS, OPERATION_PARAMS, OPERATIONS, type OperationName } from '../api/index.js';
+import { nearestName } from '../config/nearest-name.js';
 import type { WireParams } from '../api/transport.js';
 import { CLIENT_HELP, CLIENT_OPTIONS, clientFromFlags, type ClientFlagName, type ClientFlags } from './client-options.js';
 import { EXIT, formatJson, writeOut } from './output.js';
@@ -9,7 +10,8 @@ export const API_HELP = `Usage: groupwire api <operation> [--param value ...] [-
 
 Calls any operation of the Group Discussion Service and prints its JSON answer (2-space indented, every
 id exactly as the service sent it). Parameters go as given: --group_name demo --limit 5, or --name=value.
-POST operations get the csrf token by themselves.
+A parameter the operation does not take is refused (exit 2) with the nearest valid name. POST
+operations get the csrf token by themselves.
 
 Options:
   --extended               add extended=true (the answer becomes [result, user])
@@ -99,7 +101,22 @@ export function parseApiArgs(args: string[]): ApiArgs {
     throw new UsageError(`--all pages through list operations only (${LIST_OPERATIONS.join(', ')}); ${operation} is not one`);
   }
   if (result.all && result.extended) throw new UsageError('--all and --extended do not go together');
+  checkParamNames(operation, Object.keys(result.params));
   return { ...result, operation };
+}
+
+/**
+ * Refuses a parameter the operation does not take: the service would ignore it (spec part 9) and
+ * answer about the one it then misses (`--groupname demo` → `invalid group_id`).
+ */
+function checkParamNames(operation: OperationName, names: string[]): void {
+  const known = [...OPERATION_PARAMS[operation], ...(OPERATIONS[operation] === 'POST' ? ['csrf'] : [])];
+  for (const name of names) {
+    if (known.includes(name)) continue;
+    const nearest = nearestName(name, known);
+    const hint = nearest ? `did you mean --${nearest}?` : `it takes ${known.map((k) => `--${k}`).join(', ')}`;
+    throw new UsageError(`unknown parameter --${name} for ${operation} (${hint})`);
+  }
 }
 
 export async function apiCommand(args: string[]): Promise<number> {

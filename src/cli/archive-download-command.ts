@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
-import { formatStartTime, type DownloadArchivesParams } from '../api/index.js';
+import { formatStartTime, GroupsError, type DownloadArchivesParams } from '../api/index.js';
 import { CLIENT_HELP, CLIENT_OPTIONS, clientFromFlags } from './client-options.js';
 import { parseFlags, requireGroup } from './command.js';
 import { EXIT, writeOut } from './output.js';
@@ -78,7 +78,10 @@ export async function archiveDownloadCommand(args: string[]): Promise<number> {
   const zipFile = values['keep-zip'] ?? join(temp!, 'archive.zip');
   const progress = createProgress(`downloading ${group}`);
   try {
-    const download = await client.downloadArchives(params, { out: zipFile, onProgress: (bytes, total) => progress.update(bytes, total) });
+    const download = await client.downloadArchives(params, { out: zipFile, onProgress: (bytes, total) => progress.update(bytes, total) })
+      .catch((error: unknown) => {
+        throw error instanceof GroupsError ? error.withContext({ params: { ...params } }) : error;
+      });
     progress.done();
     const { bytes, messages } = await extractMbox(zipFile, out);
     const kept = values['keep-zip'] ? `; the zip (${formatBytes(download.bytes)}) is ${zipFile}` : '';

@@ -1,19 +1,25 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { WebSocket } from 'ws';
 import { GroupsClient } from '../api/client.js';
+import { errorFromObject, GroupsError } from '../api/errors.js';
+import { explainError } from '../api/explain-error.js';
 import { parseWireJson } from '../api/wire-json.js';
 import type { Chat, ChatMessage } from '../api/types.js';
 import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
 import { parseFlags } from './command.js';
+import { EXIT, registerSecret, writeErr } from './output.js';
+import { OwnPosts } from './own-posts.js';
+import { DEMO_RETRY, findService } from './service-address.js';
 import { UsageError } from './usage-error.js';
 
 export const CHAT_HELP = `Usage: groupwire chat --as MEMBER [--group demo] CHAT
 
-Talks in a chat interactively: what others say is printed, each line you type is posted.
+Talks in a chat interactively: what others say is printed, each line you type is posted and shown
+with its time and your name once the service has stored it. Ctrl-D (or Ctrl-C, or the end of piped
+input) leaves, after every line typed so far is posted. Exit 0, or 1 when a line could not be posted.
 MEMBER is a demo account (alice, mo, bob, carol) or an e-mail address (password from --password or
 GROUPWIRE_PASSWORD). The service is --url/--ca-file or GROUPWIRE_URL/GROUPWIRE_CA_FILE; without them, the
-demo started by npm start in this directory (.groupwire/demo.json).
+demo (or serve) running from this directory (.groupwire/demo.json).
 
 Options:
   --as MEMBER        who to talk as
@@ -23,8 +29,8 @@ Options:
   -h, --help
 `;
 
-/** Where the demo writes its address, for `groupwire chat` to find it. */
-export const DEMO_FILE = join('.groupwire', 'demo.json');
+// Where the demo writes its address (defined with the code that reads it; kept here for its importers).
+export { DEMO_FILE } from './service-address.js';
 
 export function formatChatLine(message: ChatMessage): string {
   const time = (message.created ?? '').slice(11, 16);
@@ -53,50 +59,106 @@ export async function chatCommand(args: string[]): Promise<number> {
   const email = demo?.email ?? values.as;
   const password = values.password ?? process.env.GROUPWIRE_PASSWORD ?? demo?.password;
   if (!password) throw new UsageError(`no password for ${email}: pass --password or set GROUPWIRE_PASSWORD`);
-  const service = await serviceAddress(values.url, values['ca-file']);
+  registerSecret(password);
+  const service = findService({ url: values.url, caFile: values['ca-file'] });
 
-  const client = new GroupsClient({ baseUrl: service.url, caFile: service.caFile, credentials: { email, password } });
-  const group = values.group ?? 'demo';
-  const chats = await client.paginate<Chat>('getchats', { group_name: group, limit: 100 }).all();
-  const chat = chats.find((c) => c.subject === subject || c.id === subject);
-  if (!chat) throw new UsageError(`group ${group} has no open chat ${subject} (open ones: ${chats.map((c) => c.subject).join(', ')})`);
-  const chatsubId = chat.chat_sub?.id ?? (await client.joinChat({ chat_id: chat.id })).id;
-  const ws = await client.openChatSocket({ chatsubId });
-  const prompt = createInterface({ input: process.stdin, output: process.stdout, prompt: `${chat.subject}> ` });
-  const print = (line: string) => {
-    process.stdout.write(`\r\x1b[K${line}\n`);
-    prompt.prompt(true);
-  };
-  process.stdout.write(`Talking in ${group}/${chat.subject} as ${email}. Type a line to post it; Ctrl-D to leave.\n`);
-  ws.on('message', (data) => {
-    const frame = parseWireJson(String(data)) as ChatMessage | { object: 'error'; type: string; extra: string };
-    if (frame.object === 'chat_message') print(formatChatLine(frame));
-    else if (frame.object === 'error') print(`(refused: ${frame.type} ${frame.extra})`);
+  const client = new GroupsClient({
+    baseUrl: service.url, caFile: service.caFile, credentials: { email, password }, retry: service.fromDemoFile ? DEMO_RETRY : undefined,
   });
-  prompt.on('line', (line) => {
-    if (line.trim()) ws.send(JSON.stringify({ object: 'chat_post', message: line }));
-    prompt.prompt();
-  });
-  prompt.prompt();
-  await new Promise<void>((resolve) => {
-    prompt.once('close', () => resolve());
-    ws.once('close', (code, reason) => {
-      print(`(the chat socket closed: ${code} ${reason.toString()})`);
-      prompt.close();
-    });
-  });
-  ws.close(1000, 'bye');
-  await client.close();
-  return 0;
+  try {
+    const group = values.group ?? 'demo';
+    const chats = await client.paginate<Chat>('getchats', { group_name: group, limit: 100 }).all()
+      .catch((error: unknown) => {
+        throw error instanceof GroupsError ? error.withContext({ params: { group_name: group } }) : error;
+      });
+    const chat = chats.find((c) => c.subject === subject || c.id === subject);
+    if (!chat) throw new UsageError(`group ${group} has no open chat ${subject} (open ones: ${chats.map((c) => c.subject).join(', ')})`);
+    const me = client.session.user ?? await client.login();
+    const chatsubId = chat.chat_sub?.id ?? (await client.joinChat({ chat_id: chat.id })).id;
+    const ws = await client.openChatSocket({ chatsubId });
+    process.stdout.write(`Talking in ${group}/${chat.subject} as ${email}. Type a line to post it; Ctrl-D to leave.\n`);
+    const { unconfirmed, refused } = await talk(client, chat, String(me.id), ws);
+    if (unconfirmed.length > 0) {
+      writeErr(`groupwire: ${unconfirmed.length} line${unconfirmed.length === 1 ? '' : 's'} not confirmed as posted: ${unconfirmed.map(quoteLine).join(', ')}\n`);
+    }
+    return unconfirmed.length + refused > 0 ? EXIT.error : EXIT.ok;
+  } finally {
+    await client.close();
+  }
 }
 
-async function serviceAddress(url: string | undefined, caFile: string | undefined): Promise<{ url: string; caFile?: string }> {
-  const fromEnv = url ?? process.env.GROUPWIRE_URL;
-  if (fromEnv) return { url: fromEnv, caFile: caFile ?? process.env.GROUPWIRE_CA_FILE };
-  try {
-    const demo = JSON.parse(await readFile(DEMO_FILE, 'utf8')) as { base_url: string; ca_file?: string };
-    return { url: demo.base_url, caFile: demo.ca_file };
-  } catch {
-    throw new UsageError(`no service address: set GROUPWIRE_URL (or run npm start here first, which writes ${DEMO_FILE})`);
-  }
+/**
+ * The conversation: others' lines as they come, each typed line posted and shown (with time and name)
+ * once the service has stored it. Ends at end of input (Ctrl-D, Ctrl-C, or a pipe's end), after every
+ * line typed so far is confirmed, or when the socket closes. Answers the lines never confirmed and
+ * how many the service refused.
+ */
+async function talk(client: GroupsClient, chat: Chat, userId: string, ws: WebSocket): Promise<{ unconfirmed: string[]; refused: number }> {
+  const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const prompt = createInterface({ input: process.stdin, output: process.stdout, prompt: `${chat.subject}> `, terminal: interactive });
+  let inputClosed = false;
+  const print = (line: string) => {
+    if (!interactive) return void process.stdout.write(`${line}\n`);
+    process.stdout.write(`\r\x1b[K${line}\n`);
+    // Never after close: prompting again would resume stdin and wait for a second Ctrl-D.
+    if (!inputClosed) prompt.prompt(true);
+  };
+  const own = new OwnPosts({
+    userId,
+    stored: (message) => print(formatChatLine(message)),
+    readHistory: async (after) => {
+      const history = await client.paginate<ChatMessage>('getchathistory', { chat_id: chat.id, start_msg_num: after, sort_dir: 'asc', limit: 100 }).all();
+      return history.sort((a, b) => a.msg_num - b.msg_num);
+    },
+  });
+  ws.on('message', (data) => {
+    const frame = parseWireJson(String(data)) as ChatMessage | { object: 'error'; type: string; extra: string };
+    if (frame.object === 'chat_message') {
+      own.seen(frame.msg_num);
+      print(formatChatLine(frame));
+    } else if (frame.object === 'error') {
+      const reason = explainError(errorFromObject(frame, 400, 'chat_post'));
+      refused += 1;
+      void own.refused().then((text) => print(`(not posted${text === undefined ? '' : ` ${quoteLine(text)}`}: ${reason})`));
+    }
+  });
+  let socketOpen = true;
+  let refused = 0;
+  prompt.on('line', (line) => {
+    if (line.trim() && socketOpen) {
+      ws.send(JSON.stringify({ object: 'chat_post', message: line }));
+      own.sent(line);
+    } else if (line.trim()) {
+      refused += 1;
+      print(`(not posted ${quoteLine(line)}: the chat socket is closed)`);
+    }
+    if (interactive) prompt.prompt();
+  });
+  // Ctrl-C leaves like Ctrl-D (readline would otherwise only pause the input).
+  prompt.on('SIGINT', () => prompt.close());
+  if (interactive) prompt.prompt();
+  await new Promise<void>((resolve) => {
+    prompt.once('close', () => {
+      inputClosed = true;
+      // Let go of the terminal: nothing reads stdin any more, so the process can end.
+      process.stdin.pause();
+      resolve();
+    });
+    ws.once('close', (code, reason) => {
+      socketOpen = false;
+      if (!inputClosed) {
+        print(`(the chat socket closed: ${code} ${reason.toString()})`);
+        prompt.close();
+      }
+    });
+  });
+  if (interactive) process.stdout.write('\n');
+  const unconfirmed = await own.settle(30_000);
+  if (socketOpen) ws.close(1000, 'bye');
+  return { unconfirmed, refused };
+}
+
+/** A typed line in a note, quoted and cut short. */
+function quoteLine(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
 }

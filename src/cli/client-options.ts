@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { GroupsClient, type Credentials } from '../api/index.js';
 import { registerSecret } from './output.js';
+import { DEMO_FILE, DEMO_NOT_RUNNING, DEMO_RETRY, DemoNotRunningError, findService } from './service-address.js';
 import { UsageError } from './usage-error.js';
 
 /** The flags every client command takes (parseArgs form). */
@@ -18,7 +19,9 @@ export type ClientFlagName = keyof typeof CLIENT_OPTIONS;
 export type ClientFlags = Partial<Record<ClientFlagName, string>>;
 
 export const CLIENT_HELP = `Service and credentials (flags win over the environment):
-  --url URL                GROUPWIRE_URL       the service's base address (https://host[:port])
+  --url URL                GROUPWIRE_URL       the service's base address (https://host[:port]); without
+                                               either, the demo or serve running from this directory
+                                               (${DEMO_FILE}, with its ca_file)
   --ca-file FILE           GROUPWIRE_CA_FILE   a CA to trust besides the system's (the local service's ca_file)
   --email ADDRESS          GROUPWIRE_EMAIL     log in with an e-mail address ...
   --password PASSWORD      GROUPWIRE_PASSWORD  ... and password (prefer the environment: flags show in ps)
@@ -28,20 +31,27 @@ export const CLIENT_HELP = `Service and credentials (flags win over the environm
 `;
 
 /**
- * Where to find the service and how to log in, from the flags, else the environment. A token (flag,
- * then environment) wins over an e-mail address and password from the same place; flags win over the
- * environment.
+ * Where to find the service and how to log in, from the flags, else the environment, else (the
+ * address only) the demo file of the working directory. A token (flag, then environment) wins over an
+ * e-mail address and password from the same place; flags win over the environment. No account is
+ * guessed: with the demo's address and no credentials, the error says what to set.
  */
-export function resolveClientSettings(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): {
-  baseUrl: string; caFile: string | undefined; credentials: Credentials;
+export function resolveClientSettings(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): {
+  baseUrl: string; caFile: string | undefined; credentials: Credentials; fromDemoFile: boolean;
 } {
   const value = (text: string | undefined) => (text === undefined || text === '' ? undefined : text);
-  const baseUrl = value(flags.url) ?? value(env.GROUPWIRE_URL);
-  if (!baseUrl) throw new UsageError('no service address: set GROUPWIRE_URL or pass --url https://host[:port]');
-  const caFile = value(flags['ca-file']) ?? value(env.GROUPWIRE_CA_FILE);
-  const credentials = resolveCredentials(flags, env, value);
+  const service = findService({ url: flags.url, caFile: flags['ca-file'] }, env, cwd);
+  const { url: baseUrl, caFile } = service;
+  let credentials: Credentials;
+  try {
+    credentials = resolveCredentials(flags, env, value);
+  } catch (error) {
+    if (!(error instanceof NoCredentialsError) || !service.fromDemoFile) throw error;
+    throw new UsageError(`no credentials for the demo at ${baseUrl} (found in ${DEMO_FILE}): set GROUPWIRE_EMAIL and `
+      + 'GROUPWIRE_PASSWORD to one of its accounts (README.md lists them: alice, mo, bob, carol), or GROUPWIRE_TOKEN');
+  }
   for (const secret of ['password' in credentials ? credentials.password : credentials.token]) registerSecret(secret);
-  return { baseUrl, caFile, credentials };
+  return { baseUrl, caFile, credentials, fromDemoFile: service.fromDemoFile };
 }
 
 function resolveCredentials(flags: ClientFlags, env: NodeJS.ProcessEnv, value: (text: string | undefined) => string | undefined): Credentials {
@@ -65,21 +75,27 @@ function resolveCredentials(flags: ClientFlags, env: NodeJS.ProcessEnv, value: (
   const password = value(env.GROUPWIRE_PASSWORD);
   if (email && password) return { email, password, twofactor };
   if (email) throw new UsageError('GROUPWIRE_EMAIL is set but not GROUPWIRE_PASSWORD: set it (or pass --password)');
-  throw new UsageError('no credentials: set GROUPWIRE_EMAIL and GROUPWIRE_PASSWORD, or GROUPWIRE_TOKEN (or pass --email/--password or --token)');
+  throw new NoCredentialsError('no credentials: set GROUPWIRE_EMAIL and GROUPWIRE_PASSWORD, or GROUPWIRE_TOKEN (or pass --email/--password or --token)');
 }
+
+/** Nothing at all to log in with (not a half-given pair). */
+class NoCredentialsError extends UsageError {}
 
 /** A client for the command, from the flags and the environment; mistakes in them are usage errors. */
 export function clientFromFlags(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): GroupsClient {
-  const { baseUrl, caFile, credentials } = resolveClientSettings(flags, env);
+  const { baseUrl, caFile, credentials, fromDemoFile } = resolveClientSettings(flags, env);
   if (caFile !== undefined) {
     try {
       accessSync(caFile, constants.R_OK);
     } catch (error) {
+      // The demo's CA is gone with its state: the file is left from a demo that is over.
+      if (fromDemoFile) throw new DemoNotRunningError(`${DEMO_NOT_RUNNING} (the CA file ${caFile} named in ${DEMO_FILE} is gone)`);
       throw new UsageError(`cannot read the CA file ${caFile} (--ca-file or GROUPWIRE_CA_FILE): ${(error as NodeJS.ErrnoException).code ?? error}`);
     }
   }
   try {
-    return new GroupsClient({ baseUrl, caFile, credentials });
+    // The demo is local: a refused connection means it is gone, not worth the usual 10 s of retries.
+    return new GroupsClient({ baseUrl, caFile, credentials, retry: fromDemoFile ? DEMO_RETRY : undefined });
   } catch (error) {
     throw new UsageError(`--url or GROUPWIRE_URL: ${(error as Error).message}`);
   }

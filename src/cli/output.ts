@@ -1,8 +1,7 @@
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 import { htmlToLine } from '../api/html-text.js';
-import {
-  ArchiveDownloadLimitError, GroupsError, ResponseFormatError, TransportError, UnauthorizedError,
-} from '../api/index.js';
+import { explainError, GroupsError, TransportError, UnauthorizedError } from '../api/index.js';
+import { demoUnreachable } from './service-address.js';
 
 /** Exit codes of every command. */
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
@@ -46,19 +45,18 @@ export function reportError(error: unknown): number {
 }
 
 function describeError(error: unknown): string[] {
-  if (error instanceof ArchiveDownloadLimitError) {
-    return [`${error.type}: ${error.extra}`, `the next archive download is allowed at ${error.nextAllowedAt.toISOString()}`];
-  }
+  const notRunning = demoUnreachable(error);
+  if (notRunning) return [notRunning];
   if (error instanceof TransportError) {
     const hint = /certificate|self.signed|CERT_/i.test(error.message)
       ? ['the TLS certificate is not trusted: set GROUPWIRE_CA_FILE (or --ca-file) to the service\'s CA file']
       : [];
     return [error.message, ...hint];
   }
-  if (error instanceof ResponseFormatError) return [error.message];
   if (error instanceof GroupsError) {
-    const lines = [error.extra ? `${error.type}: ${error.extra}` : error.type];
-    if (error instanceof UnauthorizedError && error.twoFactorRequired) lines.push('this account needs a two-factor code: pass --twofactor CODE');
+    // One sentence with the raw type and extra after it (explainError); a hint on the next line.
+    const lines = [explainError(error)];
+    if (error instanceof UnauthorizedError && error.twoFactorRequired) lines.push('pass --twofactor CODE');
     return lines;
   }
   return [error instanceof Error ? error.message : String(error)];

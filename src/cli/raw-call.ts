@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { OPERATIONS, ResponseFormatError, type GroupsClient, type OperationName } from '../api/index.js';
+import { GroupsError, OPERATIONS, ResponseFormatError, type GroupsClient, type OperationName } from '../api/index.js';
 import type { RawResponse, WireParams } from '../api/transport.js';
 import { parseJsonLossless } from './output.js';
 
@@ -9,6 +9,16 @@ import { parseJsonLossless } from './output.js';
  * retries, re-login and csrf refresh apply; error answers become the client's error classes.
  */
 export async function callRaw(client: GroupsClient, operation: OperationName, params: WireParams): Promise<unknown> {
+  try {
+    return await callRawOnce(client, operation, params);
+  } catch (error) {
+    // The parameters let the error say what was not found (`group "demo" was not found`).
+    if (error instanceof GroupsError) error.withContext({ params });
+    throw error;
+  }
+}
+
+async function callRawOnce(client: GroupsClient, operation: OperationName, params: WireParams): Promise<unknown> {
   const method = OPERATIONS[operation];
   return client.run(operation, method, async () => {
     const wire: WireParams = { ...params };
