@@ -1,16 +1,21 @@
 import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { ID_STYLES, type IdStyle } from '../service/ids.js';
 import { LocalService, type LocalServiceOptions } from '../service/local-service.js';
 import { parseRateLimit } from '../service/rate-limit.js';
 import { readSeedFile } from '../service/seed.js';
+import { readDemoFile, removeOwnDemoFile, writeDemoFile } from './demo-file.js';
+import { DEMO_FILE, processIsAlive } from './service-address.js';
 import { UsageError } from './usage-error.js';
 
 export const SERVE_HELP = `Usage: groupwire serve [options]
 
 Runs the local Group Discussion Service over HTTPS and WSS. When ready it prints one JSON line to
-stdout: {"base_url": ..., "ca_file": ..., "admin_token": ...}. Logs go to stderr.
+stdout: {"base_url": ..., "ca_file": ..., "admin_token": ...}. Logs go to stderr. While it runs,
+${DEMO_FILE} in the working directory says where it is, so the client commands (api, topics, chat,
+...) run from here find it without GROUPWIRE_URL (not when a running demo already uses that file).
 
 Options:
   --host HOST              address to listen on (default 127.0.0.1)
@@ -89,7 +94,30 @@ export async function serve(args: string[], announce: (service: LocalService) =>
   }
   const service = await LocalService.start(options);
   announce(service);
-  await stopOnSignal(() => service.close());
+  const wroteDemoFile = await tellClientCommands(service, options.statePath);
+  try {
+    await stopOnSignal(() => service.close());
+  } finally {
+    if (wroteDemoFile) removeOwnDemoFile();
+  }
+}
+
+/**
+ * Writes the demo file (what `npm start` writes), so the client commands run from this directory find
+ * this service without GROUPWIRE_URL. Not over the file of another demo or serve that is running.
+ */
+async function tellClientCommands(service: LocalService, statePath: string | undefined): Promise<boolean> {
+  const other = await readDemoFile();
+  if (other && typeof other.pid === 'number' && other.pid !== process.pid && processIsAlive(other.pid)) {
+    process.stderr.write(`groupwire: not writing ${DEMO_FILE}: process ${other.pid} (${other.base_url}) is using it\n`);
+    return false;
+  }
+  // The state file's folder, like the demo's state_dir, so a demo over the same state is refused.
+  const stateDir = statePath === undefined ? '' : dirname(resolve(statePath));
+  await writeDemoFile({ base_url: service.baseUrl, ca_file: service.caFile, pid: process.pid, state_dir: stateDir });
+  // Also on an exit that skips the finally above (an error, a second Ctrl-C).
+  process.once('exit', removeOwnDemoFile);
+  return true;
 }
 
 function printReadyLine(service: LocalService): void {
