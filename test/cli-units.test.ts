@@ -31,7 +31,10 @@ describe('api arguments', () => {
     [['getchats', '--all', '--extended'], /do not go together/],
     [['newchat', '--all'], /list operations only/],
     [['downloadarchives'], /archive download/],
-    [['getchats', '--a-b', '1'], /parameter name/],
+    [['getchats', '--a-b', '1'], /unknown parameter --a-b for getchats \(it takes --group_id, --group_name, --limit/],
+    [['getchats', '--groupname', 'demo'], /^unknown parameter --groupname for getchats \(did you mean --group_name\?\)$/],
+    [['getchats', '--group-name', 'demo'], /did you mean --group_name\?/],
+    [['newchat', '--group_name', 'demo', '--subjet', 'x'], /unknown parameter --subjet for newchat \(did you mean --subject\?\)/],
     [['getchats', '--limit', '1', '--limit', '2'], /given twice/],
   ])('refuse %j', (args, message) => {
     expect(() => parseApiArgs(args)).toThrow(UsageError);

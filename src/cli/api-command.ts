@@ -53,8 +53,6 @@ interface ApiArgs {
   all: boolean;
 }
 
-const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 /** Free-form `--name value` pairs: parsed by hand, as parseArgs needs the names in advance. */
 export function parseApiArgs(args: string[]): ApiArgs {
   const result: ApiArgs = { help: false, params: {}, client: {}, extended: false, all: false };
@@ -88,7 +86,7 @@ export function parseApiArgs(args: string[]): ApiArgs {
       result.client[name as ClientFlagName] = value;
       continue;
     }
-    if (!PARAM_NAME.test(name)) throw new UsageError(`--${name}: a parameter name is letters, digits and _`);
+    // Names are checked against the operation's once it is known (checkParamNames).
     if (Object.hasOwn(result.params, name)) throw new UsageError(`--${name} is given twice`);
     result.params[name] = value;
   }

@@ -1,0 +1,82 @@
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, ROOT, type CliResult } from './helpers/cli.js';
+import { call, loginAs, ok, startTestService, type TestService } from './helpers/service.js';
+
+/** `groupwire chat` as a child process with its input piped: lines, then the end of input (Ctrl-D's effect). */
+
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+let svc: TestService;
+
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.close();
+});
+
+/** Runs `groupwire chat ARGS`, writes `input` to its stdin and closes it. */
+function chat(args: string[], input: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX, `${ROOT}src/cli/main.ts`, 'chat', ...args], {
+      cwd: ROOT, env: cleanEnv({ GROUPWIRE_URL: svc.baseUrl, GROUPWIRE_CA_FILE: svc.service.caFile! }), stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.stdin.end(input);
+  });
+}
+
+async function generalHistory(): Promise<Array<{ user_name: string; message: string; msg_num: number }>> {
+  const auth = await loginAs(svc, 'mo');
+  const chats = ok(await call(svc, 'getchats', { group_name: 'demo', limit: 100 }, { auth }));
+  const general = chats.data.find((c: { subject: string }) => c.subject === 'general');
+  const history = ok(await call(svc, 'getchathistory', { chat_id: general.id, limit: 100, sort_dir: 'asc' }, { auth }));
+  return history.data;
+}
+
+const TIME = '\\[\\d{2}:\\d{2}\\]';
+
+describe('groupwire chat with piped input', () => {
+  it('posts every line before the end of input, shows each with time and name, and exits 0', { timeout: 60_000 }, async () => {
+    const lines = ['first from bob', 'second from bob', 'third, right before the end'];
+    const result = await chat(['--as', 'bob', 'general'], `${lines[0]}\n\n${lines[1]}\n${lines[2]}`);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    // Shown as the others' lines are, once the service has them, in the order typed.
+    const shown = lines.map((line) => {
+      const match = new RegExp(`^${TIME} <Bob Member> ${line}$`, 'm').exec(result.stdout);
+      expect(match, `${line} in\n${result.stdout}`).not.toBeNull();
+      return match!.index;
+    });
+    expect([...shown].sort((a, b) => a - b)).toEqual(shown);
+    // No prompt noise when the input is not a terminal.
+    expect(result.stdout).not.toContain('general> ');
+    const stored = (await generalHistory()).filter((m) => m.user_name === 'bob').map((m) => m.message);
+    expect(stored.slice(-3)).toEqual(lines);
+  });
+
+  it('a line the service refuses is said, the others are posted, exit 1', { timeout: 60_000 }, async () => {
+    const result = await chat(['--as', 'carol', 'general'], `before the long one\n${'x'.repeat(12_000)}\nafter the long one\n`);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(new RegExp(`^${TIME} <Carol Member> before the long one$`, 'm'));
+    expect(result.stdout).toMatch(new RegExp(`^${TIME} <Carol Member> after the long one$`, 'm'));
+    expect(result.stdout).toContain('(not posted "xxxxxxxx');
+    expect(result.stdout).toContain('(invalid_value: message)');
+    const stored = (await generalHistory()).filter((m) => m.user_name === 'carol').map((m) => m.message);
+    expect(stored.slice(-2)).toEqual(['before the long one', 'after the long one']);
+  });
+
+  it('a banned member is told in words why, exit 1', { timeout: 60_000 }, async () => {
+    const result = await chat(['--as', 'dave', 'general'], 'hello?\n');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^groupwire: you may not see the chats of this group \(inadequate_permissions: \w+\)\n$/);
+  });
+});

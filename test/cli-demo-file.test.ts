@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, outputs, PASSWORDS, ROOT, runCli, succeeded } from './helpers/cli.js';
+import { startTestService, type TestService } from './helpers/service.js';
+
+/** The client commands find a running demo or serve through `.groupwire/demo.json` in the working directory. */
+
+// tsx as a file URL, so serve runs from a folder outside the repo.
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+let svc: TestService;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.close();
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  for (const output of outputs) for (const password of PASSWORDS) expect(output).not.toContain(password);
+});
+
+/** A folder holding a demo file with `content` (as a demo writes it). */
+async function folderWithDemoFile(content: Record<string, unknown>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'gw-demo-file-'));
+  dirs.push(dir);
+  await mkdir(join(dir, '.groupwire'));
+  await writeFile(join(dir, '.groupwire', 'demo.json'), JSON.stringify(content));
+  return dir;
+}
+
+/** The demo file of a demo that is up: this test process stands in for the demo's. */
+const liveDemo = () => ({ base_url: svc.baseUrl, ca_file: svc.service.caFile, pid: process.pid, state_dir: '/somewhere/state' });
+const asBob = (vars: Record<string, string> = {}) => cleanEnv({ GROUPWIRE_EMAIL: 'bob@example.com', GROUPWIRE_PASSWORD: 'bob-demo', ...vars });
+const asMo = () => cleanEnv({ GROUPWIRE_EMAIL: 'mo@example.com', GROUPWIRE_PASSWORD: 'mo-demo' });
+
+/** The pid of a process that has ended. */
+async function endedPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
+
+/** A local port nothing listens on (taken and let go). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('client commands without GROUPWIRE_URL', () => {
+  it('api, topics, activity, archive search and transcript export use the demo file\'s address and CA', async () => {
+    const cwd = await folderWithDemoFile(liveDemo());
+    const [api, topics, activity, search] = await Promise.all([
+      runCli(['api', 'getchats', '--group_name', 'demo'], asBob(), cwd),
+      runCli(['topics', '--group', 'demo'], asBob(), cwd),
+      runCli(['activity', '--group', 'demo', '--limit', '2'], asMo(), cwd),
+      runCli(['archive', 'search', '--group', 'demo', 'release'], asBob(), cwd),
+    ]);
+    expect(JSON.parse(succeeded(api)).object).toBe('list');
+    expect(succeeded(topics)).toContain('Release planning');
+    expect(succeeded(activity).trimEnd().split('\n').length).toBeGreaterThanOrEqual(2);
+    expect(succeeded(search)).toMatch(/^#\d+ /m);
+    const transcript = await runCli(['transcript', 'export', '--chat', 'general', '--group', 'demo', '--from', '2000-01-01',
+      '--to', '2100-01-01', '--format', 'text', '--source', 'service'], asBob(), cwd);
+    expect(succeeded(transcript)).toContain('Welcome to #general!');
+  });
+
+  it('GROUPWIRE_URL wins over the demo file', async () => {
+    const cwd = await folderWithDemoFile({ ...liveDemo(), base_url: `https://127.0.0.1:${await closedPort()}` });
+    const result = await runCli(['topics', '--group', 'demo'], asBob({ GROUPWIRE_URL: svc.baseUrl, GROUPWIRE_CA_FILE: svc.service.caFile! }), cwd);
+    expect(succeeded(result)).toContain('Release planning');
+  });
+
+  it('without credentials, says which variables to set (no account is guessed), exit 2', async () => {
+    const cwd = await folderWithDemoFile(liveDemo());
+    const result = await runCli(['topics', '--group', 'demo'], cleanEnv(), cwd);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`groupwire: no credentials for the demo at ${svc.baseUrl} (found in .groupwire/demo.json): `
+      + 'set GROUPWIRE_EMAIL and GROUPWIRE_PASSWORD to one of its accounts');
+    expect(result.stderr).toContain('GROUPWIRE_TOKEN');
+  });
+
+  it('a demo file left by a demo that has ended: "the demo is not running", exit 1, at once', async () => {
+    const pid = await endedPid();
+    const cwd = await folderWithDemoFile({ ...liveDemo(), pid });
+    const result = await runCli(['api', 'getchats', '--group_name', 'demo'], asBob(), cwd);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`groupwire: the demo is not running: start it with npm start (or groupwire serve) (.groupwire/demo.json is left from process ${pid}, which has ended)\n`);
+  });
+
+  it('nothing answering at the demo file\'s address: "the demo is not running", not ECONNREFUSED', async () => {
+    const address = `https://127.0.0.1:${await closedPort()}`;
+    const cwd = await folderWithDemoFile({ ...liveDemo(), base_url: address });
+    const result = await runCli(['topics', '--group', 'demo'], asBob(), cwd);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`groupwire: the demo is not running: start it with npm start (or groupwire serve) (nothing answers at ${address}, the address in .groupwire/demo.json)\n`);
+    expect(result.stderr).not.toContain('ECONNREFUSED');
+  });
+
+  it('no demo file and no address: says to set GROUPWIRE_URL or start the demo, exit 2', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'gw-no-demo-'));
+    dirs.push(cwd);
+    const result = await runCli(['topics', '--group', 'demo'], asBob(), cwd);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('no service address: set GROUPWIRE_URL or pass --url https://host[:port] (or start the demo in this directory with npm start');
+  });
+});
+
+describe('groupwire serve', () => {
+  it('writes the demo file while it runs (the client commands of its directory find it) and removes it on SIGTERM', { timeout: 90_000 }, async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'gw-serve-file-'));
+    dirs.push(cwd);
+    const file = join(cwd, '.groupwire', 'demo.json');
+    const serve = spawn(process.execPath, ['--import', TSX, `${ROOT}src/cli/main.ts`, 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv() });
+    const exited = new Promise<number | null>((resolve) => serve.once('exit', resolve));
+    try {
+      const ready = JSON.parse(await new Promise<string>((resolve, reject) => {
+        let text = '';
+        serve.stdout.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          if (text.includes('\n')) resolve(text.slice(0, text.indexOf('\n')));
+        });
+        serve.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+      }));
+      // Written right after the ready line.
+      await waitFor(() => existsSync(file));
+      expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ base_url: ready.base_url, ca_file: ready.ca_file, pid: serve.pid });
+      expect(succeeded(await runCli(['topics', '--group', 'demo'], asBob(), cwd))).toContain('Release planning');
+    } finally {
+      serve.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
