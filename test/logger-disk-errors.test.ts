@@ -40,7 +40,7 @@ describe('logger: disk errors', () => {
       env.writeConfig([{
         chats: [{ chat: 'general' }],
         plugins: [
-          { use: 'logger', with: { dir: './blocker/transcripts', format: ['jsonl', 'text'], flush_interval_ms: 50, retry_max_ms: 200, max_pending: maxPending } },
+          { use: 'logger', with: { dir: './blocker/transcripts', format: ['jsonl', 'text'], include_own: false, flush_interval_ms: 50, retry_max_ms: 200, max_pending: maxPending } },
           { use: 'responder' },
         ],
       }]);
