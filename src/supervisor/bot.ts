@@ -9,7 +9,7 @@ import type { BotConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
 import { PluginChain, type BaseContext, type ChainLink } from '../pipeline/chain.js';
 import { LinkContext } from '../pipeline/link-context.js';
-import type { BotInfo, ChatInfo, ChatTarget, PluginEnv } from '../pipeline/plugin.js';
+import type { BotInfo, ChatInfo, ChatReset, ChatTarget, PluginEnv } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
 import { KeyValueStore } from '../store/kv-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
@@ -112,12 +112,19 @@ export class Bot {
           id: joined.chat.id, subject: joined.chat.subject, groupId: joined.chat.groupId,
           groupName: groupNameOf(user, joined.chat.groupId) ?? entry.group, chatsubId: joined.chatsubId ?? '',
         };
+        // An entry by subject that named another chat id last time: that chat was deleted and made again.
+        const entryKey = `${entry.group}/${entry.chat}`;
+        const before = this.cursors.chatOfEntry(entryKey);
+        const replaces = before !== undefined && before !== info.id && entry.chat !== info.id ? { entry: entryKey, chatId: before } : undefined;
+        if (!replaces) this.cursors.noteEntry(entryKey, info.id);
         const runner = new ChatRunner({
-          client: this.client, joined, info, botUserId: user.id, log: chatLog, cursors: this.cursors,
+          client: this.client, joined, info, botUserId: user.id, log: chatLog, cursors: this.cursors, replaces,
           outboxFile: this.outboxFile, gate: this.options.gate,
           rate: config.reply_rate ? { perSecond: config.reply_rate.per_second, burst: config.reply_rate.burst ?? 1 } : DEFAULT_RATE,
           historyOnFirstStart: config.history_on_first_start, closedCheckMs: config.closed_chat_check_seconds * 1000,
           deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),
+          own: (message, chat) => this.deliverOwn(message, chat),
+          chatReset: (reset) => this.chatReset(reset),
         });
         this.addRunner(runner);
         runner.start();
@@ -182,6 +189,30 @@ export class Bot {
       send: (target, text) => this.send(target, text, origin),
     };
     return this.chain.run(base);
+  }
+
+  /** The bot's own message to the plugins that record the chat (ownMessage hooks). */
+  private deliverOwn(message: ChatMessage, chat: ChatInfo): void {
+    for (const link of this.links) {
+      if (!link.instance.ownMessage) continue;
+      try {
+        link.instance.ownMessage(message, chat);
+      } catch (error) {
+        link.log.error({ err: error, msgNum: message.msg_num }, 'plugin failed on the bot\'s own message');
+      }
+    }
+  }
+
+  /** A chat's history was reset: every plugin's chatReset hook, in chain order, each awaited. */
+  private async chatReset(reset: ChatReset): Promise<void> {
+    for (const link of this.links) {
+      if (!link.instance.chatReset) continue;
+      try {
+        await link.instance.chatReset(reset);
+      } catch (error) {
+        link.log.error({ err: error, chat: reset.chat.subject }, 'plugin failed to reset for the chat\'s new history');
+      }
+    }
   }
 
   /** Resolves once the bot has started and every chat it could set up has its socket open. */
