@@ -145,4 +145,27 @@ describe('a chat whose history goes backwards', () => {
     await waitFor('after the drop', () => jsonlLines().some((m) => m.message === 'after a drop'));
     expect(resetWarnings()).toHaveLength(1);
   }, 120_000);
+
+  test('a chat deleted and made again under its subject (a new id for the same bots.yaml entry)', async () => {
+    const mo = clientOf('mo');
+    const old = (await chatOf(mo, 'general'))!;
+    await mo.deleteChat({ chat_id: old.id });
+    await adminOk(svc, 'chats', {
+      group: 'demo', owner: 'mo@example.com', subject: 'general', members: ['bob@example.com', 'carol@example.com', 'bot@example.com'],
+    });
+    await env.supervisor!.stop();
+    await env.start();
+    await waitFor('the warning', () => resetWarnings().length === 1, 30_000);
+    expect(resetWarnings()[0]).toMatchObject({ reason: 'replaced', previousChatId: old.id });
+    await post(svc, 'general', 'bob', '!ping');
+    await post(svc, 'general', 'carol', 'in the chat made again');
+    await waitFor('a pong', async () => (await botSaid()).some((m) => /pong/i.test(m)), 30_000);
+    await waitFor('IRC', () => alice.texts('#general').some((t) => t.includes('in the chat made again')), 30_000);
+    await waitFor('the transcript', () => jsonlLines().some((m) => m.message === 'in the chat made again'));
+    const lines = jsonlLines();
+    const marker = lines.findLastIndex((m) => m.object === 'history_reset');
+    expect(lines[marker]).toMatchObject({ reason: 'replaced' });
+    expect(lines.slice(marker + 1).map((m) => m.msg_num)).toEqual([1, 2, 3]);
+    expect(resetWarnings()).toHaveLength(1);
+  }, 120_000);
 });
