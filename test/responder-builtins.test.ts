@@ -91,7 +91,8 @@ describe('responder: built-in commands', () => {
     expect(await ask('general', 'mo', '!search "weekly meeting"')).toMatch(/^1 result for "weekly meeting":\n1\. Meeting notes — Mo Moderator, .*: Notes from the weekly meeting\./);
     expect(await ask('general', 'carol', '!search')).toBe('query is missing. Usage: !search <query…>');
     // A service error is a short answer; the detail is logged.
-    expect(await ask('general', 'carol', '!search -#announce')).toBe('!search failed: The service refused: -#tag (exclude hashtag) is not yet implemented.');
+    expect(await ask('general', 'carol', '!search -#announce'))
+      .toBe('!search failed: The service refused: excluding a hashtag (-#tag) is not supported yet (bad_request: -#tag (exclude hashtag) is not yet implemented).');
     expect(env.log.withMessage('responder: command refused').some((l) => l.rule === '!search')).toBe(true);
 
     // Unknown commands, other prefixes and the bot's own words (from another session) get nothing.
@@ -106,7 +107,8 @@ describe('responder: built-in commands', () => {
     expect(await ask('general', 'bob', '!activity')).toBe('Sorry, !activity is only for the group\'s moderators.');
     // The demo seed lets the bot read the log; without view_activity the answer says what is missing.
     await adminOk(env.svc, 'subscriptions', { group: 'demo', user: 'bot@example.com', role: 'member', grants: ['manage_chats'] });
-    expect(await ask('general', 'mo', '!activity')).toBe('!activity failed: the bot may not read this group\'s activity log (it needs the view_activity permission, which moderators have).');
+    expect(await ask('general', 'mo', '!activity'))
+      .toBe('!activity failed: The service refused the bot: only moderators can read the activity log (inadequate_permissions: view_activity).');
     await adminOk(env.svc, 'subscriptions', { group: 'demo', user: 'bot@example.com', role: 'member', grants: ['manage_chats', 'view_activity'] });
     const activity = await ask('general', 'mo', '!activity 3');
     const lines = activity.split('\n');
