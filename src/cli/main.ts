@@ -34,7 +34,9 @@ Commands:
 
 The client commands (api, archive, activity, topics, transcript export) find the service and log in from flags or the
 environment: GROUPWIRE_URL, GROUPWIRE_CA_FILE, and GROUPWIRE_EMAIL with GROUPWIRE_PASSWORD, or
-GROUPWIRE_TOKEN. Exit codes: 0 done, 1 an error from the service (or the network), 2 a usage mistake.
+GROUPWIRE_TOKEN. Without GROUPWIRE_URL they (and chat) use the demo or serve running from this
+directory (.groupwire/demo.json). Exit codes: 0 done, 1 an error from the service (or the network,
+or the demo is not running), 2 a usage mistake.
 
 Run 'groupwire <command> --help' for a command's options.
 `;
