@@ -1,16 +1,16 @@
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ensurePluginModuleHooks } from '../config/plugin-module-hooks-registration.js';
+import { FROM_SOURCE } from '../config/package-root.js';
 import { parseFlags } from './command.js';
 import { UsageError } from './usage-error.js';
 
 export const TEST_PLUGIN_HELP = `Usage: groupwire test-plugin [PATH...]
 
 Runs a plugin's tests (files named *.test.ts, *.test.mts, *.test.js or *.test.mjs in PATH, default
-the current directory, and below it) with node:test, in this process, loaded as groupwire loads
-plugins: TypeScript compiled on load, and groupwire and zod lent to a folder that has none. Exit 0
-when every test passes, 1 when one fails.
+the current directory, and below it) with node's test runner (node --test), loaded as groupwire
+loads plugins: TypeScript compiled on load, and groupwire and zod lent to a folder that has none.
+The exit code is the test runner's: 0 when every test passes, 1 when one fails.
 `;
 
 const TEST_FILE = /\.test\.m?[jt]s$/;
@@ -23,11 +23,14 @@ export async function testPluginCommand(args: string[]): Promise<number> {
   }
   const files = (positionals.length ? positionals : ['.']).flatMap((path) => testFiles(resolve(path)));
   if (files.length === 0) throw new UsageError(`no test files (*.test.ts, *.test.js) in ${positionals.join(' ') || 'the current directory'}`);
-  ensurePluginModuleHooks();
-  // node:test runs the tests these files declare once they are loaded, prints them, and sets a
-  // failing exit code itself when one fails (after this command's 0).
-  for (const file of files) await import(pathToFileURL(file).href);
-  return 0;
+  // node --test, with the plugin hooks registered first in it and in each test file's process
+  // (--import is handed on to them); this process's own flags too (tsx, when groupwire runs from source).
+  const hooks = new URL(`../config/register-plugin-hooks.${FROM_SOURCE ? 'ts' : 'js'}`, import.meta.url).href;
+  const child = spawn(process.execPath, [...process.execArgv, '--import', hooks, '--test', ...files], { stdio: 'inherit' });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
 }
 
 function testFiles(path: string): string[] {
