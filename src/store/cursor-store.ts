@@ -12,13 +12,15 @@ const COMPACT_AFTER = 10_000;
  * Beside a chat's cursor the store keeps the chat's `created` time as the service gave it when the
  * cursor was first written (`"k"` in the journal): a chat id that later names a chat created at another
  * time was deleted and made again, and the cursor belongs to the old one. A line is `{"c":id,"m":n}`
- * (a move), `{"c":id,"m":n,"k":created}` (a first write or a reset) or `{"c":id,"k":created}`; files
+ * (a move), `{"c":id,"m":n,"k":created}` (a first write or a reset), `{"c":id,"k":created}` or
+ * `{"c":id,"e":"<group>/<chat>"}` (the bots.yaml entry that named the chat; a by-subject entry that
+ * names another id later means the old chat was deleted and one of its subject made); files
  * written before there was a `"k"` read as they are, and the time is added at the next start.
  */
 export class CursorStore {
   private readonly cursors = new Map<string, number>();
   private readonly created = new Map<string, string>();
-  /** bots.yaml's chat entries (`<group>/<chat>`) and the chat id each named last (`{"e":entry,"c":id}`). */
+  /** bots.yaml's chat entries (`<group>/<chat>`) and the chat id each named last (`"e"` on the chat's line). */
   private readonly entries = new Map<string, string>();
   private fd: number | undefined;
   private lines = 0;
@@ -39,10 +41,7 @@ export class CursorStore {
       try {
         const { c, m, k, e } = JSON.parse(line) as { c: string; m?: number; k?: string; e?: string };
         if (typeof c !== 'string') continue;
-        if (typeof e === 'string') {
-          store.entries.set(e, c);
-          continue;
-        }
+        if (typeof e === 'string') store.entries.set(e, c);
         if (typeof m === 'number') store.cursors.set(c, m);
         if (typeof k === 'string') store.created.set(c, k);
       } catch {
@@ -112,6 +111,7 @@ export class CursorStore {
     if (!this.cursors.has(chatId) && !this.created.has(chatId)) return;
     this.cursors.delete(chatId);
     this.created.delete(chatId);
+    for (const [entry, id] of this.entries) if (id === chatId) this.entries.delete(entry);
     // Rewritten at once: a journal line cannot say "gone".
     if (this.fd !== undefined) this.compact();
   }
@@ -139,9 +139,10 @@ export class CursorStore {
     if (!this.path) return;
     if (this.fd !== undefined) closeSync(this.fd);
     const temporary = `${this.path}.${process.pid}.tmp`;
-    const chats = new Set([...this.cursors.keys(), ...this.created.keys()]);
-    writeFileSync(temporary, [...chats].map((c) => `${JSON.stringify({ c, m: this.cursors.get(c), k: this.created.get(c) })}\n`).join('')
-      + [...this.entries].map(([e, c]) => `${JSON.stringify({ e, c })}\n`).join(''));
+    const entryOf = new Map([...this.entries].map(([e, c]) => [c, e]));
+    const chats = new Set([...this.cursors.keys(), ...this.created.keys(), ...entryOf.keys()]);
+    // One line per chat: its cursor, its chat's created time, the bots.yaml entry that names it.
+    writeFileSync(temporary, [...chats].map((c) => `${JSON.stringify({ c, m: this.cursors.get(c), k: this.created.get(c), e: entryOf.get(c) })}\n`).join(''));
     renameSync(temporary, this.path);
     this.fd = openSync(this.path, 'a');
     this.lines = this.cursors.size;

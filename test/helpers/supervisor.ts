@@ -283,8 +283,8 @@ export function readCursors(stateDir: string, bot: string): { cursors: Map<strin
   for (const line of readFileSync(join(stateDir, 'bots', bot, 'cursors.jsonl'), 'utf8').split('\n')) {
     if (!line) continue;
     lines += 1;
-    const { c, m, e } = JSON.parse(line) as { c: string; m?: number; e?: string };
-    if (typeof m === 'number' && e === undefined) cursors.set(c, m);
+    const { c, m } = JSON.parse(line) as { c: string; m?: number };
+    if (typeof m === 'number') cursors.set(c, m);
   }
   return { cursors, lines };
 }
