@@ -57,10 +57,22 @@ describe('groupwire chat with piped input', () => {
       return match!.index;
     });
     expect([...shown].sort((a, b) => a - b)).toEqual(shown);
-    // No prompt noise when the input is not a terminal.
+    // The chat's recent history first, then the conversation; no prompt noise when the input is not a terminal.
+    expect(result.stdout).toMatch(new RegExp(`^${TIME} <Mo Moderator> Welcome to #general!$`, 'm'));
     expect(result.stdout).not.toContain('general> ');
     const stored = (await generalHistory()).filter((m) => m.user_name === 'bob').map((m) => m.message);
     expect(stored.slice(-3)).toEqual(lines);
+  });
+
+  it('a line with the same text as an earlier one is posted and shown again', { timeout: 60_000 }, async () => {
+    const before = (await generalHistory()).filter((m) => m.user_name === 'bob' && m.message === 'Hi all').length;
+    expect(before).toBeGreaterThan(0);
+    const result = await chat(['--as', 'bob', 'general'], 'Hi all\n');
+    expect(result.code, result.stderr).toBe(0);
+    const after = (await generalHistory()).filter((m) => m.user_name === 'bob' && m.message === 'Hi all').length;
+    expect(after).toBe(before + 1);
+    // Once from the history on connect, once as posted now.
+    expect(result.stdout.match(new RegExp(`^${TIME} <Bob Member> Hi all$`, 'gm'))).toHaveLength(before + 1);
   });
 
   it('a line the service refuses is said, the others are posted, exit 1', { timeout: 60_000 }, async () => {

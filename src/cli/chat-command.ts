@@ -75,9 +75,14 @@ export async function chatCommand(args: string[]): Promise<number> {
     if (!chat) throw new UsageError(`group ${group} has no open chat ${subject} (open ones: ${chats.map((c) => c.subject).join(', ')})`);
     const me = client.session.user ?? await client.login();
     const chatsubId = chat.chat_sub?.id ?? (await client.joinChat({ chat_id: chat.id })).id;
+    // The chat's newest message before anything is typed, so a line is never confirmed by an older
+    // message of the same text (piped input can come before the socket's history is read).
+    const newest = await client.getChatHistory({ chat_id: chat.id, limit: 1, sort_dir: 'desc' });
+    // Nothing awaited from here until the listeners are on: the socket's history and stdin's lines
+    // are emitted once, heard or not.
     const ws = await client.openChatSocket({ chatsubId });
     process.stdout.write(`Talking in ${group}/${chat.subject} as ${email}. Type a line to post it; Ctrl-D to leave.\n`);
-    const { unconfirmed, refused } = await talk(client, chat, String(me.id), ws);
+    const { unconfirmed, refused } = await talk(client, chat, String(me.id), ws, newest.data[0]?.msg_num ?? 0);
     if (unconfirmed.length > 0) {
       writeErr(`groupwire: ${unconfirmed.length} line${unconfirmed.length === 1 ? '' : 's'} not confirmed as posted: ${unconfirmed.map(quoteLine).join(', ')}\n`);
     }
@@ -93,7 +98,9 @@ export async function chatCommand(args: string[]): Promise<number> {
  * line typed so far is confirmed, or when the socket closes. Answers the lines never confirmed and
  * how many the service refused.
  */
-async function talk(client: GroupsClient, chat: Chat, userId: string, ws: WebSocket): Promise<{ unconfirmed: string[]; refused: number }> {
+async function talk(
+  client: GroupsClient, chat: Chat, userId: string, ws: WebSocket, newestMsgNum: number,
+): Promise<{ unconfirmed: string[]; refused: number }> {
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const prompt = createInterface({ input: process.stdin, output: process.stdout, prompt: `${chat.subject}> `, terminal: interactive });
   let inputClosed = false;
@@ -111,6 +118,7 @@ async function talk(client: GroupsClient, chat: Chat, userId: string, ws: WebSoc
       return history.sort((a, b) => a.msg_num - b.msg_num);
     },
   });
+  own.seen(newestMsgNum);
   ws.on('message', (data) => {
     const frame = parseWireJson(String(data)) as ChatMessage | { object: 'error'; type: string; extra: string };
     if (frame.object === 'chat_message') {
