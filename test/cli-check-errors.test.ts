@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanEnv, ROOT, runCli } from './helpers/cli.js';
+
+// `groupwire check` and `groupwire plugins` as a user meets them: the CLI as a child process.
+
+const dir = mkdtempSync(join(tmpdir(), 'gw-cli-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let counter = 0;
+function write(lines: string[]): string {
+  const file = join(dir, `bots-${++counter}.yaml`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** `file:line:col` of `needle` on the 1-based `line`. */
+function at(file: string, lines: string[], line: number, needle: string): string {
+  return `${file}:${line}:${lines[line - 1]!.indexOf(needle) + 1}`;
+}
+
+const BOT = ['  - name: a', '    login: { email: bot@example.com, password: pw }', '    chats:', '      - { group: demo, chat: general }'];
+
+async function check(lines: string[]): Promise<{ file: string; stderr: string }> {
+  const file = write(lines);
+  const result = await runCli(['check', file], cleanEnv(), dir);
+  expect(result.code).toBe(1);
+  expect(result.stdout).toBe('');
+  return { file, stderr: result.stderr };
+}
+
+describe('groupwire check explains mistakes', () => {
+  it('a ca_file that does not exist', async () => {
+    const lines = ['service:', '  base_url: https://gds.example', '  ca_file: ./x.pem', 'bots:', ...BOT];
+    const { file, stderr } = await check(lines);
+    expect(stderr).toContain(`${at(file, lines, 3, './x.pem')}: ca_file ./x.pem does not exist`);
+  });
+
+  it('an unknown plugin name lists the built-ins and suggests the nearest', async () => {
+    const lines = ['service:', '  base_url: https://gds.example', 'bots:', ...BOT, '    plugins:', '      - use: relay-ircc'];
+    const { file, stderr } = await check(lines);
+    expect(stderr).toContain(`${at(file, lines, 9, 'relay-ircc')}: no plugin named relay-ircc (did you mean relay-irc?): ` +
+      "the built-ins are logger, responder, relay-slack, relay-irc ('groupwire plugins' lists them)");
+  });
+
+  it('a misspelt key of bots.yaml says the nearest at its line', async () => {
+    const lines = ['service:', '  base_url: https://gds.example', 'bots:', ...BOT, '    chanels: []'];
+    const { file, stderr } = await check(lines);
+    expect(stderr).toContain(`${at(file, lines, 8, 'chanels')}: unknown key 'chanels' (did you mean 'chats'?) (at bots.0.chanels)`);
+  });
+
+  it("a misspelt key of a built-in plugin's strict with:", async () => {
+    const lines = ['service:', '  base_url: https://gds.example', 'bots:', ...BOT, '    plugins:', '      - use: logger', '        with: { dir: ./t, fromat: html }'];
+    const { file, stderr } = await check(lines);
+    expect(stderr).toContain(`${at(file, lines, 10, 'fromat')}: unknown key 'fromat' (did you mean 'format'?) (at bots.0.plugins.0.with.fromat)`);
+  });
+
+  it('a YAML indentation mistake in plain words, the library wording after', async () => {
+    const lines = ['service:', '  base_url: https://gds.example', 'bots:', '  - name: a', '     login: { email: bot@example.com, password: pw }'];
+    const { file, stderr } = await check(lines);
+    expect(stderr).toMatch(new RegExp(`${escape(file)}:4:11: the indentation is off: .* \\(yaml: Nested mappings are not allowed in compact mappings\\)`));
+    expect(stderr.split('\n').filter((line) => line.includes(file))).toHaveLength(1);
+  });
+
+  it('a tab, an unclosed quote and a missing colon', async () => {
+    expect((await check(['service:', '\tbase_url: x'])).stderr).toMatch(/:2:1: a tab is used to indent: YAML indents with spaces only \(yaml: Tabs/);
+    expect((await check(['service:', '  base_url: "https://x', 'bots: []'])).stderr).toMatch(/a quoted value is not closed: its closing quote is missing \(yaml: Missing closing "quote\)/);
+    expect((await check(['service: {}', 'bots', 'log: {}'])).stderr).toMatch(/:2:1: a key without a colon: write "key: value" \(yaml: /);
+  });
+});
+
+describe('groupwire plugins', () => {
+  it('lists each built-in on one line with its docs page, and where the pages are', async () => {
+    const result = await runCli(['plugins'], cleanEnv(), dir);
+    expect(result.code).toBe(0);
+    for (const name of ['logger', 'responder', 'relay-slack', 'relay-irc']) {
+      expect(result.stdout).toMatch(new RegExp(`^  ${name} +\\S.* docs/plugins/${name}\\.md$`, 'm'));
+    }
+    expect(result.stdout).toContain(`in the groupwire package's docs/ (here: ${join(ROOT, 'docs', 'plugins')})`);
+    expect((await runCli(['--help'], cleanEnv(), dir)).stdout).toMatch(/^ {2}plugins +the built-in plugins/m);
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
