@@ -18,8 +18,10 @@ function plainWords(code: string, message: string): string {
         return `a ${message.startsWith('Flow map') ? '{' : '['} opened above is not closed, or the lines inside it are not indented enough`;
       }
       return 'the indentation is off: the keys of one map, and the items of one list, must start at the same column';
-    case 'BLOCK_AS_IMPLICIT_KEY':
     case 'MULTILINE_IMPLICIT_KEY':
+      // Alone, this is a line without a colon that the parser joins with the next into one long key.
+      return 'a key without a colon (or a key split over two lines): write "key: value" on one line';
+    case 'BLOCK_AS_IMPLICIT_KEY':
       return 'the indentation is off: the line below is indented deeper than this one, yet this one has a value ' +
         '(indent keys of the same map alike; quote a value that contains ": ")';
     case 'TAB_AS_INDENT':
