@@ -67,7 +67,7 @@ describe('groupwire check explains mistakes', () => {
   it('a tab, an unclosed quote and a missing colon', async () => {
     expect((await check(['service:', '\tbase_url: x'])).stderr).toMatch(/:2:1: a tab is used to indent: YAML indents with spaces only \(yaml: Tabs/);
     expect((await check(['service:', '  base_url: "https://x', 'bots: []'])).stderr).toMatch(/a quoted value is not closed: its closing quote is missing \(yaml: Missing closing "quote\)/);
-    expect((await check(['service: {}', 'bots', 'log: {}'])).stderr).toMatch(/:2:1: a key without a colon (or a key split over two lines): write "key: value" on one line \(yaml: /);
+    expect((await check(['service: {}', 'bots', 'log: {}'])).stderr).toMatch(/:2:1: a key without a colon \(or a key split over two lines\): write "key: value" on one line \(yaml: /);
   });
 });
 
