@@ -71,4 +71,10 @@ describe('groupwire api with a parameter the operation does not take', () => {
     const chats = ok(await call(svc, 'getchats', { group_name: 'demo', limit: 100 }, { auth: await loginAs(svc, 'mo') }));
     expect(chats.data.map((chat: { subject: string }) => chat.subject)).not.toContain('typo');
   });
+
+  it('--help after an operation lists the parameters it takes', async () => {
+    const result = await runCli(['api', 'getchathistory', '--help'], envFor(svc, 'mo'));
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('\nParameters of getchathistory: --chat_id, --start_msg_num, --limit, --page_token, --sort_field, --sort_dir\n');
+  });
 });

@@ -10,8 +10,8 @@ export const API_HELP = `Usage: groupwire api <operation> [--param value ...] [-
 
 Calls any operation of the Group Discussion Service and prints its JSON answer (2-space indented, every
 id exactly as the service sent it). Parameters go as given: --group_name demo --limit 5, or --name=value.
-A parameter the operation does not take is refused (exit 2) with the nearest valid name. POST
-operations get the csrf token by themselves.
+A parameter the operation does not take is refused (exit 2) with the nearest valid name ('groupwire
+api OPERATION --help' lists them). POST operations get the csrf token by themselves.
 
 Options:
   --extended               add extended=true (the answer becomes [result, user])
@@ -120,7 +120,10 @@ function checkParamNames(operation: OperationName, names: string[]): void {
 export async function apiCommand(args: string[]): Promise<number> {
   const parsed = parseApiArgs(args);
   if (parsed.help || !parsed.operation) {
-    writeOut(API_HELP);
+    // `groupwire api getchats --help` also lists what that operation takes.
+    const named = args.find((arg) => !arg.startsWith('-') && isOperation(arg)) as OperationName | undefined;
+    const takes = named ? `\nParameters of ${named}: ${OPERATION_PARAMS[named].map((name) => `--${name}`).join(', ')}\n` : '';
+    writeOut(`${API_HELP}${takes}`);
     return EXIT.ok;
   }
   const { operation } = parsed;
