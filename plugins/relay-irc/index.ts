@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { definePlugin, MsgNumMarks } from '../../src/index.js';
+import { definePlugin, failureFields, MsgNumMarks, QueueFullError } from '../../src/index.js';
 import { IrcLink } from './irc-link.js';
 import { relayOptions } from './options.js';
 import { Outbound } from './outbound.js';
@@ -74,7 +74,7 @@ export default definePlugin({
         try {
           toIrc.relay(ctx.message, ctx.chat);
         } catch (error) {
-          ctx.log.error({ err: error, msgNum: ctx.message.msg_num }, 'could not queue a chat message for IRC');
+          ctx.log.error({ ...failureFields(error, QueueFullError), msgNum: ctx.message.msg_num }, 'could not queue a chat message for IRC');
         }
         return next();
       },

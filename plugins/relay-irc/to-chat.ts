@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { PluginEnv } from '../../src/index.js';
+import { failureFields, PostFailedError, type PluginEnv } from '../../src/index.js';
 import { ircToChatText, type ToChatFormat } from './format.js';
 import { ircLower, type Routes } from './routes.js';
 
@@ -86,7 +86,7 @@ export class IrcToChat {
         },
         (error: unknown) => {
           this.counters.post_failed += 1;
-          this.log.error({ err: error, chat: item.chat }, 'a line from IRC could not be posted into the chat');
+          this.log.error({ ...failureFields(error, PostFailedError), chat: item.chat }, 'a line from IRC could not be posted into the chat');
         },
       );
     }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ChatInfo, DurableQueue, PluginEnv } from '../../src/index.js';
+import { failureFields, PostFailedError, type ChatInfo, type DurableQueue, type PluginEnv } from '../../src/index.js';
 import type { ChannelMap } from './channels.js';
 import type { Counters } from './counters.js';
 import { LookupError, type SlackDirectory } from './directory.js';
@@ -160,7 +160,7 @@ export class Inbound extends QueueWorker<InboundItem> {
         return;
       }
       this.options.counters.failed += 1;
-      this.options.log.error({ chat: chat.subject, err: error }, 'a relayed Slack message was not posted in the chat');
+      this.options.log.error({ chat: chat.subject, ...failureFields(error, PostFailedError) }, 'a relayed Slack message was not posted in the chat');
     });
     await new Promise((resolve) => setImmediate(resolve));
     if (refusal) throw new NotTaken((refusal as Error).message ?? String(refusal));

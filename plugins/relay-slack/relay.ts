@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
-import { DurableQueue, MsgNumMarks, QueueFullError, type PluginContext, type PluginEnv, type PluginInstance } from '../../src/index.js';
+import { DurableQueue, failureFields, MsgNumMarks, QueueFullError, type PluginContext, type PluginEnv, type PluginInstance } from '../../src/index.js';
 import { ChannelMap } from './channels.js';
 import { counters } from './counters.js';
 import { SlackDirectory } from './directory.js';
@@ -91,7 +91,7 @@ export class SlackRelay {
           this.relay(ctx);
         } catch (error) {
           this.counters.failed += 1;
-          ctx.log.error({ err: error, msgNum: ctx.message.msg_num }, 'a message could not be queued for Slack; it is not relayed');
+          ctx.log.error({ ...failureFields(error, QueueFullError), msgNum: ctx.message.msg_num }, 'a message could not be queued for Slack; it is not relayed');
         }
         await next();
       },
@@ -161,7 +161,7 @@ export class SlackRelay {
         this.inbound.push(admission.item);
       } catch (error) {
         this.counters.failed += 1;
-        this.env.log.error({ err: error, channel: admission.item.channel, ts: admission.item.ts }, 'a Slack message could not be queued; it is not acknowledged (Slack will retry)');
+        this.env.log.error({ ...failureFields(error, QueueFullError), channel: admission.item.channel, ts: admission.item.ts }, 'a Slack message could not be queued; it is not acknowledged (Slack will retry)');
         return false;
       }
       this.seen.add(...admission.keys);

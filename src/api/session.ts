@@ -33,8 +33,20 @@ export class Session {
 
   constructor(
     private readonly transport: Transport,
-    readonly credentials: Credentials | undefined,
+    private current: Credentials | undefined,
   ) {}
+
+  get credentials(): Credentials | undefined {
+    return this.current;
+  }
+
+  /** Logs in with other credentials from now on (a bot's login fixed in bots.yaml); the old session is dropped. */
+  useCredentials(credentials: Credentials): void {
+    this.current = credentials;
+    this.forget();
+    this.user = undefined;
+    this.token = undefined;
+  }
 
   /** True when the client can log in again by itself (it holds an e-mail address and password). */
   get canLogIn(): boolean {

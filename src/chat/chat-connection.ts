@@ -2,6 +2,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { GroupsClient } from '../api/client.js';
+import { failureFields } from '../api/failure-fields.js';
 import {
   AuthenticationError, BadCsrfError, BadRequestError, ExpiredError, GroupsError, InadequatePermissionsError, RateLimitError,
 } from '../api/errors.js';
@@ -249,7 +250,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
           this.chatsubId = await this.options.rejoin();
           return;
         } catch (rejoinError) {
-          log.error({ err: rejoinError }, 'could not join the chat again');
+          log.error(failureFields(rejoinError), 'could not join the chat again');
           return sleep(this.backoff.next(), signal);
         }
       case 'closed':
@@ -266,7 +267,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
           try {
             await this.options.client.session.login();
           } catch (loginError) {
-            log.error({ err: loginError }, 'login failed');
+            log.error(failureFields(loginError), 'login failed');
             return sleep(this.backoff.next(), signal);
           }
           return;
@@ -304,7 +305,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
           return;
         }
       } catch (error) {
-        this.options.log.warn({ err: error }, 'could not check whether the chat reopened');
+        this.options.log.warn(failureFields(error), 'could not check whether the chat reopened');
       }
     }
   }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { failureFields } from '../api/failure-fields.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import { Backoff, sleep } from './backoff.js';
 
@@ -333,7 +334,7 @@ export class ChatSequencer {
         return await attempt();
       } catch (error) {
         const delay = backoff.next();
-        this.options.log.warn({ err: error, delayMs: Math.round(delay) }, `could not ${what}; trying again`);
+        this.options.log.warn({ ...failureFields(error), delayMs: Math.round(delay) }, `could not ${what}; trying again`);
         await sleep(delay);
       }
     }

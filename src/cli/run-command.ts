@@ -2,13 +2,23 @@ import { parseArgs } from 'node:util';
 import { loadBotsConfig } from '../config/bots-config.js';
 import { createLogger } from '../supervisor/logging.js';
 import { Supervisor } from '../supervisor/supervisor.js';
-import { stopOnSignal } from './serve.js';
+import { describeRefusal } from '../supervisor/login-wait.js';
+import { redact } from './output.js';
+import { ignoreHangup, stopOnSignal } from './serve.js';
 import { UsageError } from './usage-error.js';
 
 export const RUN_HELP = `Usage: groupwire run [bots.yaml]
 
 Runs the bots of bots.yaml (default ./bots.yaml) until SIGINT or SIGTERM. A first signal stops cleanly
 (posts flushed for up to 5 s, sockets closed, plugins stopped, cursors saved); a second exits at once.
+SIGHUP is logged and ignored (reload is not supported yet: restart to apply bots.yaml changes).
+
+A bot whose login the service refuses (wrong password or token, an account banned from its groups)
+says so once and waits: it tries again when bots.yaml changes, or every 15 minutes. When every bot is
+refused (each after its first attempt) there is nothing to run: groupwire run stops and exits 3.
+
+Exit codes: 0 stopped by a signal, 1 an error (the service, the network, a file), 2 a usage mistake,
+3 every bot's login was refused.
 
 Options:
   --log-level LEVEL   overrides log.level of bots.yaml
@@ -42,10 +52,23 @@ export async function runCommand(args: string[]): Promise<number> {
   if (!options) return 0;
   const loaded = await loadBotsConfig(options.file);
   const log = createLogger({ level: options.logLevel ?? loaded.config.log.level, pretty: loaded.config.log.pretty });
+  ignoreHangup((message) => log.warn(message), 'SIGHUP ignored: reload is not supported yet; restart to apply bots.yaml changes');
   const supervisor = await Supervisor.start(loaded, { log });
-  await stopOnSignal(() => supervisor.stop());
-  return 0;
+  const outcome = await Promise.race([
+    stopOnSignal(() => supervisor.stop()).then(() => 'stopped' as const),
+    supervisor.everyLoginRefused(),
+  ]);
+  if (outcome === 'stopped') return 0;
+  // Exiting at once (not after a retry): a person at the terminal gets the reason now, and under a
+  // service manager the documented exit code 3 tells it not to restart (see docs/bots.md).
+  await supervisor.stop(0);
+  const lines = outcome.map((refusal) => `groupwire: ${describeRefusal(refusal)}\n`);
+  process.stderr.write(redact(`${lines.join('')}groupwire: no bot can log in; exiting (code ${EXIT_LOGIN_REFUSED})\n`));
+  return EXIT_LOGIN_REFUSED;
 }
+
+/** `groupwire run`'s exit code when every bot's login is refused: restarting will not help. */
+export const EXIT_LOGIN_REFUSED = 3;
 
 export async function checkCommand(args: string[]): Promise<number> {
   const options = fileArgument(args, CHECK_HELP);

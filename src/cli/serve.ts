@@ -124,8 +124,29 @@ function printReadyLine(service: LocalService): void {
   process.stdout.write(`${JSON.stringify({ base_url: service.baseUrl, ca_file: service.caFile ?? null, admin_token: service.adminToken })}\n`);
 }
 
-/** Resolves after the first SIGINT/SIGTERM has been handled; a second signal exits at once. */
-export function stopOnSignal(stop: () => Promise<void>): Promise<void> {
+/** What a SIGHUP does to a long-running command: nothing but a line saying so (see ignoreHangup). */
+export type HangupNotice = (message: string) => void;
+
+const HANGUP_MESSAGE = 'SIGHUP ignored: reload is not supported yet; restart to apply configuration changes';
+let hangupIgnored = false;
+
+/**
+ * SIGHUP would end the process (Node's default): a closed terminal, or `kill -HUP` sent by habit to
+ * ask for a reload, would drop every socket. Until reload exists it is said and ignored. `notice`
+ * defaults to a line on stderr; commands with a logger pass it. Installed once per process.
+ */
+export function ignoreHangup(notice: HangupNotice = (message) => process.stderr.write(`groupwire: ${message}\n`), message = HANGUP_MESSAGE): void {
+  if (hangupIgnored) return;
+  hangupIgnored = true;
+  process.on('SIGHUP', () => notice(message));
+}
+
+/**
+ * Resolves after the first SIGINT/SIGTERM has been handled; a second signal exits at once. SIGHUP is
+ * ignored (ignoreHangup), with `notice` if none was installed yet.
+ */
+export function stopOnSignal(stop: () => Promise<void>, notice?: HangupNotice): Promise<void> {
+  ignoreHangup(notice);
   return new Promise((resolve, reject) => {
     let stopping = false;
     const onSignal = () => {

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { GroupsClient } from '../api/client.js';
+import type { InadequatePermissionsError } from '../api/errors.js';
+import { failureFields } from '../api/failure-fields.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import { Backoff, sleep } from '../chat/backoff.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
@@ -17,6 +19,10 @@ import { ChatDirectory, ChatSetupError } from './chat-directory.js';
 import { setUpChat } from './chat-joiner.js';
 import { PostFailedError } from './chat-outbox.js';
 import { ChatRunner } from './chat-runner.js';
+import {
+  AccountNotAllowedError, credentialsOf, describeRefusal, isGroupRefusal, LOGIN_RETRY_MS, loginRefusalOf, waitForLoginFix,
+  type LoginConfig, type LoginRefusal,
+} from './login-wait.js';
 
 export interface BotOptions {
   config: BotConfig;
@@ -26,6 +32,12 @@ export interface BotOptions {
   configDir: string;
   log: Logger;
   gate: UpgradeGate;
+  /** The bots.yaml the bot came from: read again for a fixed login after a refusal, and named in messages. */
+  configFile?: string;
+  /** Told each time the service refuses the bot's login (the supervisor exits when every bot is refused). */
+  onLoginRefused?: (bot: Bot) => void;
+  /** How long a refused bot waits when bots.yaml does not change (default LOGIN_RETRY_MS, 15 minutes). */
+  loginRetryMs?: number;
 }
 
 const DEFAULT_RATE = { perSecond: 5, burst: 10 };
@@ -50,6 +62,9 @@ export class Bot {
   private cursors: CursorStore | undefined;
   private outboxFile: OutboxFile | undefined;
   private info: BotInfo | undefined;
+  /** The login in use: bots.yaml's, or a fixed one read again after a refusal. */
+  private login: LoginConfig;
+  private refusal: LoginRefusal | undefined;
   private starting: Promise<void> | undefined;
   /** Set first thing in stop(): no chat starts after it. */
   private stopping = false;
@@ -57,10 +72,8 @@ export class Bot {
   constructor(private readonly options: BotOptions) {
     const { config, service, log } = options;
     this.dir = join(options.stateDir, 'bots', config.name);
-    const credentials = 'email' in config.login
-      ? { email: config.login.email, password: config.login.password, twofactor: config.login.twofactor }
-      : { token: config.login.token, scheme: config.login.scheme };
-    this.client = new GroupsClient({ baseUrl: service.baseUrl, ca: service.ca, credentials, logger: log });
+    this.login = config.login;
+    this.client = new GroupsClient({ baseUrl: service.baseUrl, ca: service.ca, credentials: credentialsOf(config.login), logger: log });
   }
 
   get name(): string {
@@ -73,18 +86,51 @@ export class Bot {
     return this.starting;
   }
 
+  /** Set while the service refuses the bot's login and the bot waits for a fix (see login-wait.ts). */
+  get loginRefusal(): LoginRefusal | undefined {
+    return this.refusal;
+  }
+
   private async startUntilDone(): Promise<void> {
     const backoff = new Backoff(1000, 60_000);
+    const log = this.options.log;
     while (!this.stopping) {
       try {
         await this.startOnce();
+        if (this.refusal) log.info({ account: this.refusal.account }, 'the login works now');
+        this.refusal = undefined;
         return;
       } catch (error) {
+        const refusal = await loginRefusalOf(error, this.name, this.login, this.options.configFile);
+        if (refusal) {
+          await this.waitForLoginFix(refusal);
+          backoff.reset();
+          continue;
+        }
         const delay = backoff.next() + 500;
-        this.options.log.error({ err: error, delayMs: Math.round(delay) }, 'bot could not start; trying again');
+        // A service that is down or busy is expected and said in one line; anything else keeps its stack.
+        const fields = failureFields(error, ChatSetupError);
+        if ('reason' in fields) log.warn({ ...fields, delayMs: Math.round(delay) }, 'bot could not start; trying again');
+        else log.error({ ...fields, delayMs: Math.round(delay) }, 'bot could not start; trying again');
         await sleep(delay, this.stopper.signal);
       }
     }
+  }
+
+  /** Says a refused login once, lets the supervisor know, then waits for bots.yaml to change or the retry interval. */
+  private async waitForLoginFix(refusal: LoginRefusal): Promise<void> {
+    const log = this.options.log;
+    const again = this.refusal !== undefined && describeRefusal(this.refusal) === describeRefusal(refusal);
+    this.refusal = refusal;
+    if (again) log.info({ account: refusal.account, reason: refusal.said }, 'the login is still refused; waiting for a fix');
+    else log.error({ account: refusal.account, reason: refusal.said }, `${describeRefusal(refusal)} Waiting for ${this.options.configFile ?? 'bots.yaml'} to change (or ${(this.options.loginRetryMs ?? LOGIN_RETRY_MS) / 60_000} minutes) to try again.`);
+    this.options.onLoginRefused?.(this);
+    const next = await waitForLoginFix(this.login, {
+      bot: this.name, configFile: this.options.configFile, log, signal: this.stoppingSignal.signal, retryMs: this.options.loginRetryMs,
+    });
+    if (!next || next === this.login) return;
+    this.login = next;
+    this.client.session.useCredentials(credentialsOf(next));
   }
 
   private async startOnce(): Promise<void> {
@@ -93,13 +139,16 @@ export class Bot {
     if (this.client.session.canLogIn) await this.client.login();
     else await this.client.csrf();
     const user = this.client.session.user!;
-    this.info = { name: config.name, userId: user.id };
+    // A login fixed in bots.yaml may be another account: plugins hold this same object.
+    if (this.info) this.info.userId = user.id;
+    else this.info = { name: config.name, userId: user.id };
     this.cursors ??= CursorStore.open(join(this.dir, 'cursors.jsonl'));
     this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'));
     if (!this.chain) await this.startPlugins(this.info);
 
     // Each group's chats are listed once for this pass; only chats without a chat_sub cost a call more.
     const directories = new Map<string, Promise<ChatDirectory>>();
+    const refused: Array<{ group: string; log: Logger; error: InadequatePermissionsError }> = [];
     for (const entry of config.chats) {
       if (this.stopping) return;
       if (this.runnerFor(entry.chat)) continue;
@@ -131,8 +180,16 @@ export class Bot {
       } catch (error) {
         // One chat that cannot be set up (or a group that is not there) does not keep the bot's other chats down.
         if (error instanceof ChatSetupError) chatLog.error({ reason: error.message }, 'chat skipped');
+        else if (isGroupRefusal(error)) refused.push({ group: entry.group, log: chatLog, error });
         else throw error;
       }
+    }
+    // Banned from (or not in) every group it has chats in: as good as a refused login, and said as one.
+    if (refused.length > 0 && this.runners.length === 0) {
+      throw new AccountNotAllowedError([...new Set(refused.map((chat) => chat.group))], refused[0]!.error);
+    }
+    for (const { log: chatLog, error } of refused) {
+      chatLog.error({ reason: error.message }, 'chat skipped: the bot\'s account may not use this group (banned, or not a member)');
     }
   }
 

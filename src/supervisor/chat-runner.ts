@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
+import { failureFields } from '../api/failure-fields.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
@@ -9,7 +10,7 @@ import type { ChatInfo, ChatReset } from '../pipeline/plugin.js';
 import type { CursorStore } from '../store/cursor-store.js';
 import type { OutboxFile } from '../store/outbox-file.js';
 import { ChatOutbox, PostFailedError, type PostRate } from './chat-outbox.js';
-import { joinOrReuse, type JoinedChat } from './chat-joiner.js';
+import { ChatSetupError, joinOrReuse, type JoinedChat } from './chat-joiner.js';
 
 export interface ChatRunnerOptions {
   client: GroupsClient;
@@ -272,7 +273,7 @@ export class ChatRunner {
         this.connection.start();
         return;
       } catch (error) {
-        log.warn({ err: error }, 'could not check or join the closed chat');
+        log.warn(failureFields(error, ChatSetupError), 'could not check or join the closed chat');
       }
     }
   }

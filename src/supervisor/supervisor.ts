@@ -7,9 +7,12 @@ import { ConfigError } from '../config/yaml-source.js';
 import { LocalService } from '../service/local-service.js';
 import { readSeedFile } from '../service/seed.js';
 import { Bot } from './bot.js';
+import type { LoginRefusal } from './login-wait.js';
 
 export interface SupervisorOptions {
   log: Logger;
+  /** How long a bot whose login was refused waits when bots.yaml does not change (default 15 minutes). */
+  loginRetryMs?: number;
 }
 
 /**
@@ -19,6 +22,10 @@ export interface SupervisorOptions {
 export class Supervisor {
   readonly bots: Bot[] = [];
   private service: LocalService | undefined;
+  private everyRefusal: ((refusals: LoginRefusal[]) => void) | undefined;
+  private readonly allRefused = new Promise<LoginRefusal[]>((resolve) => {
+    this.everyRefusal = resolve;
+  });
 
   private constructor(
     private readonly log: Logger,
@@ -71,6 +78,8 @@ export class Supervisor {
       supervisor.bots.push(new Bot({
         config: botConfig, plugins: plugins[index]!, service, stateDir, configDir: loaded.dir, gate,
         log: options.log.child({ bot: botConfig.name }),
+        configFile: loaded.source.file, loginRetryMs: options.loginRetryMs,
+        onLoginRefused: () => supervisor.noteLoginRefused(),
       }));
     });
     // Each bot starts on its own; one that cannot reach the service yet keeps trying without holding up the others.
@@ -81,6 +90,19 @@ export class Supervisor {
   /** The embedded service, when bots.yaml asked for one. */
   get localService(): LocalService | undefined {
     return this.service;
+  }
+
+  /**
+   * Resolves, with each bot's refusal, once every bot waits for a fix to a refused login at the same
+   * time: nothing will work until someone edits bots.yaml or the accounts (`groupwire run` exits then).
+   */
+  everyLoginRefused(): Promise<LoginRefusal[]> {
+    return this.allRefused;
+  }
+
+  private noteLoginRefused(): void {
+    const refusals = this.bots.map((bot) => bot.loginRefusal);
+    if (refusals.every((refusal) => refusal !== undefined)) this.everyRefusal?.(refusals);
   }
 
   /** Resolves when every bot has finished starting (tests and the demo wait on it). */
