@@ -12,9 +12,9 @@ type ExplainParams = Readonly<Record<string, unknown>>;
  *   only moderators can read the activity log (inadequate_permissions: view_activity)
  *
  * `context` is what the caller knows of the refused call (else what was attached to the error with
- * withContext()): its parameters let the sentence name what was not found. The sentence starts in lower case so callers can put it after a prefix ("groupwire: ",
- * "!close failed: "). Errors that are not the service's answer (a network failure, a bug) come back
- * as their message.
+ * withContext()): its parameters let the sentence name what was not found. The sentence starts in
+ * lower case so callers can put it after a prefix ("groupwire: ", "!close failed: "). Errors that are
+ * not the service's answer (a network failure, a bug) come back as their message.
  */
 export function explainError(error: unknown, context?: CallContext): string {
   if (error instanceof ArchiveDownloadLimitError) {
@@ -61,12 +61,13 @@ function sentenceFor(error: GroupsError, context: CallContext): string | undefin
   }
 }
 
-/** `"demo"` for a text, `42` for an id, undefined when the parameter was not given. */
+/** `"demo"` for a text (cut short), `42` for an id, undefined when the parameter was not given. */
 function shown(params: ExplainParams | undefined, name: string): string | undefined {
   const value = params?.[name];
   if (value === undefined || value === null || value === '') return undefined;
   const text = String(value);
-  return /^\d+$/.test(text) ? text : JSON.stringify(text);
+  if (/^\d+$/.test(text)) return text;
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
 }
 
 function groupNotFound(params: ExplainParams | undefined): string {
