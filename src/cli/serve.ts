@@ -92,6 +92,8 @@ export async function serve(args: string[], announce: (service: LocalService) =>
     process.stdout.write(SERVE_HELP);
     return;
   }
+  // Before anything slow: a SIGHUP while starting must not end the process either.
+  ignoreHangup();
   const service = await LocalService.start(options);
   announce(service);
   const wroteDemoFile = await tellClientCommands(service, options.statePath);
