@@ -1,4 +1,5 @@
 import { ErrorCode } from '@slack/web-api';
+import { reasonOf } from '../../src/index.js';
 
 /**
  * What a failed Web API call means for the relay:
@@ -78,6 +79,16 @@ export function isTokenFailure(failure: SlackFailure): boolean {
 /** Retry-After in seconds (absent or nonsense: 1 s) as milliseconds. */
 function seconds(value: number | undefined): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.max(value * 1000, 100) : 1000;
+}
+
+/**
+ * Why a call failed, for a log line next to its code: for `request_error` the network's own words
+ * from the error the SDK wraps (`original`): "connect ECONNREFUSED 127.0.0.1:9", "getaddrinfo
+ * ENOTFOUND slack.example", "self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)"; else the message.
+ */
+export function failureReason(error: unknown): string {
+  const original = (error as { original?: unknown } | null)?.original;
+  return reasonOf(original ?? error);
 }
 
 /** One line for a log: what Slack said, without the SDK's long wording. */

@@ -4,7 +4,7 @@ import { DurableQueue, failureFields, MsgNumMarks, QueueFullError, type PluginCo
 import { ChannelMap } from './channels.js';
 import { counters } from './counters.js';
 import { SlackDirectory } from './directory.js';
-import { classify, describe, type SlackFailure } from './errors.js';
+import { classify, describe, failureReason, type SlackFailure } from './errors.js';
 import { admit, type InboundItem, type SlackSelf } from './intake.js';
 import { Inbound } from './inbound.js';
 import type { RelaySlackOptions } from './options.js';
@@ -182,7 +182,8 @@ export class SlackRelay {
       } catch (error) {
         const failure = classify(error);
         if (failure.kind === 'fatal') return this.fail(failure);
-        log.warn({ code: failure.code }, 'Slack auth.test failed; trying again');
+        // request_error alone does not say whether Slack is unreachable, unknown or untrusted: the network error does.
+        log.warn({ code: failure.code, reason: failureReason(error) }, 'Slack auth.test failed; trying again');
         await sleep(failure.kind === 'rate_limited' ? failure.retryAfterMs : backoff(attempt, 1_000, 60_000), signal);
       }
     }
@@ -205,7 +206,7 @@ export class SlackRelay {
       } catch (error) {
         const failure = classify(error);
         if (failure.kind === 'fatal' && failure.code !== 'missing_scope') return this.fail(failure);
-        this.env.log.warn({ channel: id, code: failure.code }, 'a mapped Slack channel could not be checked');
+        this.env.log.warn({ channel: id, code: failure.code, reason: failureReason(error) }, 'a mapped Slack channel could not be checked');
       }
     }
   }
