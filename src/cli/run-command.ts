@@ -17,8 +17,8 @@ A bot whose login the service refuses (wrong password or token, an account banne
 says so once and waits: it tries again when bots.yaml changes, or every 15 minutes. When every bot is
 refused (each after its first attempt) there is nothing to run: groupwire run stops and exits 3.
 
-Exit codes: 0 stopped by a signal, 1 an error (the service, the network, a file), 2 a usage mistake,
-3 every bot's login was refused.
+Exit codes: 0 stopped by a signal, 1 an error (a bots.yaml mistake, a file that cannot be read),
+2 a usage mistake, 3 every bot's login was refused.
 
 Options:
   --log-level LEVEL   overrides log.level of bots.yaml
