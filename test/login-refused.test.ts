@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanEnv, runCli } from './helpers/cli.js';
 import { DEMO } from './helpers/service.js';
@@ -62,6 +62,17 @@ describe('groupwire run with a refused login (child process)', () => {
     expect(line).toContain(lineOf(env.configFile, '${GW_TEST_BOT_PASSWORD}'));
     expect(line).toContain('set that variable right and restart');
     expect(result.stderr).not.toContain(WRONG);
+  });
+
+  test('a token the service does not know (authentication) is refused the same way', async () => {
+    env = await makeEnv([]);
+    writeFileSync(env.configFile, readFileSync(env.configFile, 'utf8').replace('bots: []', [
+      'bots:', '  - name: tokenbot', '    login: { token: not-a-known-token-0815 }', '    chats: [{ group: demo, chat: general }]', '',
+    ].join('\n')));
+    const result = await runCli(['run', env.configFile], cleanEnv());
+    expect(result.code, result.stderr).toBe(3);
+    expect(plainLines(result.stderr)[0]).toContain('groupwire: bot tokenbot cannot log in as an API token: the service does not accept the token (authentication: unknown token). Fix the token in ');
+    expect(result.stderr).not.toContain('not-a-known-token-0815');
   });
 
   test('a banned account (dave) is refused the same way', async () => {
