@@ -10,7 +10,7 @@ import { GroupsClient } from '../src/api/client.js';
 import type { Chat, ChatMessage } from '../src/api/types.js';
 import { parseWireJson } from '../src/api/wire-json.js';
 import { DEMO_ACCOUNTS } from '../src/service/demo-seed.js';
-import { cleanEnv, ROOT } from './helpers/cli.js';
+import { cleanEnv, ROOT, runCli } from './helpers/cli.js';
 
 /**
  * `groupwire demo` (what npm start runs), for real: the CLI as a child process with the repo's
@@ -172,6 +172,10 @@ describe('groupwire demo', () => {
     expect(first.stdout).toContain(`export GROUPWIRE_URL=${one.base_url} GROUPWIRE_CA_FILE=${one.ca_file}\n`);
     expect(first.stdout).toContain('export GROUPWIRE_EMAIL=alice@example.com GROUPWIRE_PASSWORD=alice-demo\n');
     const ca = await readFile(one.ca_file, 'utf8');
+    // A second demo on the same state would write over the first one's data: refused.
+    const twice = await runCli(['demo', '--config', 'bots.yaml'], cleanEnv(), dir);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(`groupwire: a demo is already running with ./.groupwire (process ${first.child.pid}, ${one.base_url})`);
 
     // The moderators of bots.yaml: in #standup, the bot's own chat, alice changes the subject and
     // closes it; mo reopens it from #general and reads the activity log; bob may not.
@@ -220,7 +224,7 @@ describe('groupwire demo', () => {
     // --fresh: the seed's conversation again, the bot answering from scratch; the CA stays.
     const fresh = DemoRun.start(dir, ['--fresh']);
     await fresh.pong();
-    expect(fresh.stdout).toMatch(/Starting over \(--fresh\); removed:\n {2}\.\/\.groupwire\/local-service\.json .*\n {2}\.\/\.groupwire\/bots\/demo-bot /);
+    expect(fresh.stdout).toMatch(/Starting over \(--fresh\); removed:\n {2}\.\/\.groupwire\/local-service\.json .*\n {2}\.\/\.groupwire\/bots\/demo-bot .*\n {2}\d+ transcript files? of the demo's chats in \.\/transcripts\n/);
     const three = await fresh.demoFile();
     expect(three.ca_file).toBe(one.ca_file);
     expect(await readFile(three.ca_file, 'utf8')).toBe(ca);

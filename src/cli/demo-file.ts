@@ -25,10 +25,10 @@ export async function readDemoFile(): Promise<DemoFile | undefined> {
   }
 }
 
-/** The demo that is running with this state dir, if one is (its process is alive). */
-export async function runningDemo(stateDir: string): Promise<DemoFile | undefined> {
+/** The other process (a demo or `serve`) whose demo file this is, if it is still running. */
+export async function demoFileHolder(): Promise<DemoFile | undefined> {
   const file = await readDemoFile();
-  if (!file || file.state_dir !== stateDir || typeof file.pid !== 'number' || file.pid === process.pid) return undefined;
+  if (!file || typeof file.pid !== 'number' || file.pid === process.pid) return undefined;
   return isAlive(file.pid) ? file : undefined;
 }
 

@@ -9,10 +9,10 @@ import type { LocalService } from '../service/local-service.js';
 import { createLogger } from '../supervisor/logging.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { DEMO_FILE } from './chat-command.js';
-import { removeOwnDemoFile, runningDemo, writeDemoFile } from './demo-file.js';
+import { demoFileHolder, removeOwnDemoFile, writeDemoFile } from './demo-file.js';
 import { demoState, orphanedState, savedConversation, shown, startOver, type DemoState } from './demo-state.js';
 import { DemoView } from './demo-view.js';
-import { stopOnSignal } from './serve.js';
+import { ignoreHangup, stopOnSignal } from './serve.js';
 import { UsageError } from './usage-error.js';
 
 const SCRIPT = ['Hi everyone! Is the demo bot around?', '!ping', '!help'];
@@ -60,23 +60,19 @@ export async function demo(args: string[]): Promise<number> {
   const loaded = await loadBotsConfig(configFile);
   if (loaded.config.service.base_url !== 'embedded') throw new UsageError(`the demo needs service.base_url: embedded in ${configFile}`);
   const state = demoState(loaded);
-  const other = await runningDemo(state.stateDir);
-  if (other) {
+  const other = await demoFileHolder();
+  // Two demos on one state would write the same service data and cursors over each other.
+  if (other?.state_dir === state.stateDir) {
     throw new UsageError(`a demo is already running with ${shown(state.stateDir)} (process ${other.pid}, ${other.base_url}); `
       + `stop it first (Ctrl-C in its terminal), or delete ${DEMO_FILE} if that process is not a demo`);
   }
   await prepareState(state, values.fresh === true);
 
   const log = createLogger({ level: values['log-level'] ?? 'warn', pretty: loaded.config.log.pretty });
+  // Before anything slow: a SIGHUP while starting must not end the demo either.
+  ignoreHangup();
   const supervisor = await startFallingBack(loaded, log);
   const service = supervisor.localService!;
-  // A second Ctrl-C exits at once: the service's data is saved first, so it is never behind what the
-  // bot already handled, and the demo file does not outlive the demo.
-  process.once('exit', () => {
-    service.saveStateNow();
-    removeOwnDemoFile();
-  });
-  await writeDemoFile({ base_url: service.baseUrl, ca_file: service.caFile, pid: process.pid, state_dir: state.stateDir });
   const view = new DemoView(service, (line) => process.stdout.write(`${line}\n`));
   // Ctrl-C is handled from here on, also while the bot joins and carol talks: the demo always stops cleanly.
   const stop = new AbortController();
@@ -85,6 +81,15 @@ export async function demo(args: string[]): Promise<number> {
     view.stop();
     await supervisor.stop();
   });
+  // A second Ctrl-C exits at once: the service's data is saved first, so it is never behind what the
+  // bot already handled, and the demo file does not outlive the demo.
+  process.once('exit', () => {
+    service.saveStateNow();
+    removeOwnDemoFile();
+  });
+  // Not over the file of another demo or serve that is running here: its clients still need it.
+  if (other) process.stdout.write(`Not writing ${DEMO_FILE}: process ${other.pid} (${other.base_url}) is using it; use the export lines below.\n`);
+  else await writeDemoFile({ base_url: service.baseUrl, ca_file: service.caFile, pid: process.pid, state_dir: state.stateDir });
 
   printWhere(service);
   process.stdout.write(`\nEarlier in the demo's chats:\n`);
