@@ -1,13 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Agent, request } from 'undici';
-import { cleanEnv } from './helpers/cli.js';
+import { GroupsClient } from '../src/api/client.js';
+import { cleanEnv, ROOT } from './helpers/cli.js';
 import { startCli, type RunningCli } from './helpers/long-running-cli.js';
 import { chatOf, history, makeEnv, post, type Env, waitFor } from './helpers/supervisor.js';
 
-/** Issue 13 item 11: SIGHUP is logged and ignored by `run` and `serve`; SIGTERM still stops them cleanly. */
+/** Issue 13 item 11: SIGHUP is logged and ignored by `run`, `serve` and `demo`; SIGTERM still stops them cleanly. */
 
 let env: Env | undefined;
 let running: RunningCli | undefined;
@@ -64,4 +65,30 @@ describe('SIGHUP', () => {
     }
     expect(await running.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   }, 60_000);
+
+  test('groupwire demo: logged and ignored, the bot still answers, then SIGTERM exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'groupwire-signals-demo-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'bots.yaml'), readFileSync(join(ROOT, 'bots.yaml'), 'utf8').replace('port: 8443', 'port: 0'));
+    running = startCli(['demo', '--config', 'bots.yaml'], cleanEnv({ TZ: 'UTC' }), dir);
+    const pongs = () => running!.stdout().match(/<Demo Bot> pong/g)?.length ?? 0;
+    await waitFor('the scripted !ping answered', () => pongs() >= 1, 90_000);
+
+    running.child.kill('SIGHUP');
+    await running.waitFor('stderr', /SIGHUP ignored: reload is not supported yet/);
+
+    const demo = JSON.parse(readFileSync(join(dir, '.groupwire', 'demo.json'), 'utf8')) as { base_url: string; ca_file: string };
+    const bob = new GroupsClient({ baseUrl: demo.base_url, ca: readFileSync(demo.ca_file), credentials: { email: 'bob@example.com', password: 'bob-demo' } });
+    try {
+      // A member says !ping in #general as a chat client does: over the chat socket.
+      const general = (await chatOf(bob, 'general'))!;
+      const socket = await bob.openChatSocket({ chatsubId: general.chat_sub!.id, noHistory: true });
+      socket.send(JSON.stringify({ object: 'chat_post', message: '!ping' }));
+      await waitFor('the bot answered after SIGHUP', () => pongs() >= 2, 30_000);
+      socket.close(1000, 'done');
+    } finally {
+      await bob.close();
+    }
+    expect(await running.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  }, 150_000);
 });
