@@ -42,6 +42,24 @@ describe('SIGHUP', () => {
     expect(running.stderr()).toContain('"msg":"stopped"');
   }, 90_000);
 
+  test('groupwire run whose stderr went away (its terminal closed) and got SIGHUP: goes on, and SIGTERM still exits 0', async () => {
+    env = await makeEnv([{ name: 'helper', chats: [{ chat: 'general' }], plugins: [{ use: 'responder' }] }]);
+    running = startCli(['run', '--log-level', 'info', env.configFile], cleanEnv());
+    await running.waitFor('stderr', /chat socket open/);
+    // What a closed terminal does to the process's stderr (EIO there, EPIPE here): every later log line fails.
+    running.child.stderr!.destroy();
+    running.child.kill('SIGHUP');
+
+    const bot = env.client('bot');
+    const botId = String((await bot.login()).id);
+    const general = (await chatOf(bot, 'general'))!;
+    const asked = await post(env.svc, 'general', 'bob', '!ping');
+    const answer = await waitFor('the pong without a stderr', async () =>
+      (await history(bot, general.id)).find((m) => m.msg_num > asked.msg_num && m.user_id === botId), 30_000);
+    expect(answer.message).toBe('pong');
+    expect(await running.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  }, 90_000);
+
   test('groupwire serve: logged and ignored, still serves, then SIGTERM exits 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'groupwire-signals-'));
     dirs.push(dir);

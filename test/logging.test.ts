@@ -1,6 +1,10 @@
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger, REDACTED_PATHS } from '../src/supervisor/logging.js';
+import { StderrSink } from '../src/supervisor/stderr-sink.js';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -95,15 +99,31 @@ describe('createLogger', () => {
       const log = createLogger({ level: 'silent', pretty: 'auto' });
       expect(log.level).toBe('silent');
       const stream = (log as unknown as Record<symbol, object>)[pino.symbols.streamSym]!;
-      expect(stream.constructor.name).toBe('SonicBoom'); // fd 2 directly, no pino-pretty worker
+      expect(stream.constructor.name).toBe('StderrSink'); // fd 2 directly, no pino-pretty formatting
     } finally {
       if (had) Object.defineProperty(process.stderr, 'isTTY', had);
       else delete (process.stderr as { isTTY?: boolean }).isTTY;
     }
   });
 
+  it('writes through a sink that survives a stderr that is gone (EBADF/EIO/EPIPE drop the lines, never throw)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'groupwire-sink-'));
+    const fd = openSync(join(dir, 'read-only'), 'w+');
+    closeSync(fd);
+    const readOnly = openSync(join(dir, 'read-only'), 'r');
+    try {
+      const sink = new StderrSink(readOnly);
+      expect(sink.write('a line\n')).toBe(true);
+      expect(sink.closed).toBe(true);
+      expect(sink.write('another\n')).toBe(true);
+    } finally {
+      closeSync(readOnly);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('redacts what it writes', () => {
-    // pino.destination(2) writes straight to fd 2; catch the writes at the logger's stream instead.
+    // The sink writes straight to fd 2; catch the writes at the logger's stream instead.
     const written: string[] = [];
     const log = createLogger({ level: 'info', pretty: false });
     const stream = (log as unknown as Record<symbol, { write(chunk: string): boolean }>)[pino.symbols.streamSym]!;

@@ -3,6 +3,7 @@ import { loadBotsConfig } from '../config/bots-config.js';
 import { createLogger } from '../supervisor/logging.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { describeRefusal } from '../supervisor/login-wait.js';
+import { sayOnStderr } from '../supervisor/stderr-sink.js';
 import { redact } from './output.js';
 import { ignoreHangup, stopOnSignal } from './serve.js';
 import { UsageError } from './usage-error.js';
@@ -63,7 +64,7 @@ export async function runCommand(args: string[]): Promise<number> {
   // service manager the documented exit code 3 tells it not to restart (see docs/bots.md).
   await supervisor.stop(0);
   const lines = outcome.map((refusal) => `groupwire: ${describeRefusal(refusal)}\n`);
-  process.stderr.write(redact(`${lines.join('')}groupwire: no bot can log in; exiting (code ${EXIT_LOGIN_REFUSED})\n`));
+  sayOnStderr(redact(`${lines.join('')}groupwire: no bot can log in; exiting (code ${EXIT_LOGIN_REFUSED})`));
   return EXIT_LOGIN_REFUSED;
 }
 

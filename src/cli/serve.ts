@@ -8,6 +8,7 @@ import { parseRateLimit } from '../service/rate-limit.js';
 import { readSeedFile } from '../service/seed.js';
 import { readDemoFile, removeOwnDemoFile, writeDemoFile } from './demo-file.js';
 import { DEMO_FILE, processIsAlive } from './service-address.js';
+import { sayOnStderr, StderrSink } from '../supervisor/stderr-sink.js';
 import { UsageError } from './usage-error.js';
 
 export const SERVE_HELP = `Usage: groupwire serve [options]
@@ -81,7 +82,7 @@ export async function serveOptionsFromArgs(args: string[]): Promise<LocalService
     upgradeRateLimit: rate('--upgrade-rate-limit', values['upgrade-rate-limit']),
     pingIntervalMs: pingSeconds * 1000,
     adminToken: values['admin-token'],
-    logger: pino({ level: values['log-level'] ?? 'info' }, pino.destination(2)),
+    logger: pino({ level: values['log-level'] ?? 'info' }, new StderrSink()),
   };
 }
 
@@ -95,10 +96,12 @@ export async function serve(args: string[], announce: (service: LocalService) =>
   // Before anything slow: a SIGHUP while starting must not end the process either.
   ignoreHangup();
   const service = await LocalService.start(options);
+  // Before the ready line: a SIGTERM sent as soon as it is read must stop the service cleanly too.
+  const stopped = stopOnSignal(() => service.close());
   announce(service);
   const wroteDemoFile = await tellClientCommands(service, options.statePath);
   try {
-    await stopOnSignal(() => service.close());
+    await stopped;
   } finally {
     if (wroteDemoFile) removeOwnDemoFile();
   }
@@ -137,7 +140,7 @@ let hangupIgnored = false;
  * ask for a reload, would drop every socket. Until reload exists it is said and ignored. `notice`
  * defaults to a line on stderr; commands with a logger pass it. Installed once per process.
  */
-export function ignoreHangup(notice: HangupNotice = (message) => process.stderr.write(`groupwire: ${message}\n`), message = HANGUP_MESSAGE): void {
+export function ignoreHangup(notice: HangupNotice = (message) => sayOnStderr(`groupwire: ${message}`), message = HANGUP_MESSAGE): void {
   if (hangupIgnored) return;
   hangupIgnored = true;
   process.on('SIGHUP', () => notice(message));

@@ -1,4 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
+import { StderrSink } from './stderr-sink.js';
 
 /** Every place a secret could sit in a log line; pino replaces them before anything is written. */
 const SECRET_KEYS = ['password', 'token', 'csrf', 'csrf_token', 'cookie', 'authorization', 'app_token', 'admin_token', 'twofactor', 'set-cookie'];
@@ -16,12 +18,31 @@ export interface LoggingOptions {
   pretty: boolean | 'auto';
 }
 
-/** The supervisor's root logger: structured, secrets redacted, to stderr, pretty on a terminal. */
+/**
+ * The supervisor's root logger: structured, secrets redacted, to stderr, pretty on a terminal. Both
+ * write through a StderrSink, in this thread: a terminal that closes (SIGHUP is ignored) costs the
+ * log lines, not the process.
+ */
 export function createLogger(options: LoggingOptions): Logger {
   const pretty = options.pretty === 'auto' ? process.stderr.isTTY === true : options.pretty;
   const base = { level: options.level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
-  if (pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { destination: 2, colorize: true, translateTime: 'HH:MM:ss' } } });
+  const sink = new StderrSink();
+  const format = pretty ? prettyFormatter() : undefined;
+  if (format) return pino(base, { write: (line: string) => sink.write(format(line)) });
+  return pino(base, sink);
+}
+
+/**
+ * pino-pretty's formatter, called per line in this thread (not its worker transport, whose stream
+ * dies with the terminal). pino-pretty is a development dependency: without it, plain JSON lines.
+ */
+function prettyFormatter(): ((line: string) => string) | undefined {
+  try {
+    const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as {
+      prettyFactory(options: Record<string, unknown>): (line: string) => string;
+    };
+    return prettyFactory({ colorize: true, translateTime: 'HH:MM:ss' });
+  } catch {
+    return undefined;
   }
-  return pino(base, pino.destination(2));
 }
