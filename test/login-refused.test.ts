@@ -2,7 +2,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanEnv, runCli } from './helpers/cli.js';
 import { DEMO } from './helpers/service.js';
-import { makeEnv, post, probes, type Env, waitFor } from './helpers/supervisor.js';
+import { loadBotsConfig } from '../src/config/bots-config.js';
+import { Supervisor } from '../src/supervisor/supervisor.js';
+import { adminOk, makeEnv, post, probes, type Env, waitFor } from './helpers/supervisor.js';
 
 /**
  * Issue 13 item 10: a login the service refuses (wrong password, banned account) is said once, in
@@ -132,4 +134,24 @@ describe('a supervisor with good and refused bots', () => {
     expect(env.log.lines.filter((line) => String(line.msg).includes('cannot log in') && line.err !== undefined)).toEqual([]);
     expect(JSON.stringify(env.log.lines)).not.toContain(WRONG);
   }, 90_000);
+
+  test('without a change to bots.yaml, a refused bot tries again after the retry interval (an account readmitted on the service)', async () => {
+    env = await makeEnv([{ name: 'banned', login: { email: DEMO.dave[0], password: DEMO.dave[1] }, chats: [{ chat: 'general' }] }]);
+    // The interval is 15 minutes in use; a test shortens it through the supervisor's option.
+    const supervisor = await Supervisor.start(await loadBotsConfig(env.configFile), { log: env.log.logger, loginRetryMs: 1500 });
+    env.supervisor = supervisor;
+    const [banned] = supervisor.bots;
+    await waitFor('the refusal', () => banned!.loginRefusal);
+    const refused = env.log.lines.find((line) => String(line.msg).startsWith('bot banned cannot log in'))!;
+    expect(refused.msg).toContain(`Waiting for ${env.configFile} to change (or 2 s) to try again.`);
+
+    await adminOk(env.svc, 'subscriptions', { group: 'demo', user: DEMO.dave[0], role: 'member' });
+    await waitFor('the readmitted bot connected', async () => {
+      await banned!.connected();
+      return true;
+    }, 30_000);
+    expect(banned!.loginRefusal).toBeUndefined();
+    expect(env.log.withMessage('trying the refused login again (the retry interval is up)').length).toBeGreaterThanOrEqual(1);
+    expect(env.log.withMessage('the login works now')).toHaveLength(1);
+  }, 60_000);
 });

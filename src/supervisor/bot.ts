@@ -21,7 +21,7 @@ import { PostFailedError } from './chat-outbox.js';
 import { ChatRunner } from './chat-runner.js';
 import {
   AccountNotAllowedError, credentialsOf, describeRefusal, isGroupRefusal, LOGIN_RETRY_MS, loginRefusalOf, waitForLoginFix,
-  type LoginConfig, type LoginRefusal,
+  waitText, type LoginConfig, type LoginRefusal,
 } from './login-wait.js';
 
 export interface BotOptions {
@@ -123,7 +123,7 @@ export class Bot {
     const again = this.refusal !== undefined && describeRefusal(this.refusal) === describeRefusal(refusal);
     this.refusal = refusal;
     if (again) log.info({ account: refusal.account, reason: refusal.said }, 'the login is still refused; waiting for a fix');
-    else log.error({ account: refusal.account, reason: refusal.said }, `${describeRefusal(refusal)} Waiting for ${this.options.configFile ?? 'bots.yaml'} to change (or ${(this.options.loginRetryMs ?? LOGIN_RETRY_MS) / 60_000} minutes) to try again.`);
+    else log.error({ account: refusal.account, reason: refusal.said }, `${describeRefusal(refusal)} Waiting for ${this.options.configFile ?? 'bots.yaml'} to change (or ${waitText(this.options.loginRetryMs ?? LOGIN_RETRY_MS)}) to try again.`);
     this.options.onLoginRefused?.(this);
     const next = await waitForLoginFix(this.login, {
       bot: this.name, configFile: this.options.configFile, log, signal: this.stoppingSignal.signal, retryMs: this.options.loginRetryMs,

@@ -16,6 +16,11 @@ export type LoginConfig = BotConfig['login'];
  */
 export const LOGIN_RETRY_MS = 15 * 60_000;
 
+/** A retry interval as said to a person: "15 minutes", "90 s". */
+export function waitText(ms: number): string {
+  return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}` : `${Math.round(ms / 1000)} s`;
+}
+
 /** How often bots.yaml is looked at while a bot waits (a stat, nothing more). */
 const FILE_POLL_MS = 1000;
 
