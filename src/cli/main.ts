@@ -9,7 +9,7 @@ import { EXIT, redact, reportError } from './output.js';
 import { newPluginCommand } from './new-plugin-command.js';
 import { pluginsCommand } from './plugins-command.js';
 import { checkCommand, runCommand } from './run-command.js';
-import { ignoreHangup, serve } from './serve.js';
+import { serve } from './serve.js';
 import { testPluginCommand } from './test-plugin-command.js';
 import { topicsCommand } from './topics-command.js';
 import { transcriptCommand } from './transcript-command.js';
@@ -46,11 +46,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
     await serve(args);
     return EXIT.ok;
   },
-  demo: (args) => {
-    // From the first moment: the demo's start-up (service, bot, joining) takes seconds.
-    ignoreHangup();
-    return demo(args);
-  },
+  demo,
   run: runCommand,
   check: checkCommand,
   plugins: pluginsCommand,
