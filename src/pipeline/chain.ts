@@ -193,6 +193,9 @@ export class PluginChain {
     clearTimeout(this.timer);
     this.timerAt = at;
     this.timer = setTimeout(() => this.expireDue(), Math.max(0, at - performance.now()));
+    // A watchdog, left armed when its runs end early: it must not hold a stopped process open for
+    // up to a plugin timeout (a run still going is held open by its own socket or request).
+    this.timer.unref();
   }
 
   /** Ends the runs whose time is up, and sets the timer for the next deadline (if any run is left). */
