@@ -67,6 +67,13 @@ class DemoRun {
     await this.waitFor(/\[\d\d:\d\d:\d\d\] #general <Carol Member> !ping\n {2}\[\d\d:\d\d:\d\d\] #general <Demo Bot> pong\n/);
   }
 
+  /** The pong, and carol's script done (its !help answered): the bot answers nobody else meanwhile. */
+  async scriptDone(): Promise<void> {
+    await this.pong();
+    await this.waitFor(/#general <Demo Bot> Commands you may use here:/);
+    await this.waitFor(/Join the conversation from another terminal/);
+  }
+
   async demoFile(): Promise<DemoFile> {
     return JSON.parse(await readFile(join(this.dir, '.groupwire', 'demo.json'), 'utf8')) as DemoFile;
   }
@@ -164,7 +171,7 @@ describe('groupwire demo', () => {
 
     // First run: carol's !ping is answered; the terminal says how to reach the demo.
     const first = DemoRun.start(dir);
-    await first.pong();
+    await first.scriptDone();
     expect(first.stdout).toContain('A new demo; its conversation is saved in ./.groupwire');
     const one = await first.demoFile();
     expect(one).toMatchObject({ pid: first.child.pid, state_dir: join(dir, '.groupwire') });
@@ -205,7 +212,7 @@ describe('groupwire demo', () => {
 
     // Second run in the same state dir: the same conversation goes on, with the same CA.
     const second = DemoRun.start(dir);
-    await second.pong();
+    await second.scriptDone();
     expect(second.stdout).toContain('Continuing the demo\'s conversation saved in ./.groupwire');
     const two = await second.demoFile();
     expect(two.ca_file).toBe(one.ca_file);
@@ -223,7 +230,7 @@ describe('groupwire demo', () => {
 
     // --fresh: the seed's conversation again, the bot answering from scratch; the CA stays.
     const fresh = DemoRun.start(dir, ['--fresh']);
-    await fresh.pong();
+    await fresh.scriptDone();
     expect(fresh.stdout).toMatch(/Starting over \(--fresh\); removed:\n {2}\.\/\.groupwire\/local-service\.json .*\n {2}\.\/\.groupwire\/bots\/demo-bot .*\n {2}\d+ transcript files? of the demo's chats in \.\/transcripts\n/);
     const three = await fresh.demoFile();
     expect(three.ca_file).toBe(one.ca_file);
@@ -241,5 +248,20 @@ describe('groupwire demo', () => {
     const lines = (await Promise.all((await readdir(transcriptDir)).map((name) => readFile(join(transcriptDir, name), 'utf8')))).join('');
     expect(lines).toContain('"message":"!ping"');
     expect(lines).not.toContain('!reopen standup');
+
+    // A checkout whose bot state outlived the service's data (a demo from before the data was kept):
+    // the demo starts over by itself instead of running a bot that ignores everything.
+    await rm(join(dir, '.groupwire', 'local-service.json'));
+    const upgraded = DemoRun.start(dir);
+    await upgraded.pong();
+    expect(upgraded.stdout).toContain('The bot\'s state in ./.groupwire belongs to a conversation the service no longer has');
+    expect(upgraded.stdout).toMatch(/removed:\n {2}\.\/\.groupwire\/bots\/demo-bot /);
+    const restarted = await history(clientOf(await upgraded.demoFile(), 'carol'), 'general');
+    expect(restarted.find((m) => m.message === '!ping')?.msg_num).toBe(5);
+    await releaseClients();
+    // Most likely while carol still talks: Ctrl-C stops cleanly at any moment.
+    expect(await upgraded.stop()).toBe(0);
+    expect(upgraded.stdout).toContain('The demo stopped; its conversation is saved in ./.groupwire.');
+    await expect(readFile(join(dir, '.groupwire', 'demo.json'), 'utf8')).rejects.toThrow(/ENOENT/);
   });
 });

@@ -183,7 +183,7 @@ async function runScript(baseUrl: string, ca: string, signal: AbortSignal): Prom
     for (const line of SCRIPT) {
       if (signal.aborted) break;
       ws.send(JSON.stringify({ object: 'chat_post', message: line }));
-      await sleep(1500, signal);
+      await sleep(1000, signal);
     }
     ws.close(1000, 'script done');
   } finally {
