@@ -44,6 +44,26 @@ describe('stores across a history reset', () => {
     expect(readFileSync(path, 'utf8')).not.toContain('50');
   });
 
+  it('marks: what was queued before a reset (an older epoch) does not mark the new history once delivered', () => {
+    const path = join(dir, 'marks-epochs.json');
+    let marks = MsgNumMarks.open(path);
+    marks.mark('c:1', 40);
+    const queuedBefore = { key: 'c:1:40', epoch: marks.epoch('c:1') };
+    marks.reset('c:1');
+    marks.mark('c:1', 2);
+    // The old item is posted after the reset: msg_num 40 of the old history says nothing of the new one.
+    marks.markKey(queuedBefore.key, queuedBefore.epoch);
+    expect([marks.epoch('c:1'), marks.has('c:1', 3)]).toEqual([1, false]);
+    marks.markKey('c:1:3', 1);
+    expect(marks.has('c:1', 3)).toBe(true);
+    // The epoch survives a reopen (which rewrites the file) and a second reset counts on from it.
+    marks = MsgNumMarks.open(path);
+    expect([marks.epoch('c:1'), marks.has('c:1', 3), marks.has('c:1', 4)]).toEqual([1, true, false]);
+    marks.reset('c:1');
+    marks = MsgNumMarks.open(path);
+    expect([marks.epoch('c:1'), marks.epoch('other')]).toEqual([2, 0]);
+  });
+
   it('the logger\'s reset marker reads back as msg_num 0 in every format with msg_nums', () => {
     const note = { at: '2026-03-01T10:00:00Z', reason: 'behind' as const, previousCursor: 50, newest: 3, chatId: '7' };
     const render = { timeZone: 'UTC', timeFormat: 'HH:mm:ss' };

@@ -11,6 +11,8 @@ import { backoff, sleep } from './timing.js';
 export interface OutboundItem extends SlackPost {
   /** `<chat id>:<msg_num>`. */
   key: string;
+  /** The chat's reset count when queued (MsgNumMarks.epoch), when above 0: the key's msg_num belongs to that history. */
+  epoch?: number;
   chat: string;
   channel: string;
   queuedAt: number;
@@ -48,9 +50,9 @@ export class Outbound extends QueueWorker<OutboundItem> {
     super(options.queue);
   }
 
-  /** True when the queue holds this key (not posted yet). */
-  holds(key: string): boolean {
-    return this.queue.all().some((item) => item.key === key);
+  /** True when the queue holds this key of this epoch of its chat (not posted yet). */
+  holds(key: string, epoch = 0): boolean {
+    return this.queue.all().some((item) => item.key === key && (item.epoch ?? 0) === epoch);
   }
 
   protected async work(item: OutboundItem, signal: AbortSignal): Promise<boolean> {

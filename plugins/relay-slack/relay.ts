@@ -64,7 +64,7 @@ export class SlackRelay {
       onChannelId: (name, id) => this.directory.learnChannel(id, name),
       // Marked again once posted: a crash between queueing an item and marking it must not let the
       // message, handed on again after the restart, be queued a second time once this copy is gone.
-      onPosted: (item) => this.marks.markKey(item.key),
+      onPosted: (item) => this.marks.markKey(item.key, item.epoch ?? 0),
     });
     this.inbound = new Inbound({
       queue: DurableQueue.open<InboundItem>(join(env.dataDir, 'from-slack.json'), { maxItems: options.queue_max }),
@@ -116,8 +116,11 @@ export class SlackRelay {
       return;
     }
     const key = `${chat.id}:${message.msg_num}`;
-    if (this.marks.has(chat.id, message.msg_num) || this.outbound.holds(key)) return;
+    // An item queued before a reset of the chat's history (an older epoch) is another message with the same key.
+    const epoch = this.marks.epoch(chat.id);
+    if (this.marks.has(chat.id, message.msg_num) || this.outbound.holds(key, epoch)) return;
     const item: OutboundItem = { key, chat: chat.subject, channel, queuedAt: Date.now(), ...renderForSlack(message, chat, this.options.display) };
+    if (epoch > 0) item.epoch = epoch;
     try {
       this.outbound.push(item);
     } catch (error) {

@@ -13,14 +13,28 @@ export class MsgNumMarks {
   private constructor(
     private readonly file: JsonLinesFile,
     private readonly marks: Map<string, number>,
+    /** Resets seen per chat (absent: none). What a relay queued before the last reset carries an older one. */
+    private readonly epochs: Map<string, number>,
   ) {}
 
   static open(path: string): MsgNumMarks {
-    const marks = MsgNumMarks.read(path);
-    return new MsgNumMarks(JsonLinesFile.create(path, [...marks]), marks);
+    const epochs = new Map<string, number>();
+    const marks = MsgNumMarks.read(path, epochs);
+    return new MsgNumMarks(JsonLinesFile.create(path, MsgNumMarks.entries(marks, epochs)), marks, epochs);
   }
 
-  private static read(path: string): Map<string, number> {
+  /** The file's content, one mark per chat, each after its chat's reset line (so the epoch survives a rewrite). */
+  private static entries(marks: Map<string, number>, epochs: Map<string, number>): unknown[] {
+    const entries: unknown[] = [];
+    for (const [chatId, msgNum] of marks) {
+      const epoch = epochs.get(chatId);
+      if (epoch !== undefined) entries.push([chatId, 0, 'reset', epoch]);
+      entries.push([chatId, msgNum]);
+    }
+    return entries;
+  }
+
+  private static read(path: string, epochs: Map<string, number>): Map<string, number> {
     const text = JsonLinesFile.readText(path);
     const marks = new Map<string, number>();
     // Files written before the journal held one JSON object, chat id to msg_num.
@@ -38,11 +52,22 @@ export class MsgNumMarks {
       if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'number') {
         throw new Error(`${path}: unreadable marks file (unknown entry ${JSON.stringify(entry).slice(0, 100)})`);
       }
-      // `[chat id, 0, "reset"]`: the chat's history was reset, its msg_nums start again.
-      if (entry[2] === 'reset') marks.set(entry[0], entry[1]);
-      else marks.set(entry[0], Math.max(entry[1], marks.get(entry[0]) ?? -1));
+      // `[chat id, 0, "reset", epoch]`: the chat's history was reset, its msg_nums start again.
+      if (entry[2] === 'reset') {
+        marks.set(entry[0], entry[1]);
+        epochs.set(entry[0], typeof entry[3] === 'number' ? entry[3] : (epochs.get(entry[0]) ?? 0) + 1);
+      } else marks.set(entry[0], Math.max(entry[1], marks.get(entry[0]) ?? -1));
     }
     return marks;
+  }
+
+  /**
+   * How many times the chat's history was reset. A relay stores it with what it queues: an item
+   * queued before a reset shares its `<chat id>:<msg_num>` with a message of the new history, and
+   * must neither stand for it nor mark it once delivered.
+   */
+  epoch(chatId: string): number {
+    return this.epochs.get(chatId) ?? 0;
   }
 
   has(chatId: string, msgNum: number): boolean {
@@ -52,7 +77,7 @@ export class MsgNumMarks {
   mark(chatId: string, msgNum: number): void {
     if (this.has(chatId, msgNum)) return;
     this.marks.set(chatId, msgNum);
-    if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.marks.size)) this.file.rewrite([...this.marks]);
+    if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.marks.size)) this.file.rewrite(MsgNumMarks.entries(this.marks, this.epochs));
     else this.file.append([chatId, msgNum]);
   }
 
@@ -62,14 +87,21 @@ export class MsgNumMarks {
    */
   reset(chatId: string): void {
     if (!this.marks.has(chatId)) return;
+    const epoch = this.epoch(chatId) + 1;
     this.marks.set(chatId, 0);
-    this.file.append([chatId, 0, 'reset']);
+    this.epochs.set(chatId, epoch);
+    this.file.append([chatId, 0, 'reset', epoch]);
   }
 
-  /** Marks by a `<chat id>:<msg_num>` key (chat ids may hold `:`; the number is after the last one). */
-  markKey(key: string): void {
+  /**
+   * Marks by a `<chat id>:<msg_num>` key (chat ids may hold `:`; the number is after the last one),
+   * unless the key was made in another epoch of the chat (before a reset: its msg_num is of the old history).
+   */
+  markKey(key: string, epoch = 0): void {
     const split = key.lastIndexOf(':');
     const msgNum = Number(key.slice(split + 1));
-    if (split > 0 && Number.isInteger(msgNum)) this.mark(key.slice(0, split), msgNum);
+    if (split <= 0 || !Number.isInteger(msgNum)) return;
+    const chatId = key.slice(0, split);
+    if (epoch === this.epoch(chatId)) this.mark(chatId, msgNum);
   }
 }
