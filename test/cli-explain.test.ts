@@ -72,6 +72,12 @@ describe('groupwire api with a parameter the operation does not take', () => {
     expect(chats.data.map((chat: { subject: string }) => chat.subject)).not.toContain('typo');
   });
 
+  it('--unchecked sends a name groupwire does not know (a newer service may take it), and the service answers', async () => {
+    const result = await runCli(['api', 'getchats', '--group_name', 'demo', '--some_new_flag', 'yes', '--unchecked'], envFor(svc, 'mo'));
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).object).toBe('list');
+  });
+
   it('--help after an operation lists the parameters it takes', async () => {
     const result = await runCli(['api', 'getchathistory', '--help'], envFor(svc, 'mo'));
     expect(result.code).toBe(0);

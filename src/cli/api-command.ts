@@ -11,10 +11,13 @@ export const API_HELP = `Usage: groupwire api <operation> [--param value ...] [-
 Calls any operation of the Group Discussion Service and prints its JSON answer (2-space indented, every
 id exactly as the service sent it). Parameters go as given: --group_name demo --limit 5, or --name=value.
 A parameter the operation does not take is refused (exit 2) with the nearest valid name ('groupwire
-api OPERATION --help' lists them). POST operations get the csrf token by themselves.
+api OPERATION --help' lists them), unless --unchecked is given. POST operations get the csrf token by
+themselves.
 
 Options:
   --extended               add extended=true (the answer becomes [result, user])
+  --unchecked              send every parameter as given, also names groupwire does not know (a parameter
+                           a newer service takes: the spec lets services add optional ones)
   --all                    follow next_page_token through every page of a list operation and print one
                            JSON array of all items (100 per page unless --limit is given)
   -h, --help               this text
@@ -51,11 +54,12 @@ interface ApiArgs {
   client: ClientFlags;
   extended: boolean;
   all: boolean;
+  unchecked: boolean;
 }
 
 /** Free-form `--name value` pairs: parsed by hand, as parseArgs needs the names in advance. */
 export function parseApiArgs(args: string[]): ApiArgs {
-  const result: ApiArgs = { help: false, params: {}, client: {}, extended: false, all: false };
+  const result: ApiArgs = { help: false, params: {}, client: {}, extended: false, all: false, unchecked: false };
   const positionals: string[] = [];
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
@@ -68,7 +72,7 @@ export function parseApiArgs(args: string[]): ApiArgs {
     const equals = arg.indexOf('=');
     const name = equals === -1 ? arg.slice(2) : arg.slice(2, equals);
     const inline = equals === -1 ? undefined : arg.slice(equals + 1);
-    if (name === 'extended' || name === 'all') {
+    if (name === 'extended' || name === 'all' || name === 'unchecked') {
       if (inline !== undefined) throw new UsageError(`--${name} takes no value`);
       result[name] = true;
       continue;
@@ -99,7 +103,7 @@ export function parseApiArgs(args: string[]): ApiArgs {
     throw new UsageError(`--all pages through list operations only (${LIST_OPERATIONS.join(', ')}); ${operation} is not one`);
   }
   if (result.all && result.extended) throw new UsageError('--all and --extended do not go together');
-  checkParamNames(operation, Object.keys(result.params));
+  if (!result.unchecked) checkParamNames(operation, Object.keys(result.params));
   return { ...result, operation };
 }
 
