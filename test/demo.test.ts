@@ -168,6 +168,9 @@ async function temporaryKeysOf(pid: number): Promise<string[]> {
 describe('groupwire demo', () => {
   test('a second run continues the conversation, --fresh starts over; alice and mo can use every built-in', { timeout: 240_000 }, async () => {
     const dir = await checkout();
+    const help = await runCli(['demo', '--help'], cleanEnv(), dir);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--fresh +start over: remove the service's data, the bots' state/);
 
     // First run: carol's !ping is answered; the terminal says how to reach the demo.
     const first = DemoRun.start(dir);

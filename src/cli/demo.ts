@@ -26,6 +26,8 @@ shows every line of every chat of the demo.
 The conversation is kept: the service's data goes to <state_dir>/local-service.json (unless bots.yaml
 sets service.embedded.state), beside the bots' cursors, so the next run continues it with the same
 msg_nums. The service's CA stays in <that file>.tls/, so clients keep trusting the same ca_file.
+When the bots' state is there but the service's data is not (a demo from before it was kept), the
+demo starts over by itself: a bot that remembers later messages than the service has would be silent.
 While it runs, ${DEMO_FILE} tells the client commands of other terminals where the demo is.
 
 Options:
