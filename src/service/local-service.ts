@@ -17,7 +17,7 @@ import { mountFiles } from './routes/files.js';
 import { applySeed, type Seed } from './seed.js';
 import { StateFile } from './state-file.js';
 import { Store } from './store.js';
-import { localTls, removeTlsDir, temporaryTlsDir } from './tls.js';
+import { localTls, removeTlsDir, temporaryLocalTls } from './tls.js';
 
 export interface LocalServiceOptions {
   host?: string;
@@ -30,8 +30,8 @@ export interface LocalServiceOptions {
   statePath?: string;
   /**
    * A certificate of your own; without one a local CA and certificate are made in `tlsDir` (kept and
-   * reused), else beside `statePath` (`<statePath>.tls/`, kept and reused), else in a temporary
-   * directory that close() removes: its private keys must not outlive the process.
+   * reused), else beside `statePath` (`<statePath>.tls/`, kept and reused), else for this process only:
+   * the key stays in memory and the CA file goes to a temporary directory that close() removes.
    */
   tls?: { cert: string; key: string; caFile?: string };
   tlsDir?: string;
@@ -91,8 +91,9 @@ export class LocalService {
     else if (options.seed !== 'empty') applySeed(store, core.clock, options.seed === undefined || options.seed === 'demo' ? DEMO_SEED : options.seed);
 
     const keptTlsDir = options.tlsDir ?? (options.statePath ? `${options.statePath}.tls` : undefined);
-    const temporaryDir = options.tls || keptTlsDir ? undefined : temporaryTlsDir();
-    const tls = options.tls ? { ...options.tls, ca: options.tls.cert, caFile: options.tls.caFile } : await localTls((keptTlsDir ?? temporaryDir)!);
+    const temporary = options.tls || keptTlsDir ? undefined : await temporaryLocalTls();
+    const temporaryDir = temporary?.dir;
+    const tls = options.tls ? { ...options.tls, ca: options.tls.cert, caFile: options.tls.caFile } : (temporary ?? await localTls(keptTlsDir!));
 
     const app = Fastify({
       https: { key: tls.key, cert: tls.cert },

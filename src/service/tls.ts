@@ -17,7 +17,8 @@ const YEAR_MS = 365 * 24 * 3600 * 1000;
 
 /**
  * A private CA and a localhost certificate it signs, kept in `dir` so a sandbox's clients can keep
- * trusting the same CA file across restarts. Existing files are reused.
+ * trusting the same CA file across restarts. Existing files are reused. The CA's own key is never
+ * written: the kept certificate is all the service needs.
  */
 export async function localTls(dir: string): Promise<TlsMaterial> {
   const caFile = join(dir, 'ca.pem');
@@ -29,6 +30,29 @@ export async function localTls(dir: string): Promise<TlsMaterial> {
   } catch {
     // Not there yet (or incomplete): make a new set below.
   }
+  const made = await generateTls();
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeFile(caFile, made.ca);
+  await writeFile(certFile, made.cert);
+  await writeFile(keyFile, made.key, { mode: 0o600 });
+  return { ...made, caFile };
+}
+
+/**
+ * A CA and certificate for this process only: just the CA certificate goes to disk (clients need a
+ * file to trust), in a temporary folder that removeTlsDir (or the process's exit) removes; the
+ * private key stays in memory.
+ */
+export async function temporaryLocalTls(): Promise<TlsMaterial & { dir: string }> {
+  const dir = temporaryTlsDir();
+  const made = await generateTls();
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const caFile = join(dir, 'ca.pem');
+  await writeFile(caFile, made.ca);
+  return { ...made, caFile, dir };
+}
+
+async function generateTls(): Promise<Omit<TlsMaterial, 'caFile'>> {
   const notBeforeDate = new Date(Date.now() - 3600_000);
   const notAfterDate = new Date(Date.now() + 5 * YEAR_MS);
   const ca = await selfsigned.generate([{ name: 'commonName', value: 'groupwire local service CA' }], {
@@ -57,21 +81,17 @@ export async function localTls(dir: string): Promise<TlsMaterial> {
       },
     ],
   });
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(caFile, ca.cert);
-  await writeFile(certFile, leaf.cert);
-  await writeFile(keyFile, leaf.private, { mode: 0o600 });
-  return { ca: ca.cert, cert: leaf.cert, key: leaf.private, caFile };
+  return { ca: ca.cert, cert: leaf.cert, key: leaf.private };
 }
 
 /** Temporary key directories of services not closed yet (see temporaryTlsDir). */
 const temporaryDirs = new Set<string>();
 
 /**
- * A new temporary directory name for a CA and key that must not outlive the process: removeTlsDir
+ * A new temporary directory name for TLS files that must not outlive the process: removeTlsDir
  * removes it, and if the process exits first (a second Ctrl-C, process.exit) an exit hook does.
  */
-export function temporaryTlsDir(): string {
+function temporaryTlsDir(): string {
   if (temporaryDirs.size === 0) process.once('exit', removeLeftTlsDirs);
   const dir = join(tmpdir(), `groupwire-${process.pid}-${randomBytes(4).toString('hex')}`);
   temporaryDirs.add(dir);
