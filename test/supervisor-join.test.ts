@@ -69,6 +69,28 @@ describe('supervisor: joining chats', () => {
     expect(probes().seen['join-1']!.map((s) => s.text)).toEqual(['hello general', 'hello standup', 'after restart']);
   });
 
+  test('a chat renamed since the last start (!subject) is followed by its id: no new chat of the old subject, no reset, the conversation goes on', async () => {
+    env = await makeEnv([]);
+    const recorder = env.probe('recorder');
+    env.writeConfig([{ chats: [{ chat: 'standup', create: true, desc: '<p>Daily standup</p>' }], plugins: [{ use: recorder, with: { key: 'rename-1' } }] }]);
+    let supervisor = await env.start();
+    const standup = (await chatOf(env.client('bot'), 'standup'))!;
+    await post(env.svc, 'standup', 'bob', 'before the rename');
+    await waitFor('the first message', () => (probes().seen['rename-1'] ?? []).length === 1);
+    await supervisor.bots[0]!.client.updateChat({ chat_id: standup.id, subject: 'standup (renamed)' });
+    await supervisor.stop();
+    env.supervisor = undefined;
+
+    supervisor = await env.start();
+    expect(supervisor.bots[0]!.runners.map((r) => r.info.id)).toEqual([standup.id]);
+    expect(await chatOf(env.client('bot'), 'standup')).toBeUndefined();
+    expect(env.log.lines.some((line) => line.msg === 'the chat was renamed; following it by its id')).toBe(true);
+    expect(env.log.lines.some((line) => String(line.msg).startsWith('chat history reset'))).toBe(false);
+    await post(env.svc, 'standup (renamed)', 'bob', 'after the rename');
+    await waitFor('the message after the rename', () => probes().seen['rename-1']!.some((s) => s.text === 'after the rename'));
+    expect(probes().seen['rename-1']!.map((s) => s.text)).toEqual(['before the rename', 'after the rename']);
+  });
+
   test('lists the group\'s chats once for all its chats: only a chat to join or make costs a call more', async () => {
     env = await makeEnv([{
       chats: [{ chat: 'general' }, { chat: 'random' }, { chat: 'standup', create: true }, { chat: 'archive' }],

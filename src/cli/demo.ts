@@ -126,8 +126,7 @@ async function introduce(supervisor: Supervisor, service: LocalService, signal: 
 Join the conversation from another terminal (everything said in the demo shows here):
   npx groupwire chat --as bob general        (or --as alice, mo, carol; chats: general, random, standup)
 Say !ping or !help to the bot. alice (the owner) and mo (a moderator) may also use !activity, and in
-#standup, the bot's own chat, !subject TEXT and !close, then !reopen standup from #general (give it
-back its subject, !subject standup, before the next start: the bot finds its chats by subject).
+#standup, the bot's own chat, !subject TEXT and !close, then !reopen standup from #general.
 Transcripts are written to ./transcripts. Ctrl-C stops the demo; the next npm start continues it.
 
 `);

@@ -151,19 +151,20 @@ export class Bot {
     const refused: Array<{ group: string; log: Logger; error: InadequatePermissionsError }> = [];
     for (const entry of config.chats) {
       if (this.stopping) return;
-      if (this.runnerFor(entry.chat)) continue;
+      // The chat this entry named last time (it may have been renamed since).
+      const entryKey = `${entry.group}/${entry.chat}`;
+      const before = this.cursors.chatOfEntry(entryKey);
+      if (this.runnerFor(entry.chat) || (before !== undefined && this.runnersById.has(before))) continue;
       const chatLog = log.child({ chat: entry.chat, group: entry.group });
       try {
         let directory = directories.get(entry.group);
         if (!directory) directories.set(entry.group, (directory = ChatDirectory.open(this.client, entry.group)));
-        const joined = await setUpChat(this.client, await directory, entry, chatLog);
+        const joined = await setUpChat(this.client, await directory, entry, chatLog, before);
         const info: ChatInfo = {
           id: joined.chat.id, subject: joined.chat.subject, groupId: joined.chat.groupId,
           groupName: groupNameOf(user, joined.chat.groupId) ?? entry.group, chatsubId: joined.chatsubId ?? '',
         };
         // An entry by subject that named another chat id last time: that chat was deleted and made again.
-        const entryKey = `${entry.group}/${entry.chat}`;
-        const before = this.cursors.chatOfEntry(entryKey);
         const replaces = before !== undefined && before !== info.id && entry.chat !== info.id ? { entry: entryKey, chatId: before } : undefined;
         if (!replaces) this.cursors.noteEntry(entryKey, info.id);
         const runner = new ChatRunner({

@@ -20,8 +20,8 @@ export interface JoinedChat {
  * makes it when asked and allowed, and reuses the bot's chat_sub or joins. Only chats without a
  * chat_sub cost a call. A closed chat is returned without a chat_sub: the runner waits for it to reopen.
  */
-export async function setUpChat(client: GroupsClient, directory: ChatDirectory, entry: ChatConfig, log: Logger): Promise<JoinedChat> {
-  let chat = directory.lookup(entry.chat);
+export async function setUpChat(client: GroupsClient, directory: ChatDirectory, entry: ChatConfig, log: Logger, remembered?: Id): Promise<JoinedChat> {
+  let chat = directory.lookup(entry.chat) ?? renamed(directory, remembered, log);
   if (!chat) {
     if (!entry.create) throw new ChatSetupError(`group ${entry.group} has no chat ${entry.chat} (set create: true to make it)`);
     chat = directory.note(await client.newChat({ ...directory.group, subject: entry.chat, desc: entry.desc }));
@@ -30,6 +30,19 @@ export async function setUpChat(client: GroupsClient, directory: ChatDirectory, 
   if (chat.chatsubId !== undefined) return { chat, directory, chatsubId: chat.chatsubId };
   if (chat.isClosed) return { chat, directory, chatsubId: undefined };
   return { chat, directory, chatsubId: await joinOrReuse(client, chat, directory) };
+}
+
+/**
+ * The chat this entry named last time (its id, from the bot's state), under another subject now
+ * (`!subject`, or renamed on the service): the entry follows it rather than making a new chat of the
+ * old subject, which would leave the bot's conversation behind.
+ */
+function renamed(directory: ChatDirectory, remembered: Id | undefined, log: Logger): ChatEntry | undefined {
+  if (remembered === undefined) return undefined;
+  const chat = directory.lookup(remembered);
+  if (chat?.id !== remembered) return undefined;
+  log.info({ chatId: chat.id, subject: chat.subject }, 'the chat was renamed; following it by its id');
+  return chat;
 }
 
 /** joinchat, treating `already subscribed` (a race with another process) as success. */
