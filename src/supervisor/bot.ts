@@ -9,12 +9,11 @@ import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { Delivery } from '../chat/sequencer.js';
 import type { BotConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
-import { PluginChain, type BaseContext, type ChainLink } from '../pipeline/chain.js';
-import { LinkContext } from '../pipeline/link-context.js';
-import type { BotInfo, ChatInfo, ChatReset, ChatTarget, PluginEnv } from '../pipeline/plugin.js';
+import type { BaseContext } from '../pipeline/chain.js';
+import type { BotInfo, ChatInfo, ChatTarget } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
-import { KeyValueStore } from '../store/kv-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
+import { BotPlugins } from './bot-plugins.js';
 import { ChatDirectory, ChatSetupError } from './chat-directory.js';
 import { setUpChat } from './chat-joiner.js';
 import { PostFailedError } from './chat-outbox.js';
@@ -52,9 +51,7 @@ export class Bot {
   /** The runners by chat id and by subject: a bot may be in thousands of chats. */
   private readonly runnersById = new Map<string, ChatRunner>();
   private readonly runnersBySubject = new Map<string, ChatRunner>();
-  private chain: PluginChain | undefined;
-  private links: ChainLink[] = [];
-  private readonly stores: KeyValueStore[] = [];
+  private readonly plugins: BotPlugins;
   private readonly stopper = new AbortController();
   /** Aborted first thing in stop(), for plugins (env.stopping); `stopper` follows once the chats are down. */
   private readonly stoppingSignal = new AbortController();
@@ -74,6 +71,12 @@ export class Bot {
     this.dir = join(options.stateDir, 'bots', config.name);
     this.login = config.login;
     this.client = new GroupsClient({ baseUrl: service.baseUrl, ca: service.ca, credentials: credentialsOf(config.login), logger: log });
+    this.plugins = new BotPlugins({
+      plugins: options.plugins, dir: this.dir, configDir: options.configDir, client: this.client, log,
+      stopping: this.stoppingSignal.signal, stopped: this.stopper.signal,
+      send: (chat, text) => this.send(chat, text),
+      chats: () => this.runners.map((r) => r.info),
+    });
   }
 
   get name(): string {
@@ -144,7 +147,7 @@ export class Bot {
     else this.info = { name: config.name, userId: user.id };
     this.cursors ??= CursorStore.open(join(this.dir, 'cursors.jsonl'));
     this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'));
-    if (!this.chain) await this.startPlugins(this.info);
+    if (!this.plugins.started) await this.plugins.start(this.info);
 
     // Each group's chats are listed once for this pass; only chats without a chat_sub cost a call more.
     const directories = new Map<string, Promise<ChatDirectory>>();
@@ -173,8 +176,8 @@ export class Bot {
           rate: config.reply_rate ? { perSecond: config.reply_rate.per_second, burst: config.reply_rate.burst ?? 1 } : DEFAULT_RATE,
           historyOnFirstStart: config.history_on_first_start, closedCheckMs: config.closed_chat_check_seconds * 1000,
           deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),
-          own: (message, chat) => this.deliverOwn(message, chat),
-          chatReset: (reset) => this.chatReset(reset),
+          own: (message, chat) => this.plugins.own(message, chat),
+          chatReset: (reset) => this.plugins.reset(reset),
         });
         this.addRunner(runner);
         runner.start();
@@ -205,72 +208,15 @@ export class Bot {
     if (!this.runnersBySubject.has(runner.info.subject)) this.runnersBySubject.set(runner.info.subject, runner);
   }
 
-  private async startPlugins(bot: BotInfo): Promise<void> {
-    const links: ChainLink[] = [];
-    const uses = new Map<string, number>();
-    for (const plugin of this.options.plugins) {
-      // A second instance of the same plugin gets its own files: name, name-2, name-3, ...
-      const count = (uses.get(plugin.name) ?? 0) + 1;
-      uses.set(plugin.name, count);
-      const instanceName = count === 1 ? plugin.name : `${plugin.name}-${count}`;
-      const log = this.options.log.child({ plugin: instanceName });
-      const store = await KeyValueStore.open(join(this.dir, 'kv', `${instanceName}.json`));
-      this.stores.push(store);
-      const env: PluginEnv = {
-        bot, log, client: this.client, store, configDir: this.options.configDir, dataDir: join(this.dir, 'plugins', instanceName),
-        stopping: this.stoppingSignal.signal,
-        send: (chat, text) => this.send(chat, text),
-        chats: () => this.runners.map((r) => r.info),
-      };
-      try {
-        const instance = await plugin.definition.create(plugin.options, env);
-        await instance.start?.();
-        links.push({
-          name: instanceName, instance, timeoutMs: plugin.timeoutMs, log,
-          context: (base, signal) => new LinkContext(base, log, store, signal),
-        });
-      } catch (error) {
-        // A plugin that cannot start is left out; the rest of the chain still runs.
-        log.error({ err: error }, 'plugin could not start; it is left out of the chain');
-      }
-    }
-    this.links = links;
-    this.chain = new PluginChain(links, this.stopper.signal);
-  }
-
   private deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void> {
-    if (!this.chain || !this.info || this.stopper.signal.aborted) return Promise.resolve();
+    if (!this.plugins.started || !this.info || this.stopper.signal.aborted) return Promise.resolve();
     const origin = { chatId: chat.id, msgNum: message.msg_num };
     const base: BaseContext = {
       message, chat, bot: this.info, client: this.client, backfilled: delivery.backfilled, ageMs: delivery.ageMs,
       reply: (text) => this.send(chat, text, origin),
       send: (target, text) => this.send(target, text, origin),
     };
-    return this.chain.run(base);
-  }
-
-  /** The bot's own message to the plugins that record the chat (ownMessage hooks). */
-  private deliverOwn(message: ChatMessage, chat: ChatInfo): void {
-    for (const link of this.links) {
-      if (!link.instance.ownMessage) continue;
-      try {
-        link.instance.ownMessage(message, chat);
-      } catch (error) {
-        link.log.error({ err: error, msgNum: message.msg_num }, 'plugin failed on the bot\'s own message');
-      }
-    }
-  }
-
-  /** A chat's history was reset: every plugin's chatReset hook, in chain order, each awaited. */
-  private async chatReset(reset: ChatReset): Promise<void> {
-    for (const link of this.links) {
-      if (!link.instance.chatReset) continue;
-      try {
-        await link.instance.chatReset(reset);
-      } catch (error) {
-        link.log.error({ err: error, chat: reset.chat.subject }, 'plugin failed to reset for the chat\'s new history');
-      }
-    }
+    return this.plugins.run(base);
   }
 
   /** Resolves once the bot has started and every chat it could set up has its socket open. */
@@ -302,14 +248,7 @@ export class Bot {
     // Chats first (they finish the message in hand and flush posts), then everything else.
     await Promise.all(this.runners.map((runner) => runner.stop(flushMs)));
     this.stopper.abort();
-    for (const link of this.links.toReversed()) {
-      try {
-        await link.instance.stop?.();
-      } catch (error) {
-        link.log.error({ err: error }, 'plugin failed to stop');
-      }
-    }
-    await Promise.all(this.stores.map((store) => store.flush()));
+    await this.plugins.stop();
     this.cursors?.close();
     await this.client.close();
   }
@@ -320,10 +259,7 @@ export class Bot {
         chat: r.info.subject, state: r.connection.state, cursor: r.sequencer.position, socket: r.connection.stats,
         sequencer: r.sequencer.stats, outbox: { pending: r.outbox.pending, ...r.outbox.stats },
       })),
-      plugins: Object.fromEntries([...(this.chain?.stats ?? [])].map(([name, chain]) => {
-        const own = this.links.find((link) => link.name === name)?.instance.stats?.();
-        return [name, { ...chain, ...own }];
-      })),
+      plugins: this.plugins.stats(),
     };
   }
 }

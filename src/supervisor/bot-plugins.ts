@@ -1,0 +1,125 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { GroupsClient } from '../api/client.js';
+import type { ChatMessage } from '../api/types.js';
+import type { LoadedPlugin } from '../config/plugin-loader.js';
+import { PluginChain, type BaseContext, type ChainLink } from '../pipeline/chain.js';
+import { LinkContext } from '../pipeline/link-context.js';
+import type { BotInfo, ChatInfo, ChatReset, ChatTarget, PluginEnv } from '../pipeline/plugin.js';
+import { KeyValueStore } from '../store/kv-store.js';
+
+export interface BotPluginsOptions {
+  plugins: LoadedPlugin[];
+  /** The bot's state dir: each instance's store and data dir live under it. */
+  dir: string;
+  configDir: string;
+  client: GroupsClient;
+  log: Logger;
+  /** Aborted first thing when the bot stops (plugins' env.stopping). */
+  stopping: AbortSignal;
+  /** Aborted once the bot's chats are down: runs still going are ended. */
+  stopped: AbortSignal;
+  send(chat: ChatTarget, text: string): Promise<ChatMessage>;
+  chats(): ChatInfo[];
+}
+
+/**
+ * One bot's plugin instances: made and started once, in bots.yaml's order, each with its own store,
+ * data dir and child logger; the chain that hands them each message; their hooks for the bot's own
+ * messages and for a chat's history reset; their stop, in reverse order. A plugin that fails (to start,
+ * in a hook, to stop) is logged and does not take the others down.
+ */
+export class BotPlugins {
+  private links: ChainLink[] = [];
+  private chain: PluginChain | undefined;
+  private readonly stores: KeyValueStore[] = [];
+
+  constructor(private readonly options: BotPluginsOptions) {}
+
+  get started(): boolean {
+    return this.chain !== undefined;
+  }
+
+  async start(bot: BotInfo): Promise<void> {
+    const { options } = this;
+    const links: ChainLink[] = [];
+    const uses = new Map<string, number>();
+    for (const plugin of options.plugins) {
+      // A second instance of the same plugin gets its own files: name, name-2, name-3, ...
+      const count = (uses.get(plugin.name) ?? 0) + 1;
+      uses.set(plugin.name, count);
+      const instanceName = count === 1 ? plugin.name : `${plugin.name}-${count}`;
+      const log = options.log.child({ plugin: instanceName });
+      const store = await KeyValueStore.open(join(options.dir, 'kv', `${instanceName}.json`));
+      this.stores.push(store);
+      const env: PluginEnv = {
+        bot, log, client: options.client, store, configDir: options.configDir, dataDir: join(options.dir, 'plugins', instanceName),
+        stopping: options.stopping,
+        send: (chat, text) => options.send(chat, text),
+        chats: () => options.chats(),
+      };
+      try {
+        const instance = await plugin.definition.create(plugin.options, env);
+        await instance.start?.();
+        links.push({
+          name: instanceName, instance, timeoutMs: plugin.timeoutMs, log,
+          context: (base, signal) => new LinkContext(base, log, store, signal),
+        });
+      } catch (error) {
+        // A plugin that cannot start is left out; the rest of the chain still runs.
+        log.error({ err: error }, 'plugin could not start; it is left out of the chain');
+      }
+    }
+    this.links = links;
+    this.chain = new PluginChain(links, options.stopped);
+  }
+
+  /** Hands a member's message through the chain (start() must have run). */
+  run(base: BaseContext): Promise<void> {
+    return this.chain!.run(base);
+  }
+
+  /** The bot's own message to the plugins that record the chat (ownMessage hooks). */
+  own(message: ChatMessage, chat: ChatInfo): void {
+    for (const link of this.links) {
+      if (!link.instance.ownMessage) continue;
+      try {
+        link.instance.ownMessage(message, chat);
+      } catch (error) {
+        link.log.error({ err: error, msgNum: message.msg_num }, 'plugin failed on the bot\'s own message');
+      }
+    }
+  }
+
+  /** A chat's history was reset: every plugin's chatReset hook, in chain order, each awaited. */
+  async reset(reset: ChatReset): Promise<void> {
+    for (const link of this.links) {
+      if (!link.instance.chatReset) continue;
+      try {
+        await link.instance.chatReset(reset);
+      } catch (error) {
+        link.log.error({ err: error, chat: reset.chat.subject }, 'plugin failed to reset for the chat\'s new history');
+      }
+    }
+  }
+
+  /** Stops the plugins in reverse order, then saves their stores. */
+  async stop(): Promise<void> {
+    for (const link of this.links.toReversed()) {
+      try {
+        await link.instance.stop?.();
+      } catch (error) {
+        link.log.error({ err: error }, 'plugin failed to stop');
+      }
+    }
+    await Promise.all(this.stores.map((store) => store.flush()));
+  }
+
+  /** Per instance: the chain's counters and the plugin's own stats(). */
+  stats(): Record<string, Record<string, number>> {
+    return Object.fromEntries([...(this.chain?.stats ?? [])].map(([name, chain]) => {
+      const own = this.links.find((link) => link.name === name)?.instance.stats?.();
+      return [name, { ...chain, ...own }];
+    }));
+  }
+}
