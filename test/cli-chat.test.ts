@@ -19,10 +19,10 @@ afterAll(async () => {
 });
 
 /** Runs `groupwire chat ARGS`, writes `input` to its stdin and closes it. */
-function chat(args: string[], input: string): Promise<CliResult> {
+function chat(args: string[], input: string, vars: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', TSX, `${ROOT}src/cli/main.ts`, 'chat', ...args], {
-      cwd: ROOT, env: cleanEnv({ GROUPWIRE_URL: svc.baseUrl, GROUPWIRE_CA_FILE: svc.service.caFile! }), stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: ROOT, env: cleanEnv({ GROUPWIRE_URL: svc.baseUrl, GROUPWIRE_CA_FILE: svc.service.caFile!, ...vars }), stdio: ['pipe', 'pipe', 'pipe'],
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -62,6 +62,12 @@ describe('groupwire chat with piped input', () => {
     expect(result.stdout).not.toContain('general> ');
     const stored = (await generalHistory()).filter((m) => m.user_name === 'bob').map((m) => m.message);
     expect(stored.slice(-3)).toEqual(lines);
+  });
+
+  it('--as a demo member uses that member\'s password, not GROUPWIRE_PASSWORD exported for another account (the demo\'s export lines)', { timeout: 60_000 }, async () => {
+    const result = await chat(['--as', 'carol', 'general'], 'carol with alice exported\n', { GROUPWIRE_EMAIL: 'alice@example.com', GROUPWIRE_PASSWORD: 'alice-demo' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^${TIME} <Carol Member> carol with alice exported$`, 'm'));
   });
 
   it('a line with the same text as an earlier one is posted and shown again', { timeout: 60_000 }, async () => {

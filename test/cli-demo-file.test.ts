@@ -144,6 +144,55 @@ describe('groupwire serve', () => {
   });
 });
 
+describe('groupwire run with an embedded service', () => {
+  it('writes the demo file while it runs, so groupwire chat from the same directory talks to its bot; removed on SIGTERM', { timeout: 90_000 }, async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'gw-run-file-'));
+    dirs.push(cwd);
+    const file = join(cwd, '.groupwire', 'demo.json');
+    await writeFile(join(cwd, 'bots.yaml'), [
+      'service: { base_url: embedded, embedded: { port: 0 } }',
+      'state_dir: ./state',
+      'bots:',
+      '  - name: b',
+      '    login: { email: bot@example.com, password: bot-demo }',
+      '    chats: [{ group: demo, chat: general }]',
+      '    plugins: [{ use: responder }]',
+      '',
+    ].join('\n'));
+    const run = spawn(process.execPath, ['--import', TSX, `${ROOT}src/cli/main.ts`, 'run', 'bots.yaml'], { cwd, stdio: ['ignore', 'ignore', 'pipe'], env: cleanEnv() });
+    let log = '';
+    run.stderr.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => run.once('exit', resolve));
+    try {
+      // The bot's socket is open (a first start hands on nothing said before it), and the file is there.
+      await waitFor(() => log.includes('chat socket open') && existsSync(file), 60_000);
+      expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ pid: run.pid, state_dir: join(cwd, 'state') });
+      const said = await runCli(['chat', '--as', 'bob', 'general'], cleanEnv(), cwd, '!ping\n');
+      expect(said.code, said.stderr).toBe(0);
+      const general = chatIdOf(succeeded(await runCli(['api', 'getchats', '--group_name', 'demo'], asBob(), cwd)));
+      let answered = false;
+      for (let attempt = 0; attempt < 60 && !answered; attempt += 1) {
+        const history = succeeded(await runCli(['api', 'getchathistory', '--chat_id', general, '--limit', '3', '--sort_dir', 'desc'], asBob(), cwd));
+        answered = history.includes('"message": "pong"');
+        if (!answered) await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(answered).toBe(true);
+    } finally {
+      run.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+/** The id of #general in a getchats answer, as printed. */
+function chatIdOf(printed: string): string {
+  const general = (JSON.parse(printed) as { data: Array<{ id: string | number; subject: string }> }).data.find((chat) => chat.subject === 'general');
+  return String(general!.id);
+}
+
 async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {

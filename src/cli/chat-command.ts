@@ -57,7 +57,9 @@ export async function chatCommand(args: string[]): Promise<number> {
   if (!values.as) throw new UsageError('--as MEMBER is required (alice, mo, bob, carol or an e-mail address)');
   const demo = (DEMO_ACCOUNTS as Record<string, { email: string; password: string }>)[values.as];
   const email = demo?.email ?? values.as;
-  const password = values.password ?? process.env.GROUPWIRE_PASSWORD ?? demo?.password;
+  // A demo account has its own (public) password: GROUPWIRE_PASSWORD, exported for another account
+  // with the demo's export lines, must not be sent with this one.
+  const password = values.password ?? (demo ? demo.password : process.env.GROUPWIRE_PASSWORD);
   if (!password) throw new UsageError(`no password for ${email}: pass --password or set GROUPWIRE_PASSWORD`);
   registerSecret(password);
   const service = findService({ url: values.url, caFile: values['ca-file'] });

@@ -1,7 +1,7 @@
 import { readFileSync, unlinkSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { DEMO_FILE } from './chat-command.js';
+import { DEMO_FILE, processIsAlive } from './service-address.js';
 
 /**
  * `.groupwire/demo.json`, how the client commands of another terminal find a running demo: where the
@@ -29,7 +29,24 @@ export async function readDemoFile(): Promise<DemoFile | undefined> {
 export async function demoFileHolder(): Promise<DemoFile | undefined> {
   const file = await readDemoFile();
   if (!file || typeof file.pid !== 'number' || file.pid === process.pid) return undefined;
-  return isAlive(file.pid) ? file : undefined;
+  return processIsAlive(file.pid) ? file : undefined;
+}
+
+/**
+ * Writes the demo file for a process that runs a local service (`serve`, or `run` with an embedded
+ * one), so the client commands run from this directory find it without GROUPWIRE_URL; not over the
+ * file of another demo or serve that is running (`say` tells why). Removed when this process exits.
+ */
+export async function announceLocalService(content: Omit<DemoFile, 'pid'>, say: (line: string) => void): Promise<boolean> {
+  const other = await demoFileHolder();
+  if (other) {
+    say(`not writing ${DEMO_FILE}: process ${other.pid} (${other.base_url}) is using it`);
+    return false;
+  }
+  await writeDemoFile({ ...content, pid: process.pid });
+  // Also on an exit that skips the caller's own clean-up (an error, a second Ctrl-C).
+  process.once('exit', removeOwnDemoFile);
+  return true;
 }
 
 export async function writeDemoFile(content: DemoFile): Promise<void> {
@@ -47,15 +64,5 @@ export function removeOwnDemoFile(): void {
     unlinkSync(DEMO_FILE);
   } catch {
     // Gone already, or not ours to remove.
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

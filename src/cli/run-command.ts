@@ -1,10 +1,12 @@
 import { parseArgs } from 'node:util';
-import { loadBotsConfig } from '../config/bots-config.js';
+import { configPath, loadBotsConfig } from '../config/bots-config.js';
 import { createLogger } from '../supervisor/logging.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { describeRefusal } from '../supervisor/login-wait.js';
 import { sayOnStderr } from '../supervisor/stderr-sink.js';
+import { announceLocalService } from './demo-file.js';
 import { redact } from './output.js';
+import { DEMO_FILE } from './service-address.js';
 import { ignoreHangup, stopOnSignal } from './serve.js';
 import { UsageError } from './usage-error.js';
 
@@ -13,6 +15,8 @@ export const RUN_HELP = `Usage: groupwire run [bots.yaml]
 Runs the bots of bots.yaml (default ./bots.yaml) until SIGINT or SIGTERM. A first signal stops cleanly
 (posts flushed for up to 5 s, sockets closed, plugins stopped, cursors saved); a second exits at once.
 SIGHUP is logged and ignored (reload is not supported yet: restart to apply bots.yaml changes).
+With service.base_url: embedded, .groupwire/demo.json in the working directory says where the service
+is while it runs, so the client commands run from here (chat, api, ...) find it, as they find the demo.
 
 A bot whose login the service refuses (wrong password or token, an account banned from its groups)
 says so once and waits: it tries again when bots.yaml changes, or every 15 minutes. When every bot is
@@ -55,6 +59,14 @@ export async function runCommand(args: string[]): Promise<number> {
   const log = createLogger({ level: options.logLevel ?? loaded.config.log.level, pretty: loaded.config.log.pretty });
   ignoreHangup((message) => log.warn(message), 'SIGHUP ignored: reload is not supported yet; restart to apply bots.yaml changes');
   const supervisor = await Supervisor.start(loaded, { log });
+  const service = supervisor.localService;
+  if (service) {
+    // An embedded service: client commands (chat, api, ...) run from here find it, as they find the demo.
+    const stateDir = configPath(loaded, loaded.config.state_dir);
+    const announced = await announceLocalService(
+      { base_url: service.baseUrl, ca_file: service.caFile, state_dir: stateDir }, (line) => log.warn(line));
+    if (announced) log.info({ baseUrl: service.baseUrl, file: DEMO_FILE }, 'the embedded service is up; client commands run from this directory find it');
+  }
   const outcome = await Promise.race([
     stopOnSignal(() => supervisor.stop()).then(() => 'stopped' as const),
     supervisor.everyLoginRefused(),

@@ -6,8 +6,8 @@ import { ID_STYLES, type IdStyle } from '../service/ids.js';
 import { LocalService, type LocalServiceOptions } from '../service/local-service.js';
 import { parseRateLimit } from '../service/rate-limit.js';
 import { readSeedFile } from '../service/seed.js';
-import { readDemoFile, removeOwnDemoFile, writeDemoFile } from './demo-file.js';
-import { DEMO_FILE, processIsAlive } from './service-address.js';
+import { announceLocalService, removeOwnDemoFile } from './demo-file.js';
+import { DEMO_FILE } from './service-address.js';
 import { sayOnStderr, StderrSink } from '../supervisor/stderr-sink.js';
 import { UsageError } from './usage-error.js';
 
@@ -99,30 +99,17 @@ export async function serve(args: string[], announce: (service: LocalService) =>
   // Before the ready line: a SIGTERM sent as soon as it is read must stop the service cleanly too.
   const stopped = stopOnSignal(() => service.close());
   announce(service);
-  const wroteDemoFile = await tellClientCommands(service, options.statePath);
+  // The state file's folder, like the demo's state_dir, so a demo over the same state is refused.
+  const stateDir = options.statePath === undefined ? '' : dirname(resolve(options.statePath));
+  const wroteDemoFile = await announceLocalService(
+    { base_url: service.baseUrl, ca_file: service.caFile, state_dir: stateDir },
+    (line) => process.stderr.write(`groupwire: ${line}\n`),
+  );
   try {
     await stopped;
   } finally {
     if (wroteDemoFile) removeOwnDemoFile();
   }
-}
-
-/**
- * Writes the demo file (what `npm start` writes), so the client commands run from this directory find
- * this service without GROUPWIRE_URL. Not over the file of another demo or serve that is running.
- */
-async function tellClientCommands(service: LocalService, statePath: string | undefined): Promise<boolean> {
-  const other = await readDemoFile();
-  if (other && typeof other.pid === 'number' && other.pid !== process.pid && processIsAlive(other.pid)) {
-    process.stderr.write(`groupwire: not writing ${DEMO_FILE}: process ${other.pid} (${other.base_url}) is using it\n`);
-    return false;
-  }
-  // The state file's folder, like the demo's state_dir, so a demo over the same state is refused.
-  const stateDir = statePath === undefined ? '' : dirname(resolve(statePath));
-  await writeDemoFile({ base_url: service.baseUrl, ca_file: service.caFile, pid: process.pid, state_dir: stateDir });
-  // Also on an exit that skips the finally above (an error, a second Ctrl-C).
-  process.once('exit', removeOwnDemoFile);
-  return true;
 }
 
 function printReadyLine(service: LocalService): void {

@@ -35,16 +35,20 @@ export function envFor(svc: TestService, who: DemoUser | { token: string }, vars
   return cleanEnv({ ...place, GROUPWIRE_EMAIL: email, GROUPWIRE_PASSWORD: password, ...vars });
 }
 
-/** Runs `groupwire ARGS` as a child process and collects its exit code and output. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<CliResult> {
+/**
+ * Runs `groupwire ARGS` as a child process (from the sources) and collects its exit code and output;
+ * `input`, when given, is written to its stdin, which is then closed.
+ */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', TSX, `${ROOT}src/cli/main.ts`, ...args], {
-      cwd, env, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd, env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (input !== undefined) child.stdin!.end(input);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.stdout!.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => err.push(chunk));
     child.once('error', reject);
     child.once('close', (code) => {
       const result = { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };

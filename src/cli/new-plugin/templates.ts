@@ -86,17 +86,18 @@ test('answers the trigger, and hands every message on', async () => {
 
 export function botsYaml(name: string): string {
   return `# A bots.yaml to try the ${name} plugin. As it is, it runs against the local service inside the
-# process (its demo data); point base_url (and ca_file, login, chats) at your own service to use it there.
+# process (its demo data; client commands run from this directory find it, e.g. groupwire chat --as bob
+# general). Point base_url (and ca_file, login, chats) at your own service to use it there.
 service:
-  base_url: \${GROUPWIRE_URL:-embedded}
+  base_url: embedded
   embedded:
     port: 0                   # any free port
 state_dir: ./.groupwire
 bots:
   - name: ${name}-bot
     login:
-      email: \${GROUPWIRE_EMAIL:-bot@example.com}
-      password: "\${GROUPWIRE_PASSWORD:-bot-demo}"
+      email: bot@example.com
+      password: bot-demo
     chats:
       - { group: demo, chat: general }
     plugins:
