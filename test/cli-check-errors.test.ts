@@ -64,6 +64,12 @@ describe('groupwire check explains mistakes', () => {
     expect(stderr.split('\n').filter((line) => line.includes(file))).toHaveLength(1);
   });
 
+  it('a key of a list item indented less than the item\'s other keys', async () => {
+    const lines = ['service:', '  base_url: https://gds.example', 'bots:', '  - name: a', '   login: { email: bot@example.com, password: pw }'];
+    const { file, stderr } = await check(lines);
+    expect(stderr).toMatch(new RegExp(`${escape(file)}:5:1: the indentation is off: this line is neither at the column of the list item's keys above nor a new item .* \\(yaml: Sequence item without - indicator`));
+  });
+
   it('a tab, an unclosed quote and a missing colon', async () => {
     expect((await check(['service:', '\tbase_url: x'])).stderr).toMatch(/:2:1: a tab is used to indent: YAML indents with spaces only \(yaml: Tabs/);
     expect((await check(['service:', '  base_url: "https://x', 'bots: []'])).stderr).toMatch(/a quoted value is not closed: its closing quote is missing \(yaml: Missing closing "quote\)/);

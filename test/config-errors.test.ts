@@ -146,7 +146,7 @@ describe('bots.yaml: every mistake is located', () => {
     const lines = [...HEAD, '  - name: a', '    login: { email: bot@example.com, password: pw }'];
     const file = write(lines);
     expect(await problemsOf(loadBotsConfig(file, {}))).toEqual([
-      `${at(file, lines, 4, 'name')}: Invalid input: expected array, received undefined (at bots.0.chats)`,
+      `${at(file, lines, 4, 'name')}: missing key 'chats' (a list) (at bots.0.chats)`,
     ]);
   });
 
@@ -154,7 +154,7 @@ describe('bots.yaml: every mistake is located', () => {
     const lines = ['bots:', ...bot('a')];
     const file = write(lines);
     expect(await problemsOf(loadBotsConfig(file, {}))).toEqual([
-      `${file}:1:1: Invalid input: expected object, received undefined (at service)`,
+      `${file}:1:1: missing key 'service' (a map of keys) (at service)`,
     ]);
   });
 

@@ -111,6 +111,11 @@ export class YamlSource {
         return issue.keys.map((key) => this.unknownKey(path, key, allowed));
       }
       const at = path.length ? ` (at ${path.join('.')})` : '';
+      const key = path.at(-1);
+      // A required key left out: said so, where its map is (zod says "expected array, received undefined").
+      if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined') && typeof key === 'string') {
+        return [`${this.where(path)}: missing key '${key}' (${describeExpected(issue.expected)})${at}`];
+      }
       return [`${this.where(path)}: ${issue.message}${at}`];
     }));
   }
@@ -146,5 +151,17 @@ function plainScalarValue(text: string): unknown {
     return typeof value === 'number' || typeof value === 'boolean' || value === null ? value : text;
   } catch {
     return text;
+  }
+}
+
+/** zod's expected type, as bots.yaml's reader knows it. */
+function describeExpected(expected: string): string {
+  switch (expected) {
+    case 'array':
+      return 'a list';
+    case 'object':
+      return 'a map of keys';
+    default:
+      return `a ${expected}`;
   }
 }

@@ -29,6 +29,10 @@ function plainWords(code: string, message: string): string {
     case 'MISSING_CHAR':
       if (/quote/.test(message)) return 'a quoted value is not closed: its closing quote is missing';
       if (/followed by map values/.test(message)) return 'a key without a colon: write "key: value"';
+      // A line between a list item's keys and the list's own column: neither in the item's map nor a new item.
+      if (/without - indicator/.test(message)) {
+        return 'the indentation is off: this line is neither at the column of the list item\'s keys above nor a new item ("- ")';
+      }
       return 'a closing character is missing';
     case 'DUPLICATE_KEY':
       return 'this key is given twice in the same map';
