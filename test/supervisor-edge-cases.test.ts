@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { adminOk, chatOf, history, makeEnv, post, probes, type Env, waitFor } from './helpers/supervisor.js';
 
@@ -9,6 +10,16 @@ afterEach(async () => {
 
 /** Cases that once went wrong: posts asked for in one tick, replies awaited during a catch-up, a first start. */
 describe('supervisor: edge cases', () => {
+  test('a service whose TLS certificate is not trusted (no ca_file): said at error level with what to set, not as a passing network warning', async () => {
+    env = await makeEnv([{ chats: [{ chat: 'general' }] }]);
+    writeFileSync(env.configFile, readFileSync(env.configFile, 'utf8').replace(/^\s*ca_file: .*\n/m, ''));
+    await env.start({ waitConnected: false });
+    const said = await waitFor('the certificate said', () => env!.log.lines.find((line) => String(line.msg).startsWith('the service\'s TLS certificate is not trusted')));
+    expect(said).toMatchObject({ level: 50 });
+    expect(String(said.msg)).toContain('set service.ca_file in bots.yaml');
+    expect(String(said.reason)).toMatch(/certificate/);
+  });
+
   test('two posts asked for in the same tick are both made, in order', async () => {
     env = await makeEnv([]);
     const recorder = env.probe('recorder');

@@ -74,7 +74,7 @@ export async function withRetries<T>(
 }
 
 /** A certificate the client does not trust will not be trusted on the next try either. */
-function isCertificateProblem(cause: unknown): boolean {
+export function isCertificateProblem(cause: unknown): boolean {
   const code = String((cause as { code?: unknown } | null)?.code ?? (cause as { cause?: { code?: unknown } } | null)?.cause?.code ?? '');
   return /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(code);
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { GroupsClient } from '../api/client.js';
 import type { InadequatePermissionsError } from '../api/errors.js';
 import { failureFields } from '../api/failure-fields.js';
+import { isCertificateProblem } from '../api/retry.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import { Backoff, sleep } from '../chat/backoff.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
@@ -113,7 +114,10 @@ export class Bot {
         const delay = backoff.next() + 500;
         // A service that is down or busy is expected and said in one line; anything else keeps its stack.
         const fields = failureFields(error, ChatSetupError);
-        if ('reason' in fields) log.warn({ ...fields, delayMs: Math.round(delay) }, 'bot could not start; trying again');
+        if (isCertificateProblem(error)) {
+          // Not the network's passing trouble: nothing changes until the CA is given (ca_file is read at start).
+          log.error({ ...fields, delayMs: Math.round(delay) }, 'the service\'s TLS certificate is not trusted: set service.ca_file in bots.yaml to its CA file and restart; trying again meanwhile');
+        } else if ('reason' in fields) log.warn({ ...fields, delayMs: Math.round(delay) }, 'bot could not start; trying again');
         else log.error({ ...fields, delayMs: Math.round(delay) }, 'bot could not start; trying again');
         await sleep(delay, this.stopper.signal);
       }
