@@ -1,25 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { at, botsFiles } from './helpers/bots-files.js';
 import { cleanEnv, ROOT, runCli } from './helpers/cli.js';
 
 // `groupwire check` and `groupwire plugins` as a user meets them: the CLI as a child process.
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-cli-check-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let counter = 0;
-function write(lines: string[]): string {
-  const file = join(dir, `bots-${++counter}.yaml`);
-  writeFileSync(file, `${lines.join('\n')}\n`);
-  return file;
-}
-
-/** `file:line:col` of `needle` on the 1-based `line`. */
-function at(file: string, lines: string[], line: number, needle: string): string {
-  return `${file}:${line}:${lines[line - 1]!.indexOf(needle) + 1}`;
-}
+const files = botsFiles('gw-cli-check-');
+const { dir, write } = files;
+afterAll(() => files.remove());
 
 const BOT = ['  - name: a', '    login: { email: bot@example.com, password: pw }', '    chats:', '      - { group: demo, chat: general }'];
 

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, outputs, PASSWORDS, ROOT, runCli, succeeded } from './helpers/cli.js';
 import { startTestService, type TestService } from './helpers/service.js';
+import { freePort } from './helpers/ports.js';
 
 /** The client commands find a running demo or serve through `.groupwire/demo.json` in the working directory. */
 
@@ -48,14 +48,6 @@ async function endedPid(): Promise<number> {
   return child.pid!;
 }
 
-/** A local port nothing listens on (taken and let go). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('client commands without GROUPWIRE_URL', () => {
   it('api, topics, activity, archive search and transcript export use the demo file\'s address and CA', async () => {
@@ -76,7 +68,7 @@ describe('client commands without GROUPWIRE_URL', () => {
   });
 
   it('GROUPWIRE_URL wins over the demo file', async () => {
-    const cwd = await folderWithDemoFile({ ...liveDemo(), base_url: `https://127.0.0.1:${await closedPort()}` });
+    const cwd = await folderWithDemoFile({ ...liveDemo(), base_url: `https://127.0.0.1:${await freePort()}` });
     const result = await runCli(['topics', '--group', 'demo'], asBob({ GROUPWIRE_URL: svc.baseUrl, GROUPWIRE_CA_FILE: svc.service.caFile! }), cwd);
     expect(succeeded(result)).toContain('Release planning');
   });
@@ -99,7 +91,7 @@ describe('client commands without GROUPWIRE_URL', () => {
   });
 
   it('nothing answering at the demo file\'s address: "the demo is not running", not ECONNREFUSED', async () => {
-    const address = `https://127.0.0.1:${await closedPort()}`;
+    const address = `https://127.0.0.1:${await freePort()}`;
     const cwd = await folderWithDemoFile({ ...liveDemo(), base_url: address });
     const result = await runCli(['topics', '--group', 'demo'], asBob(), cwd);
     expect(result.code).toBe(1);

@@ -2,27 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { at, botsFiles } from './helpers/bots-files.js';
 import { loadBotsConfig, type LoadedConfig } from '../src/config/bots-config.js';
 import { ConfigError } from '../src/config/yaml-source.js';
 import { Supervisor } from '../src/supervisor/supervisor.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'gw-config-errors-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let counter = 0;
-/** Writes `lines` as a bots.yaml of its own; answers its path. */
-function write(lines: string[]): string {
-  const file = join(dir, `bots-${++counter}.yaml`);
-  writeFileSync(file, `${lines.join('\n')}\n`);
-  return file;
-}
-
-/** `file:line:col` of the first occurrence of `needle` on the 1-based line `line`. */
-function at(file: string, lines: string[], line: number, needle: string): string {
-  const col = lines[line - 1]!.indexOf(needle);
-  if (col < 0) throw new Error(`"${needle}" is not on line ${line}`);
-  return `${file}:${line}:${col + 1}`;
-}
+const files = botsFiles('gw-config-errors-');
+const { dir, write } = files;
+afterAll(() => files.remove());
 
 async function problemsOf(promise: Promise<unknown>): Promise<string[]> {
   const error = await promise.then(() => undefined, (e: unknown) => e);

@@ -1,19 +1,10 @@
-import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { failureFields, GroupsClient, PostFailedError, reasonOf } from '../src/index.js';
-
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort } from './helpers/ports.js';
 
 describe('failureFields: expected failures are a reason, surprises keep their stack', () => {
   test('a service that cannot be reached is a one-line reason with the network error', async () => {
-    const client = new GroupsClient({ baseUrl: `https://127.0.0.1:${await closedPort()}`, credentials: { email: 'a@example.com', password: 'x' } });
+    const client = new GroupsClient({ baseUrl: `https://127.0.0.1:${await freePort()}`, credentials: { email: 'a@example.com', password: 'x' } });
     const error = await client.login().then(() => undefined, (e: unknown) => e);
     await client.close();
     const fields = failureFields(error);

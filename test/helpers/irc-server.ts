@@ -4,6 +4,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PluginSpec } from './supervisor.js';
+import { freePort } from './ports.js';
 
 /**
  * Real IRC servers from Debian for the relay's tests, and a raw IRC client to watch and talk in their
@@ -25,13 +26,6 @@ export interface IrcServerOptions {
   tls?: { cert: string; key: string };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  const { port } = server.address() as { port: number };
-  await new Promise((closed) => server.close(closed));
-  return port;
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((answer) => {
