@@ -58,6 +58,20 @@ describe('groupwire check explains mistakes', () => {
     expect(stderr).toMatch(new RegExp(`${escape(file)}:5:1: the indentation is off: this line is neither at the column of the list item's keys above nor a new item .* \\(yaml: Sequence item without - indicator`));
   });
 
+  it('a schema mistake does not hide the others: a missing ca_file and an unknown plugin name are said with it, in file order', async () => {
+    const lines = ['service: { base_url: "https://gds.example", ca_file: ./nope.pem }', 'bots:', '  - name: a',
+      '    login: { email: bot@example.com, password: pw }', '    chanels: [{ group: demo, chat: general }]', '    plugins: [{ use: relay-ircc }]'];
+    const { file, stderr } = await check(lines);
+    const said = stderr.split('\n').filter((line) => line.includes(file)).map((line) => line.replace(/^groupwire: /, ''));
+    expect(said.map((line) => line.slice(0, line.indexOf(': ')))).toEqual([
+      at(file, lines, 1, './nope.pem'), at(file, lines, 3, 'name'), at(file, lines, 5, 'chanels'), at(file, lines, 6, 'relay-ircc'),
+    ]);
+    expect(said[0]).toContain('ca_file ./nope.pem does not exist');
+    expect(said[1]).toContain("missing key 'chats' (a list)");
+    expect(said[2]).toContain("unknown key 'chanels' (did you mean 'chats'?)");
+    expect(said[3]).toContain('no plugin named relay-ircc (did you mean relay-irc?)');
+  });
+
   it('a tab, an unclosed quote and a missing colon', async () => {
     expect((await check(['service:', '\tbase_url: x'])).stderr).toMatch(/:2:1: a tab is used to indent: YAML indents with spaces only \(yaml: Tabs/);
     expect((await check(['service:', '  base_url: "https://x', 'bots: []'])).stderr).toMatch(/a quoted value is not closed: its closing quote is missing \(yaml: Missing closing "quote\)/);

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { unknownPluginName } from './plugin-resolution.js';
 import { ConfigError, YamlSource } from './yaml-source.js';
 
 const rate = z.strictObject({
@@ -95,16 +96,28 @@ export interface LoadedConfig {
 export async function loadBotsConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
   const source = await YamlSource.read(file);
   source.interpolate(env);
-  const config = source.validate(botsConfigSchema);
   const dir = dirname(resolve(file));
-  checkFiles(config, source, dir);
+  let config: BotsConfig;
+  try {
+    config = source.validate(botsConfigSchema);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    // The rest is read as it stands too, so that one check says every mistake it can find, in file order.
+    const raw = source.toJS() as RawConfig;
+    throw new ConfigError(inFileOrder([...error.problems, ...fileProblems(raw, source, dir), ...pluginNameProblems(raw, source, dir)]));
+  }
+  const problems = fileProblems(config, source, dir);
+  if (problems.length > 0) throw new ConfigError(problems);
   return { config, source, dir };
 }
 
+/** bots.yaml as it was written, before the schema: anything may be missing or of another type. */
+type RawConfig = { service?: { ca_file?: unknown }; bots?: Array<{ plugins?: Array<{ use?: unknown }> }> } | null;
+
 /** Files the config names that must be there before anything connects (found now, not at the first TLS handshake). */
-function checkFiles(config: BotsConfig, source: YamlSource, dir: string): void {
-  const caFile = config.service.ca_file;
-  if (caFile === undefined) return;
+function fileProblems(config: RawConfig, source: YamlSource, dir: string): string[] {
+  const caFile = config?.service?.ca_file;
+  if (typeof caFile !== 'string') return [];
   let problem: string | undefined;
   try {
     if (!statSync(resolve(dir, caFile)).isFile()) problem = 'is not a file';
@@ -112,7 +125,33 @@ function checkFiles(config: BotsConfig, source: YamlSource, dir: string): void {
     const code = (error as NodeJS.ErrnoException).code;
     problem = code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${code})`;
   }
-  if (problem) throw new ConfigError([`${source.where(['service', 'ca_file'])}: ca_file ${caFile} ${problem}`]);
+  return problem ? [`${source.where(['service', 'ca_file'])}: ca_file ${caFile} ${problem}`] : [];
+}
+
+/**
+ * `use:` names that are no built-in, path or installed package, found without loading anything (when
+ * the schema passes, loading the plugins finds them, with the rest of what is wrong with a plugin).
+ */
+function pluginNameProblems(config: RawConfig, source: YamlSource, dir: string): string[] {
+  const problems: string[] = [];
+  const bots = Array.isArray(config?.bots) ? config.bots : [];
+  bots.forEach((bot, botIndex) => {
+    const plugins = Array.isArray(bot?.plugins) ? bot.plugins : [];
+    plugins.forEach((plugin, index) => {
+      const problem = typeof plugin?.use === 'string' ? unknownPluginName(plugin.use, dir) : undefined;
+      if (problem) problems.push(`${source.where(['bots', botIndex, 'plugins', index, 'use'])}: ${problem}`);
+    });
+  });
+  return problems;
+}
+
+/** Problems sorted by their `file:line:col` (a stable sort: those without a place keep their order). */
+function inFileOrder(problems: string[]): string[] {
+  const place = (problem: string) => {
+    const match = /^.*?:(\d+):(\d+): /.exec(problem);
+    return match ? Number(match[1]) * 10_000 + Number(match[2]) : 0;
+  };
+  return problems.toSorted((a, b) => place(a) - place(b));
 }
 
 /** A path from the config, relative to the config file's directory. */
