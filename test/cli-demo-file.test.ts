@@ -161,8 +161,10 @@ describe('groupwire run with an embedded service', () => {
       // The bot's socket is open (a first start hands on nothing said before it), and the file is there.
       await waitFor(() => log.includes('chat socket open') && existsSync(file), 60_000);
       expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ pid: run.pid, state_dir: join(cwd, 'state') });
-      const said = await runCli(['chat', '--as', 'bob', 'general'], cleanEnv(), cwd, '!ping\n');
+      // --wait: the chat command goes on showing the chat after its input ended, so the answer is seen.
+      const said = await runCli(['chat', '--as', 'bob', 'general', '--wait', '5'], cleanEnv(), cwd, '!ping\n');
       expect(said.code, said.stderr).toBe(0);
+      expect(said.stdout).toMatch(/^\[\d{2}:\d{2}\] <Demo Bot> pong$/m);
       const general = chatIdOf(succeeded(await runCli(['api', 'getchats', '--group_name', 'demo'], asBob(), cwd)));
       let answered = false;
       for (let attempt = 0; attempt < 60 && !answered; attempt += 1) {

@@ -25,6 +25,8 @@ Options:
   --as MEMBER        who to talk as
   --group NAME       the chat's group (default demo)
   --password P       the password, for an e-mail address that is not a demo account
+  --wait SECONDS     after the end of input, go on showing what is said for this long before leaving
+                     (a script's way to see the answers: echo '!ping' | groupwire chat --as bob general --wait 5)
   --url URL --ca-file FILE
   -h, --help
 `;
@@ -45,9 +47,11 @@ export async function chatCommand(args: string[]): Promise<number> {
     args, allowPositionals: true,
     options: {
       as: { type: 'string' }, group: { type: 'string' }, password: { type: 'string' }, url: { type: 'string' },
-      'ca-file': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'ca-file': { type: 'string' }, wait: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
+  const waitSeconds = values.wait === undefined ? 0 : Number(values.wait);
+  if (!Number.isFinite(waitSeconds) || waitSeconds < 0) throw new UsageError(`--wait takes a number of seconds, not ${values.wait}`);
   if (values.help) {
     process.stdout.write(CHAT_HELP);
     return 0;
@@ -84,7 +88,7 @@ export async function chatCommand(args: string[]): Promise<number> {
     // are emitted once, heard or not.
     const ws = await client.openChatSocket({ chatsubId });
     process.stdout.write(`Talking in ${group}/${chat.subject} as ${email}. Type a line to post it; Ctrl-D to leave.\n`);
-    const { unconfirmed, refused } = await talk(client, chat, String(me.id), ws, newest.data[0]?.msg_num ?? 0);
+    const { unconfirmed, refused } = await talk(client, chat, String(me.id), ws, newest.data[0]?.msg_num ?? 0, waitSeconds * 1000);
     if (unconfirmed.length > 0) {
       writeErr(`groupwire: ${unconfirmed.length} line${unconfirmed.length === 1 ? '' : 's'} not confirmed as posted: ${unconfirmed.map(quoteLine).join(', ')}\n`);
     }
@@ -101,7 +105,7 @@ export async function chatCommand(args: string[]): Promise<number> {
  * how many the service refused.
  */
 async function talk(
-  client: GroupsClient, chat: Chat, userId: string, ws: WebSocket, newestMsgNum: number,
+  client: GroupsClient, chat: Chat, userId: string, ws: WebSocket, newestMsgNum: number, lingerMs: number,
 ): Promise<{ unconfirmed: string[]; refused: number }> {
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const prompt = createInterface({ input: process.stdin, output: process.stdout, prompt: `${chat.subject}> `, terminal: interactive });
@@ -164,6 +168,16 @@ async function talk(
   });
   if (interactive) process.stdout.write('\n');
   const unconfirmed = await own.settle(30_000);
+  // --wait: what is said after the last line (a bot's answer) is still shown for a while.
+  if (lingerMs > 0 && socketOpen) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, lingerMs);
+      ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
   if (socketOpen) ws.close(1000, 'bye');
   return { unconfirmed, refused };
 }
