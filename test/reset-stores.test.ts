@@ -21,9 +21,12 @@ describe('stores across a history reset', () => {
     store.noteCreated('7', '2026-01-01T00:00:00Z');
     store.set('7', 51);
     store.noteEntry('demo/general', '7');
+    store.noteEntry('demo/7', '7');
     store.close();
     store = CursorStore.open(path);
     expect([store.get('7'), store.createdOf('7'), store.chatOfEntry('demo/general')]).toEqual([51, '2026-01-01T00:00:00Z', '7']);
+    // Two entries naming one chat (by subject and by id) both survive the compaction.
+    expect(store.chatOfEntry('demo/7')).toBe('7');
     store.reset('7', 0, '2026-02-01T00:00:00Z');
     store.set('7', 2);
     store.forget('8');

@@ -100,10 +100,7 @@ export class CursorStore {
   noteEntry(entry: string, chatId: string): void {
     if (this.entries.get(entry) === chatId) return;
     this.entries.set(entry, chatId);
-    if (this.fd !== undefined) {
-      writeSync(this.fd, `${JSON.stringify({ e: entry, c: chatId })}\n`);
-      this.lines += 1;
-    }
+    this.append({ c: chatId, e: entry });
   }
 
   /** Forgets a chat (its config entry names another chat now). */
@@ -116,7 +113,7 @@ export class CursorStore {
     if (this.fd !== undefined) this.compact();
   }
 
-  private append(entry: { c: string; m?: number; k?: string }): void {
+  private append(entry: { c: string; m?: number; k?: string; e?: string }): void {
     if (this.fd === undefined) return;
     writeSync(this.fd, `${JSON.stringify(entry)}\n`);
     if (++this.lines >= COMPACT_AFTER) this.compact();
@@ -139,13 +136,19 @@ export class CursorStore {
     if (!this.path) return;
     if (this.fd !== undefined) closeSync(this.fd);
     const temporary = `${this.path}.${process.pid}.tmp`;
-    const entryOf = new Map([...this.entries].map(([e, c]) => [c, e]));
-    const chats = new Set([...this.cursors.keys(), ...this.created.keys(), ...entryOf.keys()]);
-    // One line per chat: its cursor, its chat's created time, the bots.yaml entry that names it.
-    writeFileSync(temporary, [...chats].map((c) => `${JSON.stringify({ c, m: this.cursors.get(c), k: this.created.get(c), e: entryOf.get(c) })}\n`).join(''));
+    const entriesOf = new Map<string, string[]>();
+    for (const [e, c] of this.entries) entriesOf.set(c, [...(entriesOf.get(c) ?? []), e]);
+    const chats = new Set([...this.cursors.keys(), ...this.created.keys(), ...entriesOf.keys()]);
+    // One line per chat: its cursor, its chat's created time, the bots.yaml entry that names it (a
+    // second entry naming the same chat, by id and by subject, gets a line of its own).
+    const lines = [...chats].flatMap((c) => {
+      const [first, ...more] = entriesOf.get(c) ?? [];
+      return [{ c, m: this.cursors.get(c), k: this.created.get(c), e: first }, ...more.map((e) => ({ c, e }))];
+    });
+    writeFileSync(temporary, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     renameSync(temporary, this.path);
     this.fd = openSync(this.path, 'a');
-    this.lines = this.cursors.size;
+    this.lines = lines.length;
   }
 
   close(): void {
