@@ -13,6 +13,7 @@ export type { KeyValueStore } from './store/kv-store.js';
 export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
 export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';
 export { htmlToText, htmlToLine } from './api/html-text.js';
+export { visibleControls, visibleLines } from './api/visible-text.js';
 export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';

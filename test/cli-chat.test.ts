@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, ROOT, type CliResult } from './helpers/cli.js';
 import { call, loginAs, ok, startTestService, type TestService } from './helpers/service.js';
+import { post } from './helpers/supervisor.js';
 
 /** `groupwire chat` as a child process with its input piped: lines, then the end of input (Ctrl-D's effect). */
 
@@ -90,6 +91,16 @@ describe('groupwire chat with piped input', () => {
     expect(result.stdout).toContain('(invalid_value: message)');
     const stored = (await generalHistory()).filter((m) => m.user_name === 'carol').map((m) => m.message);
     expect(stored.slice(-2)).toEqual(['before the long one', 'after the long one']);
+  });
+
+  it('another member\'s control characters (an ESC sequence, a lone CR) are shown as codes, never sent raw to this terminal', { timeout: 60_000 }, async () => {
+    // carol's message is in the history the chat command shows on connect.
+    await post(svc, 'general', 'carol', 'red\x1b[31m alert\rhidden start\u0007');
+    const result = await chat(['--as', 'bob', 'general'], '');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(result.stdout).toContain('<Carol Member> red\\u{1b}[31m alert');
+    expect(result.stdout).toMatch(/\n {8,}hidden start\\u\{7\}\n/);
   });
 
   it('a banned member is told in words why, exit 1', { timeout: 60_000 }, async () => {

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../src/index.js';
-import { visibleControls, visibleLines } from './controls.js';
+import { visibleControls, visibleLines } from '../../src/index.js';
 import { formatZoned, messageDate } from './time.js';
 
 /**

@@ -3,9 +3,11 @@ import type { WebSocket } from 'ws';
 import { GroupsClient } from '../api/client.js';
 import { errorFromObject, GroupsError } from '../api/errors.js';
 import { explainError } from '../api/explain-error.js';
+import { visibleControls } from '../api/visible-text.js';
 import { parseWireJson } from '../api/wire-json.js';
 import type { Chat, ChatMessage } from '../api/types.js';
 import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
+import { chatLine } from './chat-line.js';
 import { parseFlags } from './command.js';
 import { EXIT, registerSecret, writeErr } from './output.js';
 import { OwnPosts } from './own-posts.js';
@@ -34,12 +36,10 @@ Options:
 // Where the demo writes its address (defined with the code that reads it; kept here for its importers).
 export { DEMO_FILE } from './service-address.js';
 
-export function formatChatLine(message: ChatMessage): string {
+function formatChatLine(message: ChatMessage): string {
   const time = (message.created ?? '').slice(11, 16);
-  if (message.type === 'chat_msg_type_closed') return `[${time}] -- ${message.message}`;
-  const prefix = `[${time}] <${message.display_name || message.user_name}> `;
-  // Later lines of a multi-line message line up under the first.
-  return `${prefix}${message.message.split('\n').join(`\n${' '.repeat(prefix.length)}`)}`;
+  if (message.type === 'chat_msg_type_closed') return chatLine(`[${time}] -- `, message.message);
+  return chatLine(`[${time}] <${visibleControls(message.display_name || message.user_name)}> `, message.message);
 }
 
 export async function chatCommand(args: string[]): Promise<number> {

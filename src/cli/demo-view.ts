@@ -1,4 +1,6 @@
+import { visibleControls } from '../api/visible-text.js';
 import { CHAT_MSG_CLOSED } from '../service/chat-messages.js';
+import { chatLine } from './chat-line.js';
 import type { LocalService } from '../service/local-service.js';
 import type { Chat, ChatMessage } from '../service/model.js';
 
@@ -34,14 +36,10 @@ export class DemoView {
   }
 
   private line(message: ChatMessage, chat: Chat): string {
-    const time = clockTime(message.created);
-    const where = `#${chat.subject}`;
-    if (message.type === CHAT_MSG_CLOSED) return `  [${time}] ${where} -- ${message.message}`;
+    const where = `  [${clockTime(message.created)}] #${visibleControls(chat.subject)}`;
+    if (message.type === CHAT_MSG_CLOSED) return chatLine(`${where} -- `, message.message);
     const user = this.service.core.store.users.get(message.userId);
-    const prefix = `  [${time}] ${where} <${user?.fullName || user?.userName || message.userId}> `;
-    // Control characters would steer the terminal: shown as their code. Later lines line up under the first.
-    const text = message.message.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-    return `${prefix}${text.split('\n').join(`\n${' '.repeat(prefix.length)}`)}`;
+    return chatLine(`${where} <${visibleControls(user?.fullName || user?.userName || message.userId)}> `, message.message);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
- * Control characters in what members type (CR, NUL, ESC, ...) never reach a transcript raw: a NUL makes
- * `grep` call the file binary, an ESC can rewrite a terminal that `cat`s the file, a lone CR hides the
- * start of a line. Line breaks stay line breaks (CR LF, LF and a lone CR alike); a tab stays a tab;
+ * Control characters in what members type (CR, NUL, ESC, ...) never reach a transcript or a terminal
+ * raw: a NUL makes `grep` call a file binary, an ESC can rewrite the terminal that shows it, a lone CR
+ * hides the start of a line. Line breaks stay line breaks (CR LF, LF and a lone CR alike); a tab stays a tab;
  * every other C0 control, DEL and every C1 control is shown as `\u{XX}` (its code in hex), which no
  * terminal or grep takes for anything but text. (JSON lines need none of this: JSON.stringify already
  * writes every C0 control as `\uXXXX`.)
