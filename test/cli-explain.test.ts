@@ -78,6 +78,14 @@ describe('groupwire api with a parameter the operation does not take', () => {
     expect(JSON.parse(result.stdout).object).toBe('list');
   });
 
+  it('a service certificate the client does not trust: says which CA setting to give, exit 1', async () => {
+    const env = envFor(svc, 'mo');
+    delete env.GROUPWIRE_CA_FILE;
+    const result = await runCli(['topics', '--group', 'demo'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("the TLS certificate is not trusted: set GROUPWIRE_CA_FILE (or --ca-file) to the service's CA file");
+  });
+
   it('--help after an operation lists the parameters it takes', async () => {
     const result = await runCli(['api', 'getchathistory', '--help'], envFor(svc, 'mo'));
     expect(result.code).toBe(0);

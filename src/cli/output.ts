@@ -1,6 +1,7 @@
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 import { htmlToLine } from '../api/html-text.js';
 import { explainError, GroupsError, TransportError, UnauthorizedError } from '../api/index.js';
+import { isCertificateProblem } from '../api/retry.js';
 import { demoUnreachable } from './service-address.js';
 
 /** Exit codes of every command. */
@@ -48,7 +49,7 @@ function describeError(error: unknown): string[] {
   const notRunning = demoUnreachable(error);
   if (notRunning) return [notRunning];
   if (error instanceof TransportError) {
-    const hint = /certificate|self.signed|CERT_/i.test(error.message)
+    const hint = isCertificateProblem(error.cause)
       ? ['the TLS certificate is not trusted: set GROUPWIRE_CA_FILE (or --ca-file) to the service\'s CA file']
       : [];
     return [error.message, ...hint];
