@@ -1,8 +1,12 @@
 import type { Chat, PluginContext } from '../../src/index.js';
+// Not exported from the public API yet (the gateway core adds it to src/index.ts).
+import type { Speaker } from '../../src/gateway/message.js';
+import { identityProblem, IdentityList } from './identity.js';
 
 /**
  * Who may use a rule. No `allow` at all: everyone. Otherwise anyone matching one of the entries:
- * a user id, an e-mail address, the chat's owner, the group's moderators (see `Moderators`).
+ * a person (`users:`, see identity.ts: a chat user id, `irc:nick!user@host`, `slack:U…`, ...), an
+ * e-mail address, the chat's owner, the group's moderators (see `Moderators`).
  */
 export interface AllowSpec {
   users?: readonly string[];
@@ -15,7 +19,8 @@ export interface AllowSpec {
 /**
  * The group's moderators, as configured. The interface shows no one's standing but the caller's own
  * (perms and member_info are always the caller's, and there is no member list), so the responder
- * cannot ask the service who moderates a group; bots.yaml says it.
+ * cannot ask the service who moderates a group; bots.yaml says it. `users` takes the same entries as
+ * a rule's `users:` (so a moderator on IRC is named by a mask with a host).
  */
 export interface Moderators {
   users: readonly string[];
@@ -27,22 +32,41 @@ const OWNER_TTL_MS = 60_000;
 
 export class AccessControl {
   private readonly owners = new Map<string, { owner: string | undefined; at: number }>();
+  private readonly moderators: IdentityList;
+  /** Each rule's `allow` read once (its users and e-mails as identities). */
+  private readonly lists = new WeakMap<AllowSpec, IdentityList>();
 
-  constructor(private readonly moderators: Moderators) {}
+  constructor(moderators: Moderators) {
+    this.moderators = new IdentityList(moderators.users, moderators.emails);
+  }
 
-  /** Whether the sender of ctx's message may use a rule with this `allow`. */
+  /**
+   * Whether the sender of ctx's message may use a rule with this `allow`. Always ctx.sender: the chat
+   * message of a line relayed from IRC or Slack is the bot's own, so its user_id and e-mail would
+   * lend the bot's standing to whoever spoke on the other side.
+   */
   async allows(allow: AllowSpec | undefined, ctx: PluginContext): Promise<boolean> {
     if (!allow || allow.everyone) return true;
-    const { user_id: userId, email } = ctx.message;
-    if (allow.users?.includes(userId)) return true;
-    if (email && allow.emails?.some((entry) => sameEmail(entry, email))) return true;
-    if (allow.moderators && this.isModerator(userId, email)) return true;
-    if (allow.chat_owner && (await this.chatOwner(ctx)) === userId) return true;
+    const sender = ctx.sender;
+    if (this.listOf(allow).includes(sender)) return true;
+    if (allow.moderators && this.isModerator(sender)) return true;
+    // The chat's owner is a chat member: nobody elsewhere is ever taken for them.
+    if (allow.chat_owner && sender.platform === 'chat' && (await this.chatOwner(ctx)) === sender.id) return true;
     return false;
   }
 
-  isModerator(userId: string, email: string): boolean {
-    return this.moderators.users.includes(userId) || (email !== '' && this.moderators.emails.some((entry) => sameEmail(entry, email)));
+  /** Whether the speaker is one of the configured moderators (only as named: an IRC nick is not a chat member). */
+  isModerator(speaker: Speaker): boolean {
+    return this.moderators.includes(speaker);
+  }
+
+  private listOf(allow: AllowSpec): IdentityList {
+    let list = this.lists.get(allow);
+    if (!list) {
+      list = new IdentityList(allow.users ?? [], allow.emails ?? []);
+      this.lists.set(allow, list);
+    }
+    return list;
   }
 
   /** Who may use it, in words: "the chat's owner and the group's moderators". */
@@ -71,8 +95,12 @@ export class AccessControl {
   }
 }
 
-function sameEmail(a: string, b: string): boolean {
-  return a.trim().toLowerCase() === b.trim().toLowerCase();
+/** A rule whose `allow` names someone in a form that can never match is a mistake, said when it is added. */
+export function checkAllow(rule: string, allow: AllowSpec | undefined): void {
+  for (const entry of allow?.users ?? []) {
+    const problem = identityProblem(entry);
+    if (problem) throw new TypeError(`${rule}: allow.users ${JSON.stringify(entry)}: ${problem}`);
+  }
 }
 
 /** A chat of the message's group by id or subject, open or closed. */

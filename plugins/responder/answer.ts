@@ -3,10 +3,29 @@ import type { AnsweredMarks } from './answered.js';
 import { splitMessage } from './split.js';
 
 /**
+ * Where an answer goes. `everywhere` (the default): into the chat, whence the gateway carries it to
+ * every side, as any post of the bot. `origin`: only back where the command was said (the relay
+ * endpoint of a line from IRC or Slack; for a chat member's message the same as `everywhere`).
+ */
+export type AnswerTo = 'everywhere' | 'origin';
+
+/**
+ * reply()'s option for `origin`. The gateway core adds it to PluginContext.reply (`{ only: 'origin' }`);
+ * until then the call is typed here and a plain reply is what happens.
+ */
+interface ReplyOptions {
+  only?: 'origin';
+}
+type ReplyWithOptions = (text: string, options?: ReplyOptions) => Promise<ChatMessage>;
+
+/**
  * Posting the answer to one message: the message is marked answered (on disk) before anything is
  * queued, long texts are split, and the posts are awaited so a failure is logged against the message.
  */
-export function answerer(ctx: PluginContext, marks: AnsweredMarks, maxLength: number) {
+export function answerer(ctx: PluginContext, marks: AnsweredMarks, maxLength: number, answerTo: AnswerTo = 'everywhere') {
+  const reply: (text: string) => Promise<ChatMessage> = answerTo === 'origin'
+    ? (text) => (ctx.reply as ReplyWithOptions).call(ctx, text, { only: 'origin' })
+    : (text) => ctx.reply(text);
   return {
     /**
      * Posts the texts (each split as needed). With `wait`, resolves with the stored messages and
@@ -23,7 +42,7 @@ export function answerer(ctx: PluginContext, marks: AnsweredMarks, maxLength: nu
       }
       // Every part is queued at once: the outbox keeps their order and writes them to disk before
       // reply() returns.
-      const settled = Promise.all(parts.map((part) => ctx.reply(part)));
+      const settled = Promise.all(parts.map((part) => reply(part)));
       if (wait) return settled;
       try {
         await untilAborted(settled, ctx.signal);

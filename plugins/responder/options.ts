@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ARG_TYPES, specProblem } from './args.js';
 import { BUILTIN_NAMES } from './builtins/specs.js';
+import { identityProblem } from './identity.js';
 import { templateProblem } from './rules.js';
 import { isTimeZone } from './text.js';
 
@@ -14,11 +15,20 @@ export const duration = z.union([
   return Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit as 'ms']!;
 });
 
-/** A user id as the service sends it: quote big ones in YAML, or digits are lost. */
+/**
+ * A person (identity.ts): a chat user id as the service sends it (quote big ones in YAML, or digits
+ * are lost), an e-mail address, `chat:<id>`, `irc:<nick!user@host mask>`, `slack:<U…>`.
+ */
 const userId = z.union([
-  z.string().min(1),
+  z.string().min(1).superRefine((entry, ctx) => {
+    const problem = identityProblem(entry);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
   z.number().refine(Number.isSafeInteger, 'an id must be a whole number, and one this large must be quoted ("…") so no digit is lost'),
 ]).transform(String);
+
+/** Where a rule's answer goes: into the chat, whence the gateway carries it everywhere, or only back where the command was said. */
+const answerTo = z.enum(['everywhere', 'origin']);
 
 export const allowSchema = z.strictObject({
   users: z.array(userId).optional(),
@@ -60,6 +70,7 @@ const ruleSchema = z.strictObject({
   allow: allowSchema.optional(),
   cooldown: cooldownSchema.optional(),
   chats: chatList.optional(),
+  answer_to: answerTo.optional(),
 }).superRefine((rule, ctx) => {
   const kinds = (['command', 'keyword', 'regex'] as const).filter((kind) => rule[kind] !== undefined);
   if (kinds.length !== 1) {
@@ -89,7 +100,10 @@ const ruleSchema = z.strictObject({
 
 const builtinOverride = z.union([
   z.boolean(),
-  z.strictObject({ allow: allowSchema.optional(), cooldown: cooldownSchema.optional(), aliases: z.array(z.string().regex(/^\S+$/)).optional(), chats: chatList.optional() }),
+  z.strictObject({
+    allow: allowSchema.optional(), cooldown: cooldownSchema.optional(), aliases: z.array(z.string().regex(/^\S+$/)).optional(), chats: chatList.optional(),
+    answer_to: answerTo.optional(),
+  }),
 ]);
 
 /** `builtins: true | false | { help: false, activity: { allow: {...} }, ... }` */

@@ -1,10 +1,13 @@
 import type { ChatMessage, PluginContext } from '../../src/index.js';
-import { AccessControl, type AllowSpec, type Moderators } from './access.js';
+// Not exported from the public API yet (the gateway core adds it to src/index.ts).
+import type { Speaker } from '../../src/gateway/message.js';
+import { AccessControl, checkAllow, type AllowSpec, type Moderators } from './access.js';
 import { AnsweredMarks } from './answered.js';
 import { ArgumentError, argUsage, parseArgs, specProblem, type ArgSpec, type ArgValues } from './args.js';
 import { Cooldowns, type CooldownSpec } from './cooldown.js';
 import { describeError } from './errors.js';
-import { answerer } from './answer.js';
+import { answerer, type AnswerTo } from './answer.js';
+import { speakerKey } from './identity.js';
 import { MAX_CHAT_MESSAGE_LENGTH } from './split.js';
 
 /** What a handler returns: the answer (split when long), several answers, or nothing. */
@@ -19,6 +22,8 @@ export interface RuleSpec {
   /** Only in these chats (subjects or ids). */
   chats?: readonly string[];
   description?: string;
+  /** Where the answer goes: into the chat (and so every side of its gateway; default) or only back to where the command was said. */
+  answerTo?: AnswerTo;
 }
 
 export interface CommandSpec extends RuleSpec {
@@ -46,8 +51,11 @@ export interface Call {
   readonly argsText: string;
   /** The match of a `hears` pattern. */
   readonly match: RegExpExecArray | undefined;
-  /** The sender's display name (else user name). */
+  /** Who said it: a chat member, or someone on IRC, Slack, ... whose line a gateway relayed (ctx.sender). */
+  readonly sender: Speaker;
+  /** The sender's name to show (a member's display name, else user name; a nick elsewhere). */
   readonly user: string;
+  /** A chat member's user id; for someone elsewhere `<platform>:<id>` (`irc:nick!user@host`), so it never passes for a member's. */
   readonly userId: string;
   /** Posts into the chat (split when too long); resolves when the service has every part. */
   reply(text: string): Promise<ChatMessage[]>;
@@ -114,6 +122,7 @@ export class Responder {
     if (!run) throw new TypeError(`command ${name}: no handler`);
     const problem = specProblem(options.args ?? []);
     if (problem) throw new TypeError(`command ${name}: ${problem}`);
+    checkAllow(`command ${name}`, options.allow);
     const entry: CommandEntry = { kind: 'command', name, spec: options, handler: run };
     for (const key of [name, ...(options.aliases ?? [])]) {
       if (!/^\S+$/.test(key)) throw new TypeError(`command name ${JSON.stringify(key)} may not contain spaces`);
@@ -128,6 +137,7 @@ export class Responder {
   hears(pattern: RegExp | string, spec: HearsSpec | Handler, handler?: Handler): this {
     const [options, run] = typeof spec === 'function' ? [{}, spec] : [spec, handler];
     if (!run) throw new TypeError('hears: no handler');
+    checkAllow(`hears ${options.name ?? String(pattern)}`, options.allow);
     const regex = typeof pattern === 'string'
       ? new RegExp(`(?<![\\p{L}\\p{N}_])${pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}_])`, 'iu')
       : new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''));
@@ -167,6 +177,9 @@ export class Responder {
    * rule: those are handed on at once, with no promise of the responder's own.
    */
   handle(ctx: PluginContext, next: () => Promise<void>): Promise<void> {
+    // Only what a person said, where the bot hears it first: never the bot's own voice, and a line
+    // relayed into several chats is answered in one of them.
+    if (!ctx.answerable) return next();
     const found = this.match(ctx);
     return found ? this.answerThenNext(ctx, found, next) : next();
   }
@@ -186,7 +199,8 @@ export class Responder {
   }
 
   private find(ctx: PluginContext): Found | undefined {
-    const text = ctx.message.message;
+    // As the speaker said it: a relayed line's `<name>` prefix is not part of the command.
+    const text = ctx.text;
     if (text.startsWith(this.prefix)) {
       const [, name = '', rest = ''] = /^(\S*)\s*([\s\S]*)$/.exec(text.slice(this.prefix.length)) ?? [];
       const entry = this.commandsByName.get(name.toLowerCase());
@@ -215,7 +229,9 @@ export class Responder {
       ctx.log.info({ msgNum: message.msg_num, rule: label, ageMs: ctx.ageMs, maxAgeMs: this.maxAgeMs }, 'responder: missed while away and too old to answer now; skipped');
       return;
     }
-    const answer = answerer(ctx, marks, this.maxLength);
+    const answer = answerer(ctx, marks, this.maxLength, entry.spec.answerTo);
+    const sender = ctx.sender;
+    const who = speakerKey(sender);
     const isCommand = entry.kind === 'command';
     let allowed: boolean;
     try {
@@ -227,7 +243,7 @@ export class Responder {
     }
     if (!allowed) {
       this.stats.refused += 1;
-      ctx.log.info({ msgNum: message.msg_num, rule: label, userId: message.user_id }, 'responder: not allowed for this user');
+      ctx.log.info({ msgNum: message.msg_num, rule: label, sender: who }, 'responder: not allowed for this user');
       if (isCommand) await answer.post([`Sorry, ${label} is only for ${this.access.describe(entry.spec.allow)}.`]);
       return;
     }
@@ -241,18 +257,19 @@ export class Responder {
         return;
       }
     }
-    const wait = this.cooldowns.remaining(label, entry.spec.cooldown, message.user_id, ctx.chat.id);
+    // Per sender: every line relayed from IRC or Slack is the bot's message, so user_id would make them all one user.
+    const wait = this.cooldowns.remaining(label, entry.spec.cooldown, who, ctx.chat.id);
     if (wait > 0) {
       this.stats.cooling += 1;
-      if (isCommand && this.cooldowns.noticeDue(label, message.user_id, wait)) {
+      if (isCommand && this.cooldowns.noticeDue(label, who, wait)) {
         await answer.post([`${label} was used a moment ago; try again in ${Math.ceil(wait / 1000)} s.`]);
       }
       return;
     }
-    this.cooldowns.hit(label, entry.spec.cooldown, message.user_id, ctx.chat.id);
+    this.cooldowns.hit(label, entry.spec.cooldown, who, ctx.chat.id);
     const call: Call = {
       ctx, responder: this, message, name: entry.name, kind: entry.kind, args, argsText: found.argsText, match: found.match,
-      user: message.display_name || message.user_name || message.user_id, userId: message.user_id,
+      sender, user: sender.name || sender.id, userId: sender.platform === 'chat' ? sender.id : who,
       reply: (text) => answer.post([text], true),
     };
     try {

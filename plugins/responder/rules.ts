@@ -1,4 +1,5 @@
 import type { AllowSpec } from './access.js';
+import type { AnswerTo } from './answer.js';
 import type { ArgSpec } from './args.js';
 import type { CooldownSpec } from './cooldown.js';
 import type { Call, Responder } from './responder.js';
@@ -7,7 +8,7 @@ import { formatDate } from './text.js';
 
 /** The variables a reply template may use. */
 export const TEMPLATE_VARIABLES = [
-  'user', 'user_name', 'user_id', 'email', 'chat', 'chat_id', 'group', 'group_id', 'bot', 'prefix', 'command', 'args', 'match',
+  'user', 'user_name', 'user_id', 'email', 'platform', 'chat', 'chat_id', 'group', 'group_id', 'bot', 'prefix', 'command', 'args', 'match',
   'message', 'msg_num', 'time', 'now',
 ] as const;
 
@@ -34,17 +35,22 @@ export function templateProblem(source: string, kind: 'command' | 'keyword' | 'r
   return undefined;
 }
 
-/** What a template sees of a call. */
+/**
+ * What a template sees of a call. The sender's fields come from ctx.sender, not from the chat message:
+ * a line relayed from IRC or Slack is the bot's message, and `{{user}}` is the person who said it.
+ */
 export function templateContext(call: Call, timeZone: string): Record<string, TemplateValue> {
-  const { ctx, message } = call;
+  const { ctx, message, sender } = call;
+  const member = sender.platform === 'chat';
   const match: TemplateValue = call.match
     ? { $text: call.match[0], ...Object.fromEntries(call.match.map((group, i) => [String(i), group])), ...call.match.groups }
     : undefined;
   return {
     user: call.user,
-    user_name: message.user_name,
-    user_id: message.user_id,
-    email: message.email,
+    user_name: member ? message.user_name : sender.name,
+    user_id: call.userId,
+    email: sender.email ?? '',
+    platform: sender.platform,
     chat: ctx.chat.subject,
     chat_id: ctx.chat.id,
     group: ctx.chat.groupName,
@@ -54,7 +60,7 @@ export function templateContext(call: Call, timeZone: string): Record<string, Te
     command: call.kind === 'command' ? call.name : undefined,
     args: { ...call.args, $text: call.argsText },
     match,
-    message: message.message,
+    message: ctx.text,
     msg_num: message.msg_num,
     time: formatDate(message.created, timeZone),
     now: formatDate(new Date().toISOString(), timeZone),
@@ -76,6 +82,7 @@ export interface RuleConfig {
   allow?: AllowSpec;
   cooldown?: CooldownSpec;
   chats?: string[];
+  answer_to?: AnswerTo;
 }
 
 /** Adds bots.yaml's rules to a responder. */
@@ -83,7 +90,7 @@ export function addRules(responder: Responder, rules: readonly RuleConfig[], tim
   for (const [index, rule] of rules.entries()) {
     const template = Template.compile(rule.reply);
     const answer = (call: Call) => template.render(templateContext(call, timeZone));
-    const common = { allow: rule.allow, cooldown: rule.cooldown, chats: rule.chats, description: rule.description };
+    const common = { allow: rule.allow, cooldown: rule.cooldown, chats: rule.chats, description: rule.description, answerTo: rule.answer_to };
     if (rule.command !== undefined) {
       responder.command(rule.command, { ...common, args: rule.args, aliases: rule.aliases, hidden: rule.hidden }, answer);
     } else if (rule.keyword !== undefined) {

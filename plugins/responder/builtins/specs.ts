@@ -1,5 +1,6 @@
 import type { AllowSpec } from '../access.js';
 import type { CooldownSpec } from '../cooldown.js';
+import type { AnswerTo } from '../answer.js';
 
 export const BUILTIN_NAMES = ['help', 'ping', 'topics', 'search', 'activity', 'close', 'reopen', 'subject'] as const;
 export type BuiltinName = (typeof BUILTIN_NAMES)[number];
@@ -10,10 +11,20 @@ export interface BuiltinOverride {
   cooldown?: CooldownSpec;
   aliases?: string[];
   chats?: string[];
+  answer_to?: AnswerTo;
+}
+
+/** A built-in's rule options, as its command() takes them. */
+export interface BuiltinSpec {
+  allow?: AllowSpec;
+  cooldown?: CooldownSpec;
+  aliases?: string[];
+  chats?: string[];
+  answerTo?: AnswerTo;
 }
 
 /** The built-ins that are on, each with its allow and cooldown (defaults merged with bots.yaml). */
-export type BuiltinSpecs = Partial<Record<BuiltinName, BuiltinOverride>>;
+export type BuiltinSpecs = Partial<Record<BuiltinName, BuiltinSpec>>;
 
 /** Who may use each built-in unless bots.yaml says otherwise. */
 const DEFAULT_ALLOW: Partial<Record<BuiltinName, AllowSpec>> = {
@@ -43,6 +54,7 @@ export function builtinSpecs(setting: boolean | Partial<Record<BuiltinName, bool
       cooldown: override.cooldown ?? DEFAULT_COOLDOWN[name],
       aliases: override.aliases,
       chats: override.chats,
+      answerTo: override.answer_to,
     };
   }
   return specs;
