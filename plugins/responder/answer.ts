@@ -10,27 +10,18 @@ import { splitMessage } from './split.js';
 export type AnswerTo = 'everywhere' | 'origin';
 
 /**
- * reply()'s option for `origin`. The gateway core adds it to PluginContext.reply (`{ only: 'origin' }`);
- * until then the call is typed here and a plain reply is what happens.
- */
-interface ReplyOptions {
-  only?: 'origin';
-}
-type ReplyWithOptions = (text: string, options?: ReplyOptions) => Promise<ChatMessage>;
-
-/**
  * Posting the answer to one message: the message is marked answered (on disk) before anything is
  * queued, long texts are split, and the posts are awaited so a failure is logged against the message.
  */
 export function answerer(ctx: PluginContext, marks: AnsweredMarks, maxLength: number, answerTo: AnswerTo = 'everywhere') {
-  const reply: (text: string) => Promise<ChatMessage> = answerTo === 'origin'
-    ? (text) => (ctx.reply as ReplyWithOptions).call(ctx, text, { only: 'origin' })
-    : (text) => ctx.reply(text);
+  // An answer that goes back to IRC or Slack alone is no chat message: it resolves with undefined.
+  const reply = (text: string): Promise<ChatMessage | undefined> => (answerTo === 'origin' ? ctx.reply(text, { only: 'origin' }) : ctx.reply(text));
   return {
     /**
-     * Posts the texts (each split as needed). With `wait`, resolves with the stored messages and
-     * rejects when a post fails (a handler's own reply()); else failures are logged and it resolves
-     * with nothing, at the latest when the plugin's time is up (the posts still go out).
+     * Posts the texts (each split as needed). With `wait`, resolves with the stored chat messages
+     * (none for an answer that went to the origin alone) and rejects when a post fails (a handler's
+     * own reply()); else failures are logged and it resolves with nothing, at the latest when the
+     * plugin's time is up (the posts still go out).
      */
     async post(texts: string[], wait = false): Promise<ChatMessage[]> {
       const parts = texts.flatMap((text) => splitMessage(text, maxLength));
@@ -42,7 +33,8 @@ export function answerer(ctx: PluginContext, marks: AnsweredMarks, maxLength: nu
       }
       // Every part is queued at once: the outbox keeps their order and writes them to disk before
       // reply() returns.
-      const settled = Promise.all(parts.map((part) => reply(part)));
+      const settled = Promise.all(parts.map((part) => reply(part)))
+        .then((posted) => posted.filter((message): message is ChatMessage => message !== undefined));
       if (wait) return settled;
       try {
         await untilAborted(settled, ctx.signal);

@@ -57,7 +57,10 @@ export interface Call {
   readonly user: string;
   /** A chat member's user id; for someone elsewhere `<platform>:<id>` (`irc:nick!user@host`), so it never passes for a member's. */
   readonly userId: string;
-  /** Posts into the chat (split when too long); resolves when the service has every part. */
+  /**
+   * Posts the answer (split when too long), where the rule's `answerTo` says; resolves when every part
+   * is posted, with the chat messages (none when it went back to IRC or Slack alone).
+   */
   reply(text: string): Promise<ChatMessage[]>;
 }
 
