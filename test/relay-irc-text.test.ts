@@ -110,12 +110,14 @@ describe('relay-irc options and routes', () => {
     expect(options).toMatchObject({ tls: false, tls_verify: true, rate: { lines_per_second: 1, burst: 4 }, anti_ping: true, queue: { max_lines: 10_000 } });
     expect(options.formats).toEqual({ to_irc: '{prefix}<{name}> {text}', to_chat: '<{nick}> {text}', to_chat_action: '* {nick} {text}' });
     expect(relayOptions.parse({ server: 'irc.example.net', nick: 'gw', channels: { c: '#c' } }).tls).toBe(true);
+    // The channels may come from bots.yaml's `gateways:` alone.
+    expect(relayOptions.parse({ server: 'irc.example.net', nick: 'gw' }).channels).toEqual({});
   });
 
   test('nothing that would break a command line gets through the options', () => {
     const bad = [
       { channels: { general: '#gen eral' } }, { channels: { general: 'general' } }, { channels: { general: '#a,#b' } },
-      { channels: {} }, { nick: '9lives' }, { nick: 'gw bot' }, { realname: 'a\r\nQUIT' }, { password: 'x\ny' },
+      { nick: '9lives' }, { nick: 'gw bot' }, { realname: 'a\r\nQUIT' }, { password: 'x\ny' },
       { formats: { to_irc: '<{name}>' } }, { formats: { to_chat: '{nick} {text} {oops}' } }, { channels: { general: { channel: '#g', key: 'a b' } } },
     ];
     for (const change of bad) expect(relayOptions.safeParse({ ...minimal, ...change }).success, JSON.stringify(change)).toBe(false);
@@ -148,13 +150,24 @@ describe('relay-irc options and routes', () => {
     expect(await UNPACED.take(AbortSignal.abort())).toBe(false);
   });
 
-  test('several chats in one channel get a prefix each and all hear the channel; directions are kept', () => {
-    const routes = new Routes({ general: '#Lobby', random: '#lobby', news: { channel: '#LOBBY', direction: 'to_irc', prefix: '' }, ops: { channel: '#ops', direction: 'to_chat' } });
+  test('several chats in one channel get a prefix each; directions become the gateways\' in, out and inout', () => {
+    const routes = new Routes({ general: '#Lobby', random: '#lobby', news: { channel: '#LOBBY', direction: 'to_irc', prefix: '' }, ops: { channel: '#ops', direction: 'to_chat', key: 'k' } });
     expect(routes.forChat({ id: '1', subject: 'general' }).map((r) => r.prefix)).toEqual(['[general]']);
     expect(routes.forChat({ id: '2', subject: 'news' }).map((r) => r.prefix)).toEqual(['']);
     expect(routes.forChat({ id: '3', subject: 'ops' })).toEqual([]);
-    expect(routes.forChannel('#LoBBy').map((r) => r.chat)).toEqual(['general', 'random']);
+    // By subject or by id; a pair the options do not map has no prefix.
+    expect(routes.prefixFor({ id: '7', subject: 'random' }, '#lobby')).toBe('[random]');
+    expect(routes.prefixFor({ id: 'general', subject: 'renamed' }, '#lobby')).toBe('[general]');
+    expect(routes.prefixFor({ id: '1', subject: 'general' }, '#elsewhere')).toBe('');
+    expect(routes.pairs()).toEqual([
+      { chat: 'general', channel: '#Lobby', direction: 'inout' }, { chat: 'random', channel: '#lobby', direction: 'inout' },
+      { chat: 'news', channel: '#LOBBY', direction: 'out' }, { chat: 'ops', channel: '#ops', direction: 'in' },
+    ]);
     expect(routes.channels().map((c) => c.name)).toEqual(['#Lobby', '#ops']);
+    // The gateways' channels join the routes' ones, once each, keys from the routes.
+    expect(routes.channels(['#OPS', '#new'])).toEqual([
+      { name: '#Lobby', key: '#lobby', joinKey: undefined }, { name: '#ops', key: '#ops', joinKey: 'k' }, { name: '#new', key: '#new', joinKey: undefined },
+    ]);
   });
 
   test('a taken nick: one more "_", or digits at the end when that would be too long', () => {

@@ -23,6 +23,8 @@ export interface ToIrcFormat {
   roomBytes: number;
   /** 0: no limit. */
   maxLines: number;
+  /** The whole text as ONE line, cut with "…" when it does not fit (a short note, like an edit's). */
+  oneLine?: boolean;
 }
 
 export interface ChatMessageLike {
@@ -32,21 +34,32 @@ export interface ChatMessageLike {
 }
 
 /**
- * A chat message as the PRIVMSG texts to send: markup reduced to text, one IRC line per line of the
- * message (blank lines left out), long lines cut to the room left by the name and prefix, every line
- * attributed ("<name> text"), nothing in it that could end the command.
+ * A chat message as the PRIVMSG texts to send: markup reduced to text, then attributed (textToIrcLines).
  */
 export function chatToIrcLines(message: ChatMessageLike, prefix: string, format: ToIrcFormat): string[] {
-  const shownName = safeName(message.display_name || message.user_name || '', 'someone');
+  return textToIrcLines(markupToText(message.message), message, prefix, format);
+}
+
+/**
+ * Plain text as the PRIVMSG texts to send: one IRC line per line of the text (blank lines left out),
+ * long lines cut to the room left by the name and prefix, every line attributed ("<name> text"),
+ * nothing in it that could end the command.
+ */
+export function textToIrcLines(text: string, who: Omit<ChatMessageLike, 'message'>, prefix: string, format: ToIrcFormat): string[] {
+  const shownName = safeName(who.display_name || who.user_name || '', 'someone');
   const values = {
     prefix: prefix ? `${safeLine(prefix)} ` : '',
     name: format.antiPing ? antiPing(shownName) : shownName,
-    user: safeName(message.user_name || '', shownName),
+    user: safeName(who.user_name || '', shownName),
   };
   // The template was checked to be one line without controls; the values were made safe above.
   const [head = '', tail = ''] = format.template.split('{text}').map((part) => fill(part, values));
   const room = Math.max(40, format.roomBytes - utf8Bytes(head) - utf8Bytes(tail));
-  const lines = normalizeLineBreaks(markupToText(message.message)).split('\n').map(safeLine).filter((line) => line.trim() !== '');
+  const lines = normalizeLineBreaks(text).split('\n').map(safeLine).filter((line) => line.trim() !== '');
+  if (format.oneLine) {
+    const pieces = splitUtf8(lines.map((line) => line.trim()).join(' '), room - utf8Bytes(ELLIPSIS));
+    return pieces.length === 0 ? [] : [head + pieces[0] + (pieces.length > 1 ? ELLIPSIS : '') + tail];
+  }
   let texts = lines.flatMap((line) => splitUtf8(line, room)).map((piece) => head + piece + tail);
   if (format.maxLines > 0 && texts.length > format.maxLines) {
     const left = texts.length - format.maxLines + 1;
@@ -54,6 +67,8 @@ export function chatToIrcLines(message: ChatMessageLike, prefix: string, format:
   }
   return texts;
 }
+
+const ELLIPSIS = '…';
 
 export interface ToChatFormat {
   privmsg: string;

@@ -1,26 +1,35 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { definePlugin, failureFields, MsgNumMarks, QueueFullError } from '../../src/index.js';
+import { definePlugin, MsgNumMarks } from '../../src/index.js';
 import { IrcLink } from './irc-link.js';
 import { relayOptions } from './options.js';
 import { Outbound } from './outbound.js';
-import { Routes } from './routes.js';
+import { ircLower, Routes, type ChannelToJoin } from './routes.js';
 import { TokenBucket, UNPACED } from './timing.js';
 import { IrcToChat } from './to-chat.js';
-import { ChatToIrc } from './to-irc.js';
+import { ToIrc } from './to-irc.js';
 
 /**
- * IRC relay: chat messages to IRC channels and back, with nothing lost (a durable queue, lines dropped
- * only once the server confirmed them) and nothing injected. See docs/plugins/relay-irc.md.
+ * IRC relay: the IRC side of gateways. Lines the gateways send (endpoint.send) go to IRC channels, what
+ * is said in the channels goes to the gateways (env.gateway.receive), with nothing lost (a durable
+ * queue, lines dropped only once the server confirmed them) and nothing injected. The routing between
+ * chats and channels is the core's. See docs/plugins/relay-irc.md.
  */
 export default definePlugin({
   name: 'relay-irc',
   options: relayOptions,
   timeoutMs: 5_000,
+  platform: {
+    name: 'irc',
+    channels: (options) => new Routes(options.channels).pairs(),
+    channelKey: ircLower,
+  },
   create(options, env) {
     const log = env.log;
     const routes = new Routes(options.channels);
-    const channels = routes.channels();
+    // The gateways' channels: the routes' and those bots.yaml's `gateways:` name (keys from the routes).
+    // A core without gateways yet has no env.gateway: the routes' channels then.
+    const channels = routes.channels(env.gateway?.channels() ?? []);
     const rate = options.rate;
     const bucket = rate === 'off' ? UNPACED : new TokenBucket(rate.lines_per_second, rate.burst);
     const ca = options.tls_ca_file ? readFileSync(resolve(env.configDir, options.tls_ca_file), 'utf8') : undefined;
@@ -38,7 +47,7 @@ export default definePlugin({
       realname: options.realname,
       password: options.password,
       sasl: options.sasl,
-      channels,
+      channels: [...channels],
       reconnect: { minMs: options.reconnect.min_delay_ms, maxMs: Math.max(options.reconnect.min_delay_ms, options.reconnect.max_delay_ms) },
     }, bucket, log, {
       ready: (mode) => outbound?.onReady(mode),
@@ -46,7 +55,7 @@ export default definePlugin({
       joined: () => outbound?.wake(),
       left: () => outbound?.wake(),
       serverMessage: (message) => outbound?.onServerMessage(message),
-      channelMessage: (kind, nick, channel, text) => toChat?.onChannelMessage(kind, nick, channel, text),
+      channelMessage: (line) => toChat?.onChannelMessage(line),
     });
     const marks = MsgNumMarks.open(join(env.dataDir, 'relayed.json'));
     outbound = new Outbound({
@@ -58,9 +67,20 @@ export default definePlugin({
       maxAttempts: options.queue.max_attempts,
       confirmTimeoutMs: rate === 'off' ? 60_000 : Math.max(60_000, (20 / rate.lines_per_second) * 1000),
     }, link, bucket, log);
-    toChat = new IrcToChat(env, routes, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
+    toChat = new IrcToChat(() => env.gateway, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
       options.ignore_nicks, (nick) => link.isSelf(nick), log);
-    const toIrc = new ChatToIrc(options, routes, outbound, marks, log);
+    const toIrc = new ToIrc(options, routes, outbound, marks, log);
+    const known = new Set(channels.map((channel) => channel.key));
+    /** A gateway line for a channel not known at the start gets a queue and a JOIN (not expected: the core names them all). */
+    const ensureChannel = (name: string): void => {
+      const key = ircLower(name);
+      if (known.has(key)) return;
+      known.add(key);
+      const channel: ChannelToJoin = { name, key, joinKey: undefined };
+      log.warn({ channel: name }, 'a gateway sends to an IRC channel the relay was not given at start; joining it');
+      outbound!.addChannel(channel);
+      link.addChannel(channel);
+    };
     if (outbound.queued > 0) log.info({ lines: outbound.queued }, 'lines queued for IRC before the last stop will be sent');
 
     env.stopping.addEventListener('abort', () => toChat!.close(), { once: true });
@@ -70,17 +90,16 @@ export default definePlugin({
         outbound!.start();
         link.start();
       },
-      handle(ctx, next) {
-        try {
-          toIrc.relay(ctx.message, ctx.chat);
-        } catch (error) {
-          ctx.log.error({ ...failureFields(error, QueueFullError), msgNum: ctx.message.msg_num }, 'could not queue a chat message for IRC');
-        }
-        return next();
+      endpoint: {
+        // Queues and returns (a synchronous file write); a full queue is said and counted in ToIrc.
+        send(channel, out) {
+          ensureChannel(channel);
+          toIrc.send(channel, out);
+        },
       },
       // The chat's msg_nums start again: the marks of its old history must not hide the new messages.
       chatReset(reset) {
-        marks.reset(String(reset.chat.id));
+        toIrc.chatReset(String(reset.chat.id), [...known]);
       },
       async stop() {
         await outbound!.stop();

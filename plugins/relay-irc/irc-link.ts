@@ -1,5 +1,6 @@
 import { Client, type IrcMessage } from 'irc-framework';
 import type { Logger } from 'pino';
+import { channelLine, type ChannelEvent, type IrcChannelLine } from './incoming.js';
 import { ircLower, type ChannelToJoin } from './routes.js';
 import { NickKeeper } from './nick-keeper.js';
 import { Backoff, type Pacer } from './timing.js';
@@ -30,8 +31,8 @@ export interface LinkHandlers {
   left(channelKey: string): void;
   /** Every line from the server, as it arrives (for delivery confirmations). */
   serverMessage(message: IrcMessage): void;
-  /** A PRIVMSG or ACTION in a channel, from someone else. */
-  channelMessage(kind: 'privmsg' | 'action', nick: string, channel: string, text: string): void;
+  /** A PRIVMSG or ACTION in a channel (ours too, when the server echoes them). */
+  channelMessage(line: IrcChannelLine): void;
 }
 
 const JOIN_ERRORS = ['channel_is_full', 'invite_only_channel', 'banned_from_channel', 'bad_channel_key', 'too_many_channels'];
@@ -160,6 +161,13 @@ export class IrcLink {
     this.client.connection.transport?.close(true);
   }
 
+  /** A channel to be in from now on (joined at once when connected, and after every reconnect). */
+  addChannel(channel: ChannelToJoin): void {
+    if (this.settings.channels.some((c) => c.key === channel.key)) return;
+    this.settings.channels.push(channel);
+    void this.join(channel.key, this.generation);
+  }
+
   /** Sends JOIN again (the server refused a line: we may not be in the channel); harmless when we are. */
   ensureJoined(channelKey: string): void {
     const generation = this.generation;
@@ -266,10 +274,10 @@ export class IrcLink {
     });
     client.on('loggedin', (event: { account: string }) => this.log.info({ account: event.account }, 'SASL login accepted'));
     for (const kind of ['privmsg', 'action'] as const) {
-      client.on(kind, (event: { nick: string; target: string; message: string; from_server: boolean; batch?: { type?: string } }) => {
+      client.on(kind, (event: ChannelEvent) => {
         // History a server replays on join (a chathistory or playback batch) was said before: not new.
         if (event.from_server || !event.nick || /chathistory|playback/i.test(event.batch?.type ?? '')) return;
-        this.handlers.channelMessage(kind, event.nick, event.target, event.message);
+        this.handlers.channelMessage(channelLine(kind, event));
       });
     }
   }

@@ -55,8 +55,11 @@ export const relayOptions = z.strictObject({
   password: z.string().regex(PLAIN).optional(),
   /** SASL PLAIN login to the network's services. */
   sasl: z.strictObject({ account: z.string().regex(PLAIN).min(1), password: z.string().regex(PLAIN) }).optional(),
-  /** Chat (subject or id, as in the bot's `chats`) to channel. */
-  channels: z.record(z.string().min(1), route).refine((map) => Object.keys(map).length > 0, 'map at least one chat to a channel'),
+  /**
+   * Chat (subject or id, as in the bot's `chats`) to channel: each pair is a gateway of its own. May be
+   * empty when bots.yaml's `gateways:` names the relay's channels (the core checks the relay is used).
+   */
+  channels: z.record(z.string().min(1), route).default({}),
   /** Other bots on IRC whose lines are not relayed (the relay's own nick never is). */
   ignore_nicks: z.array(z.string().min(1)).default([]),
   /** A zero-width space inside each chat name, so IRC clients do not highlight users of the same name. */

@@ -8,9 +8,13 @@ import type { ConfirmMode, IrcLink } from './irc-link.js';
 import type { ChannelToJoin } from './routes.js';
 import { Wakeup, type Pacer } from './timing.js';
 
-/** One PRIVMSG text waiting for its channel; `src` is `<chat id>:<msg_num>` of the message it came from. */
+/**
+ * One PRIVMSG text waiting for its channel; `src` is `<chat id>:<msg_num>` of the chat message it was
+ * handed on from, `key` the gateway line's key (absent in queues written before gateways).
+ */
 export interface QueuedLine {
   src: string;
+  key?: string;
   text: string;
 }
 
@@ -73,14 +77,7 @@ export class Outbound {
     private readonly bucket: Pacer,
     private readonly log: Logger,
   ) {
-    this.boxes = settings.channels.map((channel) => new ChannelOutbox(channel, DurableQueue.open<QueuedLine>(queueFile(settings.dataDir, channel.key), {
-      maxItems: settings.maxLines,
-      highWater: settings.warnAt,
-      onHighWater: (size, max) => {
-        this.counters.high_water_warnings += 1;
-        this.log.warn({ channel: channel.name, queued: size, max }, `IRC queue for ${channel.name} is filling up: ${size} of ${max} lines waiting`);
-      },
-    })));
+    this.boxes = settings.channels.map((channel) => this.openBox(channel));
     this.tracker = new DeliveryTracker({
       delivered: (ticket) => this.confirm((entry) => entry.ticket === ticket),
       deliveredUpTo: (ticket) => this.confirm((entry) => entry.ticket <= ticket),
@@ -96,9 +93,19 @@ export class Outbound {
     this.wakeup.notify();
   }
 
-  /** Whether lines of this message are still waiting (a message handed on again after a crash). */
-  holds(channelKey: string, src: string): boolean {
-    return this.box(channelKey).queue.all().some((line) => line.src === src);
+  /** Whether lines of this gateway line are still waiting (a line handed on again after a crash). */
+  holds(channelKey: string, key: string): boolean {
+    return this.box(channelKey).queue.all().some((line) => line.key === key);
+  }
+
+  /** Whether the channel has a queue. */
+  has(channelKey: string): boolean {
+    return this.boxes.some((box) => box.channel.key === channelKey);
+  }
+
+  /** A queue for a channel that came up after the start (a gateway line for a channel not joined at first). */
+  addChannel(channel: ChannelToJoin): void {
+    if (!this.has(channel.key)) this.boxes.push(this.openBox(channel));
   }
 
   get queued(): number {
@@ -139,6 +146,17 @@ export class Outbound {
 
   wake(): void {
     this.wakeup.notify();
+  }
+
+  private openBox(channel: ChannelToJoin): ChannelOutbox {
+    return new ChannelOutbox(channel, DurableQueue.open<QueuedLine>(queueFile(this.settings.dataDir, channel.key), {
+      maxItems: this.settings.maxLines,
+      highWater: this.settings.warnAt,
+      onHighWater: (size, max) => {
+        this.counters.high_water_warnings += 1;
+        this.log.warn({ channel: channel.name, queued: size, max }, `IRC queue for ${channel.name} is filling up: ${size} of ${max} lines waiting`);
+      },
+    }));
   }
 
   private box(channelKey: string): ChannelOutbox {

@@ -1,3 +1,4 @@
+import type { Direction } from '../../src/gateway/message.js';
 import type { RelayOptions, RouteOption } from './options.js';
 
 /** One chat ↔ channel pairing of the `channels:` option. */
@@ -34,8 +35,9 @@ function routeObject(option: RouteOption): RouteObject {
 }
 
 /**
- * The chat ↔ channel map. Several chats may share one channel: each then gets a prefix (its mapping
- * key in brackets unless one is given), and what is said in the channel goes to every chat mapped to it.
+ * The chat ↔ channel map of the relay's own `channels:` option: the pairs it declares to the gateways,
+ * the prefix of each chat's lines in a channel (several chats in one channel get their mapping key in
+ * brackets unless one is given), and the channels to join with their keys.
  */
 export class Routes {
   readonly all: Route[];
@@ -68,19 +70,34 @@ export class Routes {
     return this.all.filter((route) => route.toIrc && (route.chat === chat.subject || route.chat === String(chat.id)));
   }
 
-  /** The routes from a channel into chats. */
-  forChannel(channel: string): Route[] {
-    const key = ircLower(channel);
-    return this.all.filter((route) => route.toChat && route.channelKey === key);
+  /** The prefix of lines from a chat in a channel: the route's when the options map that pair, else none. */
+  prefixFor(chat: { id: string; subject: string }, channelKey: string): string {
+    return this.forChat(chat).find((route) => route.channelKey === channelKey)?.prefix ?? '';
   }
 
-  /** Every channel to join, once each (the first key given for it wins). */
-  channels(): ChannelToJoin[] {
+  /** The pairs for the gateways (PlatformSpec.channels): `both` is `inout`, `to_irc` is `out`, `to_chat` is `in`. */
+  pairs(): Array<{ chat: string; channel: string; direction: Direction }> {
+    return this.all.map((route) => ({
+      chat: route.chat,
+      channel: route.channel,
+      direction: route.toIrc && route.toChat ? 'inout' : route.toIrc ? 'out' : 'in',
+    }));
+  }
+
+  /**
+   * Every channel to join, once each (the first key given for it wins): the routes' and `also`, the
+   * channels the gateways name (env.gateway.channels()), which may be in no route.
+   */
+  channels(also: readonly string[] = []): ChannelToJoin[] {
     const seen = new Map<string, ChannelToJoin>();
     for (const route of this.all) {
       const known = seen.get(route.channelKey);
       if (!known) seen.set(route.channelKey, { name: route.channel, key: route.channelKey, joinKey: route.joinKey });
       else known.joinKey ??= route.joinKey;
+    }
+    for (const name of also) {
+      const key = ircLower(name);
+      if (!seen.has(key)) seen.set(key, { name, key, joinKey: undefined });
     }
     return [...seen.values()];
   }

@@ -1,29 +1,47 @@
 import type { Logger } from 'pino';
-import { failureFields, PostFailedError, type PluginEnv } from '../../src/index.js';
-import { ircToChatText, type ToChatFormat } from './format.js';
-import { ircLower, type Routes } from './routes.js';
+import { failureFields, PostFailedError, sleep } from '../../src/index.js';
+import type { IncomingMessage } from '../../src/gateway/message.js';
+import type { GatewayPort } from '../../src/pipeline/plugin.js';
+import type { ToChatFormat } from './format.js';
+import { incomingFromIrc, LineIds, type IrcChannelLine } from './incoming.js';
+import { ircLower } from './routes.js';
 
-/** Lines from IRC held while their chat is not joined yet, at most. */
+/** Lines from IRC held per channel while the gateway's chats do not take them (not joined yet), at most. */
 const MAX_PENDING = 1000;
+/** A line the chats have not taken for this long is dropped (IRC keeps no history: it is said in the log). */
+const MAX_WAIT_MS = 60_000;
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 2000;
+
+interface Pending {
+  channel: string;
+  message: IncomingMessage;
+  since: number;
+}
 
 /**
- * IRC to chat: a PRIVMSG or ACTION in a mapped channel is posted into its chat(s) as "<nick> text" or
- * "* nick text". Our own nick and `ignore_nicks` are left out (NOTICEs and CTCP never get here). The
- * text is only ever posted, by the bot's user: the supervisor never hands the bot's own posts to
- * plugins, so nothing said on IRC can trigger a command. Lines wait (in order) until their chat is
- * joined, since the plugin starts before the bot's chats.
+ * IRC to the gateways: each PRIVMSG or ACTION in one of the relay's channels is handed to
+ * `env.gateway.receive`, which posts it into the gateway's chats (durably) and from there on to its
+ * other sides. Our own nick and `ignore_nicks` are left out (NOTICEs never get here, CTCP is dropped).
+ *
+ * Lines of a channel go one at a time, in order. When a chat would not take a line now (PostFailedError:
+ * the bot has not joined it yet, since plugins start first) the line waits and is tried again, with
+ * those after it behind it; after a minute, or past MAX_PENDING waiting lines, lines are dropped with an
+ * error. What the bot's user posts this way is text only: the chain marks it as the bot's own relayed
+ * post, so a `!close` said on IRC is never a command from the bot.
  */
 export class IrcToChat {
-  private pending: Array<{ chat: string; text: string }> = [];
-  private timer: NodeJS.Timeout | undefined;
+  private readonly queues = new Map<string, Pending[]>();
+  private readonly pumping = new Set<string>();
   private readonly warned = new Set<string>();
   private readonly ignored: Set<string>;
+  private readonly ids = new LineIds();
+  private readonly stopper = new AbortController();
   private closed = false;
   readonly counters = { posted: 0, post_failed: 0, dropped_pending: 0, missed_while_stopping: 0 };
 
   constructor(
-    private readonly env: Pick<PluginEnv, 'send' | 'chats'>,
-    private readonly routes: Routes,
+    private readonly gateway: () => GatewayPort,
     private readonly format: ToChatFormat,
     ignoreNicks: string[],
     private readonly isSelf: (nick: string) => boolean,
@@ -33,23 +51,31 @@ export class IrcToChat {
   }
 
   get waiting(): number {
-    return this.pending.length;
+    let count = 0;
+    for (const queue of this.queues.values()) count += queue.length;
+    return count;
   }
 
-  onChannelMessage(kind: 'privmsg' | 'action', nick: string, channel: string, text: string): void {
-    if (this.isSelf(nick) || this.ignored.has(ircLower(nick))) return;
+  onChannelMessage(line: IrcChannelLine): void {
+    if (this.isSelf(line.nick) || this.ignored.has(ircLower(line.nick))) return;
     if (this.closed) {
       this.counters.missed_while_stopping += 1;
       return;
     }
     // A CTCP request that is not quite well-formed is still not for the chat.
-    if (text.startsWith('\x01')) return;
-    const routes = this.routes.forChannel(channel);
-    if (routes.length === 0) return;
-    const body = ircToChatText(kind, nick, channel, text, this.format);
-    if (body === undefined) return;
-    for (const route of routes) this.pending.push({ chat: route.chat, text: body });
-    this.flush();
+    if (line.text.startsWith('\x01')) return;
+    const message = incomingFromIrc(line, this.format, this.ids);
+    if (!message) return;
+    const key = ircLower(line.channel);
+    const queue = this.queues.get(key) ?? [];
+    this.queues.set(key, queue);
+    queue.push({ channel: line.channel, message, since: Date.now() });
+    if (queue.length > MAX_PENDING) {
+      const dropped = queue.splice(0, queue.length - MAX_PENDING);
+      this.counters.dropped_pending += dropped.length;
+      this.log.error({ dropped: dropped.length, channel: line.channel }, 'too many lines from IRC waiting for chats that do not take them; the oldest are dropped');
+    }
+    void this.pump(key);
   }
 
   /** The bot is stopping (env.stopping): its chats are being closed, take nothing more from IRC. */
@@ -59,52 +85,55 @@ export class IrcToChat {
 
   stop(): void {
     this.closed = true;
-    clearTimeout(this.timer);
+    this.stopper.abort();
     if (this.counters.missed_while_stopping > 0) {
       this.log.warn({ lines: this.counters.missed_while_stopping }, 'lines said on IRC while the bot was stopping were not posted (IRC keeps no history to fetch them later)');
     }
-    if (this.pending.length > 0) {
-      this.log.error({ lines: this.pending.length, chats: [...new Set(this.pending.map((p) => p.chat))] }, 'lines from IRC never posted: their chats were not joined');
+    const left = [...this.queues.values()].flat();
+    if (left.length > 0) {
+      this.log.error({ lines: left.length, channels: [...new Set(left.map((p) => p.channel))] }, 'lines from IRC never posted: the chats did not take them');
     }
   }
 
-  private flush(): void {
-    const chats = this.env.chats();
-    const waiting: typeof this.pending = [];
-    const blocked = new Set<string>();
-    for (const item of this.pending) {
-      const joined = chats.some((chat) => chat.subject === item.chat || String(chat.id) === item.chat);
-      if (!joined || blocked.has(item.chat)) {
-        blocked.add(item.chat);
-        waiting.push(item);
-        continue;
-      }
-      // Posts are queued by the supervisor in call order, so not awaiting keeps the order.
-      this.env.send(item.chat, item.text).then(
-        () => {
+  /** Hands a channel's lines on, one at a time and in order, until none is left or the relay stops. */
+  private async pump(key: string): Promise<void> {
+    if (this.pumping.has(key)) return;
+    this.pumping.add(key);
+    const queue = this.queues.get(key)!;
+    let retryMs = RETRY_MIN_MS;
+    try {
+      while (queue.length > 0 && !this.stopper.signal.aborted) {
+        const item = queue[0]!;
+        if (Date.now() - item.since > MAX_WAIT_MS) {
+          queue.shift();
+          this.counters.dropped_pending += 1;
+          this.log.error({ channel: item.channel, nick: item.message.speaker.name, waitedMs: Date.now() - item.since },
+            'a line from IRC was not taken by its chats for a minute; it is dropped');
+          continue;
+        }
+        try {
+          await this.gateway().receive(item.channel, item.message);
+          queue.shift();
           this.counters.posted += 1;
-        },
-        (error: unknown) => {
+          retryMs = RETRY_MIN_MS;
+          this.warned.delete(key);
+        } catch (error) {
+          // Stopping: what is left is said by stop().
+          if (this.stopper.signal.aborted) break;
+          if (error instanceof PostFailedError) {
+            if (!this.warned.has(key)) this.log.info({ channel: item.channel, reason: error.message }, 'lines from IRC wait until their chats take them');
+            this.warned.add(key);
+            await sleep(retryMs, this.stopper.signal);
+            retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
+            continue;
+          }
+          queue.shift();
           this.counters.post_failed += 1;
-          this.log.error({ ...failureFields(error, PostFailedError), chat: item.chat }, 'a line from IRC could not be posted into the chat');
-        },
-      );
-    }
-    for (const chat of blocked) {
-      if (!this.warned.has(chat)) this.log.info({ chat }, 'lines from IRC wait until the bot has joined the chat');
-      this.warned.add(chat);
-    }
-    if (waiting.length > MAX_PENDING) {
-      const dropped = waiting.splice(0, waiting.length - MAX_PENDING);
-      this.counters.dropped_pending += dropped.length;
-      this.log.error({ dropped: dropped.length, chats: [...blocked] }, 'too many lines from IRC waiting for chats that are not joined; the oldest are dropped');
-    }
-    this.pending = waiting;
-    if (waiting.length > 0 && !this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.flush();
-      }, 250);
+          this.log.error({ ...failureFields(error, PostFailedError), channel: item.channel }, 'a line from IRC could not be handed to its gateway');
+        }
+      }
+    } finally {
+      this.pumping.delete(key);
     }
   }
 }
