@@ -7,8 +7,11 @@ export { LocalService, type LocalServiceOptions } from './service/local-service.
 export type { IdStyle } from './service/ids.js';
 export {
   definePlugin, type PluginDefinition, type PluginInstance, type PluginContext, type PluginEnv, type ChatInfo, type BotInfo,
-  type ChatTarget, type Next, type ChatReset,
+  type ChatTarget, type Next, type ChatReset, type ReplyOptions, type GatewayPort, type PlatformEndpoint, type PlatformSpec,
 } from './pipeline/plugin.js';
+export type {
+  Direction, EventKind, FileLink, GatewayOrigin, IncomingMessage, OutgoingMessage, OwnPost, RelayedLine, Speaker,
+} from './gateway/message.js';
 export type { KeyValueStore } from './store/kv-store.js';
 export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
 export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';

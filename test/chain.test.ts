@@ -35,6 +35,7 @@ function build(plugins: Array<[string, PluginInstance, number?]>, stop = new Abo
     instance,
     timeoutMs: timeoutMs ?? 1_000,
     log: log.child({ plugin: name }),
+    ownPosts: true,
     context(b: BaseContext, source: SignalSource): PluginContext {
       const signal = source.signal;
       signals.set(name, [...(signals.get(name) ?? []), signal]);

@@ -37,7 +37,7 @@ export interface SequencerOptions {
   fetchLatest(count: number): Promise<ChatMessage[]>;
   /** Hands a message to the plugins; the next one waits for it. */
   deliver(message: ChatMessage, delivery: Delivery): Promise<void>;
-  /** The bot's own message, found in the stream (it is not handed to the plugins). */
+  /** The bot's own message, found in the stream: offered to the outbox before it is handed on (marked as the bot's). */
   own(message: ChatMessage): void;
   /** Persists the cursor; called after each message. */
   saveCursor(msgNum: number): void;
@@ -173,7 +173,7 @@ export class ChatSequencer {
 
   /**
    * The bot's own message, seen stored (its post was confirmed from the history): when it is the very
-   * next message it is taken in its place now, so the plugins' own-message hook (the logger) gets it
+   * next message it is taken in its place now, so the chain (the logger, the gateways) gets it
    * without waiting for a member to speak. Otherwise a later gap fill brings it, in order.
    */
   ownStored(message: ChatMessage): void {
@@ -301,12 +301,15 @@ export class ChatSequencer {
     this.delivered(message, backfilled);
   }
 
-  /** Hands a message to the plugins; the bot's own words are never handed to them (loop guard). */
-  private deliverOne(message: ChatMessage, backfilled: boolean): Promise<void> | undefined {
+  /**
+   * Hands a message to the plugins. The bot's own message is first offered to the outbox (it confirms a
+   * post), then handed on too, marked as the bot's (the chain's ctx.own): gateways relay the bot's
+   * voice, and the plugins that answer skip it (the bot never answers itself).
+   */
+  private deliverOne(message: ChatMessage, backfilled: boolean): Promise<void> {
     if (message.user_id === this.options.botUserId) {
       this.stats.own += 1;
       this.options.own(message);
-      return undefined;
     }
     const created = Date.parse(message.created);
     return this.options.deliver(message, { backfilled, ageMs: Number.isNaN(created) ? 0 : Math.max(0, Date.now() - created) });

@@ -46,6 +46,27 @@ const bot = z.strictObject({
   closed_chat_check_seconds: z.number().positive().default(30),
 });
 
+/**
+ * One side of a gateway: a chat of a bot (`chat: <subject or id>`) or a channel of one of its platform
+ * relays (`irc: "#general"`, `slack: C0123`: the key is the relay's platform). `bot` may be left out
+ * when bots.yaml has one bot; `plugin` names the relay instance when a bot has two of one platform.
+ */
+const gatewayEndpoint = z.object({
+  bot: z.string().min(1).optional(),
+  plugin: z.string().min(1).optional(),
+  direction: z.enum(['in', 'out', 'inout']).default('inout'),
+}).catchall(z.union([z.string().min(1), z.number()]).transform(String)).superRefine((endpoint, ctx) => {
+  const sides = Object.keys(endpoint).filter((key) => !['bot', 'plugin', 'direction'].includes(key));
+  if (sides.length !== 1) {
+    ctx.addIssue({ code: 'custom', message: `an endpoint names one side: chat: <subject or id>, or <platform>: <channel> (irc: "#general", slack: C0123)${sides.length > 1 ? `; this one names ${sides.join(', ')}` : ''}` });
+  }
+});
+
+const gateway = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a gateway name (letters, digits, _ . -)'),
+  endpoints: z.array(gatewayEndpoint).min(2, 'a gateway joins at least two endpoints'),
+});
+
 export const botsConfigSchema = z.strictObject({
   service: z.strictObject({
     base_url: z.union([z.literal('embedded'), z.url({ protocol: /^https$/, error: 'expected embedded or an https:// address' })]),
@@ -72,7 +93,19 @@ export const botsConfigSchema = z.strictObject({
     pretty: z.union([z.boolean(), z.literal('auto')]).default('auto'),
   }).default({ level: 'info', pretty: 'auto' }),
   bots: z.array(bot).min(1),
+  /** Named gateways joining chats and relay channels (docs/gateways.md); relays' own `channels:` make gateways too. */
+  gateways: z.array(gateway).default([]),
+  /** The gateways' message map (for threads, edits, and lines taken twice): how many lines and days it keeps. */
+  message_map: z.strictObject({
+    max_lines: z.number().int().min(100).default(100_000),
+    max_age_days: z.number().positive().default(30),
+  }).prefault({}),
 }).superRefine((config, ctx) => {
+  const gatewayNames = new Set<string>();
+  config.gateways.forEach((g, index) => {
+    if (gatewayNames.has(g.name)) ctx.addIssue({ code: 'custom', message: `a second gateway named ${g.name}; names must differ`, path: ['gateways', index, 'name'] });
+    gatewayNames.add(g.name);
+  });
   const names = new Set<string>();
   config.bots.forEach((b, index) => {
     if (names.has(b.name)) ctx.addIssue({ code: 'custom', message: `a second bot named ${b.name}; names must differ`, path: ['bots', index, 'name'] });
@@ -84,6 +117,8 @@ export type BotsConfig = z.output<typeof botsConfigSchema>;
 export type BotConfig = BotsConfig['bots'][number];
 export type ChatConfig = BotConfig['chats'][number];
 export type PluginConfig = BotConfig['plugins'][number];
+export type GatewayConfig = BotsConfig['gateways'][number];
+export type GatewayEndpointConfig = GatewayConfig['endpoints'][number];
 
 export interface LoadedConfig {
   config: BotsConfig;

@@ -7,6 +7,8 @@ export interface ChainLink {
   instance: PluginInstance;
   timeoutMs: number;
   log: Logger;
+  /** false: the bot's own posts skip this plugin (PluginDefinition.ownPosts). */
+  ownPosts: boolean;
   /**
    * Builds this plugin's view of the message (its own logger, store and abort signal). `signals.signal`
    * makes the signal on first use: most plugins never look at it, and one per plugin per message costs.
@@ -109,7 +111,8 @@ export class PluginChain {
 
   private runFrom(from: number, base: BaseContext): Promise<void> {
     let index = from;
-    while (index < this.links.length && !this.links[index]!.instance.handle) index += 1;
+    const own = base.own !== undefined;
+    while (index < this.links.length && (!this.links[index]!.instance.handle || (own && !this.links[index]!.ownPosts))) index += 1;
     const link = this.links[index];
     if (!link) return DONE;
     const run = new LinkRun(this, index, base, link.timeoutMs);

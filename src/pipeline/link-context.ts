@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage } from '../api/types.js';
 import type { KeyValueStore } from '../store/kv-store.js';
+import type { OwnPost, Speaker } from '../gateway/message.js';
 import type { BaseContext, SignalSource } from './chain.js';
 import type { BotInfo, ChatInfo, ChatTarget, PluginContext } from './plugin.js';
 
@@ -13,12 +14,16 @@ import type { BotInfo, ChatInfo, ChatTarget, PluginContext } from './plugin.js';
  */
 export class LinkContext implements PluginContext {
   readonly message: ChatMessage;
+  readonly text: string;
+  readonly sender: Speaker;
+  readonly own: OwnPost | undefined;
+  readonly answerable: boolean;
   readonly chat: ChatInfo;
   readonly bot: BotInfo;
   readonly client: GroupsClient;
   readonly backfilled: boolean;
   readonly ageMs: number;
-  readonly reply: (text: string) => Promise<ChatMessage>;
+  readonly reply: PluginContext['reply'];
   readonly send: (chat: ChatTarget, text: string) => Promise<ChatMessage>;
 
   constructor(
@@ -28,6 +33,10 @@ export class LinkContext implements PluginContext {
     private readonly signals: SignalSource,
   ) {
     this.message = base.message;
+    this.text = base.text;
+    this.sender = base.sender;
+    this.own = base.own;
+    this.answerable = base.answerable;
     this.chat = base.chat;
     this.bot = base.bot;
     this.client = base.client;

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import type { KeyValueStore } from '../store/kv-store.js';
+import type { Direction, IncomingMessage, OutgoingMessage, OwnPost, Speaker } from '../gateway/message.js';
 
 /** The chat a message belongs to, as the bot knows it. */
 export interface ChatInfo {
@@ -45,6 +46,22 @@ export type ChatTarget = string | ChatInfo;
 /** What a plugin gets with each message. */
 export interface PluginContext {
   readonly message: ChatMessage;
+  /** The text as its speaker said it: the message's, or for a line relayed from elsewhere the line without its `<name>` prefix. */
+  readonly text: string;
+  /** Who said it: a chat member, a person on another side of a gateway (IRC, Slack, ...), or the bot itself. */
+  readonly sender: Speaker;
+  /**
+   * Set when the bot's own user posted the message: a line it relayed from another side of a gateway
+   * (`own.relayed`, with its origin), or its own voice (a plugin's reply or send). A plugin that must
+   * not see the bot's posts says `ownPosts: false` in its definition.
+   */
+  readonly own: OwnPost | undefined;
+  /**
+   * Whether a person other than the bot said this and the bot hears it here first: a member's message,
+   * or the first chat a line from IRC or Slack was relayed into. Commands answer only these, so a line
+   * relayed into several chats is answered once, and the bot never answers itself.
+   */
+  readonly answerable: boolean;
   /**
    * True when the message reached the bot through history after a reconnect or a restart rather than
    * live. It is still new to the bot and must be handled; `ageMs` says how old it was on arrival.
@@ -59,10 +76,21 @@ export interface PluginContext {
   readonly store: KeyValueStore;
   /** Aborted when the plugin's time for this message is up, or the supervisor stops. */
   readonly signal: AbortSignal;
-  /** Posts into the message's chat. Resolves with the stored chat_message once the service has it. */
+  /**
+   * Posts into the message's chat; resolves with the stored chat_message once the service has it. The
+   * gateways carry it to every other side. With `{ only: 'origin' }`, an answer to a line relayed from
+   * another side (IRC, Slack) goes to that side alone and resolves with undefined (for a member's message
+   * it is a plain reply). Answering the bot's own voice is refused (a bot must not answer itself).
+   */
   reply(text: string): Promise<ChatMessage>;
+  reply(text: string, options: ReplyOptions): Promise<ChatMessage | undefined>;
   /** Posts into another of the bot's chats. */
   send(chat: ChatTarget, text: string): Promise<ChatMessage>;
+}
+
+export interface ReplyOptions {
+  /** `origin`: only to the side the line came from; `everywhere` (default): into the chat, and so to every side. */
+  only?: 'origin' | 'everywhere';
 }
 
 export type Next = () => Promise<void>;
@@ -83,6 +111,39 @@ export interface PluginEnv {
   send(chat: ChatTarget, text: string): Promise<ChatMessage>;
   /** The bot's chats, once joined. */
   chats(): ChatInfo[];
+  /** For platform relays: the gateways their channels are in (docs/bots.md "Writing a relay for a new platform"). */
+  readonly gateway: GatewayPort;
+}
+
+/** What a platform relay gets to take part in gateways. */
+export interface GatewayPort {
+  /** This plugin's channels that gateways join (those its own options map, and those bots.yaml's `gateways` name). */
+  channels(): string[];
+  /**
+   * Something said in one of the channels: posted into the gateway's chats (durably, in the bot's
+   * outbox), whence it goes on to the gateway's other sides. Resolves once every chat took it; rejects
+   * with PostFailedError when a chat would not take it now (closed, not joined): try again later, and
+   * what was already taken is not posted twice (the same channel and nativeId, kind and revision).
+   */
+  receive(channel: string, message: IncomingMessage): Promise<void>;
+  /** The relay posted the line `key` in `channel` under the platform's id `nativeId` (for threads, edits and deletions). */
+  posted(key: string, channel: string, nativeId: string): void;
+}
+
+/** A platform relay's side of a gateway: how lines are sent into its channels. */
+export interface PlatformEndpoint {
+  /** Queues the line for the channel durably and returns (never waits on the platform); the same key twice goes out once. */
+  send(channel: string, message: OutgoingMessage): void;
+}
+
+/** Declares a plugin as a platform relay: its name and the chat ⇄ channel pairs its options map. */
+export interface PlatformSpec<Options = unknown> {
+  /** `irc`, `slack`, ...: the prefix of its endpoints and of its people in access rules (`irc:nick!user@host`). */
+  name: string;
+  /** The pairs its own options map (relay-irc's `channels:`): each chat and its channels make a gateway. */
+  channels(options: Options): Array<{ chat: string; channel: string; direction: Direction }>;
+  /** The form of a channel name that compares equal (IRC folds case); default: as written. */
+  channelKey?(channel: string): string;
 }
 
 /** A running plugin. Every member is optional. */
@@ -92,17 +153,13 @@ export interface PluginInstance {
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
   /**
-   * The bot's own message, as the service stored it, in its place in msg_num order with the messages
-   * handed to `handle` (once; never to `handle`, which would let a bot answer itself). For plugins that
-   * record the chat, like the logger. It cannot reply.
-   */
-  ownMessage?(message: ChatMessage, chat: ChatInfo): void;
-  /**
    * The chat's history was reset: forget what is kept per msg_num for this chat (resynchronise).
    * Called before any message of the new history is handed on, in chain order, awaited. It may be called
    * again for the same reset after a crash, so it must do no harm twice.
    */
   chatReset?(reset: ChatReset): Promise<void> | void;
+  /** A platform relay (`platform` in the definition): sends gateway lines into its channels. */
+  endpoint?: PlatformEndpoint;
   /** Counters for the supervisor's stats (messages relayed, queue length, write errors, ...). */
   stats?(): Record<string, number>;
 }
@@ -114,6 +171,10 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   options: S;
   /** How long one message may take in this plugin before it is abandoned (default 10 s). */
   timeoutMs?: number;
+  /** false: the bot's own posts (its replies, the lines it relayed) never reach this plugin's handle(). Default true. */
+  ownPosts?: boolean;
+  /** Set for a platform relay (IRC, Slack, ...): see PlatformSpec. */
+  platform?: PlatformSpec<z.output<S>>;
   create(options: z.output<S>, env: PluginEnv): PluginInstance | Promise<PluginInstance>;
 }
 

@@ -12,6 +12,8 @@ export interface OutboxItem {
   state: 'queued' | 'sent' | 'done';
   /** The message being handled when the post was asked for (`<chat id> <msg_num>`), if any. */
   origin?: { chatId: string; msgNum: number };
+  /** A line relayed by a gateway: its message-map record and what the post is there (see RelayTag). */
+  relay?: { key: string; bus: boolean; first: boolean; part?: number };
   result?: unknown;
   queuedAt: number;
   /** The chat's cursor when it was sent: the post, once stored, has a greater msg_num. */

@@ -5,8 +5,12 @@ import type { ChatMessage } from '../api/types.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
 import { PluginChain, type BaseContext, type ChainLink } from '../pipeline/chain.js';
 import { LinkContext } from '../pipeline/link-context.js';
-import type { BotInfo, ChatInfo, ChatReset, ChatTarget, PluginEnv } from '../pipeline/plugin.js';
+import type { GatewayRouter } from '../gateway/gateway-router.js';
+import type { BotInfo, ChatInfo, ChatReset, ChatTarget, GatewayPort, PlatformEndpoint, PluginContext, PluginEnv } from '../pipeline/plugin.js';
 import { KeyValueStore } from '../store/kv-store.js';
+
+/** The gateway step keeps nothing of its own. */
+const NO_STORE = KeyValueStore.memory();
 
 export interface BotPluginsOptions {
   plugins: LoadedPlugin[];
@@ -21,7 +25,16 @@ export interface BotPluginsOptions {
   stopped: AbortSignal;
   send(chat: ChatTarget, text: string): Promise<ChatMessage>;
   chats(): ChatInfo[];
+  /** The gateways of the process: relays get their port, and the chain ends with the gateway step. */
+  gateways?: GatewayRouter;
 }
+
+/** The port of a relay no gateway uses (or of a plugin that is not a relay): it joins nothing. */
+const NO_GATEWAY: GatewayPort = {
+  channels: () => [],
+  receive: () => Promise.resolve(),
+  posted: () => undefined,
+};
 
 /**
  * One bot's plugin instances: made and started once, in bots.yaml's order, each with its own store,
@@ -52,17 +65,19 @@ export class BotPlugins {
       const log = options.log.child({ plugin: instanceName });
       const store = await KeyValueStore.open(join(options.dir, 'kv', `${instanceName}.json`));
       this.stores.push(store);
+      const platform = plugin.definition.platform;
       const env: PluginEnv = {
         bot, log, client: options.client, store, configDir: options.configDir, dataDir: join(options.dir, 'plugins', instanceName),
         stopping: options.stopping,
         send: (chat, text) => options.send(chat, text),
         chats: () => options.chats(),
+        gateway: platform && options.gateways ? options.gateways.port(bot.name, instanceName, platform.channelKey) : NO_GATEWAY,
       };
       try {
         const instance = await plugin.definition.create(plugin.options, env);
         await instance.start?.();
         links.push({
-          name: instanceName, instance, timeoutMs: plugin.timeoutMs, log,
+          name: instanceName, instance, timeoutMs: plugin.timeoutMs, log, ownPosts: plugin.definition.ownPosts !== false,
           context: (base, signal) => new LinkContext(base, log, store, signal),
         });
       } catch (error) {
@@ -70,6 +85,8 @@ export class BotPlugins {
         log.error({ err: error }, 'plugin could not start; it is left out of the chain');
       }
     }
+    const gateways = options.gateways;
+    if (gateways?.involves(bot.name)) links.push(gatewayStep(gateways, bot.name, options.log.child({ plugin: 'gateway' })));
     this.links = links;
     this.chain = new PluginChain(links, options.stopped);
   }
@@ -79,16 +96,9 @@ export class BotPlugins {
     return this.chain!.run(base);
   }
 
-  /** The bot's own message to the plugins that record the chat (ownMessage hooks). */
-  own(message: ChatMessage, chat: ChatInfo): void {
-    for (const link of this.links) {
-      if (!link.instance.ownMessage) continue;
-      try {
-        link.instance.ownMessage(message, chat);
-      } catch (error) {
-        link.log.error({ err: error, msgNum: message.msg_num }, 'plugin failed on the bot\'s own message');
-      }
-    }
+  /** A relay instance's side of the gateways (`PluginInstance.endpoint`), by its name in the chain. */
+  endpoint(instance: string): PlatformEndpoint | undefined {
+    return this.links.find((link) => link.name === instance)?.instance.endpoint;
   }
 
   /** A chat's history was reset: every plugin's chatReset hook, in chain order, each awaited. */
@@ -122,4 +132,19 @@ export class BotPlugins {
       return [name, { ...chain, ...own }];
     }));
   }
+}
+
+/**
+ * The chain's last step when the bot takes part in gateways: each message that got this far (no plugin
+ * before it ended the chain: a filter keeps a message from every side) goes on to the gateway's other sides.
+ */
+function gatewayStep(gateways: GatewayRouter, bot: string, log: Logger): ChainLink {
+  const instance = {
+    handle(ctx: PluginContext, next: () => Promise<void>) {
+      gateways.forward(bot, ctx);
+      return next();
+    },
+    stats: () => ({ ...gateways.counters }),
+  };
+  return { name: 'gateway', instance, timeoutMs: 5_000, log, ownPosts: true, context: (base, signal) => new LinkContext(base, log, NO_STORE, signal) };
 }

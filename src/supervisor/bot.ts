@@ -11,7 +11,9 @@ import type { Delivery } from '../chat/sequencer.js';
 import type { BotConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
 import type { BaseContext } from '../pipeline/chain.js';
-import type { BotInfo, ChatInfo, ChatTarget } from '../pipeline/plugin.js';
+import type { GatewayRouter } from '../gateway/gateway-router.js';
+import type { Speaker } from '../gateway/message.js';
+import type { BotInfo, ChatInfo, ChatTarget, PluginContext, ReplyOptions } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
 import { BotPlugins } from './bot-plugins.js';
@@ -38,6 +40,8 @@ export interface BotOptions {
   onLoginRefused?: (bot: Bot) => void;
   /** How long a refused bot waits when bots.yaml does not change (default LOGIN_RETRY_MS, 15 minutes). */
   loginRetryMs?: number;
+  /** The process's gateways (docs/gateways.md). */
+  gateways?: GatewayRouter;
 }
 
 const DEFAULT_RATE = { perSecond: 5, burst: 10 };
@@ -64,6 +68,8 @@ export class Bot {
   private login: LoginConfig;
   private refusal: LoginRefusal | undefined;
   private starting: Promise<void> | undefined;
+  /** Set once a start pass has set up every chat it could (the gateways stop waiting for chats then). */
+  private startedOnce = false;
   /** Set first thing in stop(): no chat starts after it. */
   private stopping = false;
 
@@ -77,7 +83,26 @@ export class Bot {
       stopping: this.stoppingSignal.signal, stopped: this.stopper.signal,
       send: (chat, text) => this.send(chat, text),
       chats: () => this.runners.map((r) => r.info),
+      gateways: options.gateways,
     });
+    options.gateways?.attach({
+      name: config.name,
+      log,
+      speaker: () => this.speaker(),
+      chat: (key) => this.runnerFor(key)?.info,
+      starting: () => !this.stopping && (this.refusal !== undefined || !this.startedOnce),
+      postRelayed: (chat, text, tag) => {
+        const runner = this.runnersById.get(chat.id);
+        if (!runner || !runner.accepting) throw new PostFailedError(`the chat ${chat.subject} does not take posts now (closed, or the bot is stopping)`);
+        return runner.post(text, undefined, tag);
+      },
+      endpoint: (instance) => this.plugins.endpoint(instance),
+    });
+  }
+
+  /** The bot as a speaker: its voice in the gateways. */
+  private speaker(): Speaker {
+    return { platform: 'chat', id: this.info?.userId ?? '', name: this.name };
   }
 
   get name(): string {
@@ -101,6 +126,7 @@ export class Bot {
     while (!this.stopping) {
       try {
         await this.startOnce();
+        this.startedOnce = true;
         if (this.refusal) log.info({ account: this.refusal.account }, 'the login works now');
         this.refusal = undefined;
         return;
@@ -180,7 +206,7 @@ export class Bot {
           rate: config.reply_rate ? { perSecond: config.reply_rate.per_second, burst: config.reply_rate.burst ?? 1 } : DEFAULT_RATE,
           historyOnFirstStart: config.history_on_first_start, closedCheckMs: config.closed_chat_check_seconds * 1000,
           deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),
-          own: (message, chat) => this.plugins.own(message, chat),
+          relayed: (tag, message, chat) => this.options.gateways?.confirmed(this.name, chat, tag, message),
           chatReset: (reset) => this.plugins.reset(reset),
         });
         this.addRunner(runner);
@@ -215,10 +241,27 @@ export class Bot {
   private deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void> {
     if (!this.plugins.started || !this.info || this.stopper.signal.aborted) return Promise.resolve();
     const origin = { chatId: chat.id, msgNum: message.msg_num };
+    const isOwn = message.user_id === this.info.userId;
+    const own = isOwn ? (this.options.gateways?.ownPost(this.name, chat, message) ?? {}) : undefined;
+    const relayed = own?.relayed;
+    // The bot's own voice is never answered (a plugin answering it would answer itself, for ever).
+    const voice = isOwn && !relayed;
     const base: BaseContext = {
       message, chat, bot: this.info, client: this.client, backfilled: delivery.backfilled, ageMs: delivery.ageMs,
-      reply: (text) => this.send(chat, text, origin),
-      send: (target, text) => this.send(target, text, origin),
+      text: relayed ? relayed.text : message.message,
+      sender: relayed ? relayed.speaker : isOwn ? this.speaker() : memberOf(message),
+      own,
+      answerable: !isOwn || relayed?.first === true,
+      reply: ((text: string, options?: ReplyOptions) => {
+        if (voice) return Promise.reject(new PostFailedError('not answering the bot\'s own post (a bot must not answer itself)'));
+        if (options?.only === 'origin' && relayed && this.options.gateways) {
+          return this.options.gateways.answerAtOrigin(this.name, ctxOf(base), text).then((sent) => (sent ? undefined : this.send(chat, text, origin)));
+        }
+        return this.send(chat, text, origin);
+      }) as BaseContext['reply'],
+      send: (target, text) => (voice
+        ? Promise.reject(new PostFailedError('not answering the bot\'s own post (a bot must not answer itself)'))
+        : this.send(target, text, origin)),
     };
     return this.plugins.run(base);
   }
@@ -266,6 +309,18 @@ export class Bot {
       plugins: this.plugins.stats(),
     };
   }
+}
+
+/** A chat member as a speaker (`ctx.sender`). */
+function memberOf(message: ChatMessage): Speaker {
+  const speaker: Speaker = { platform: 'chat', id: message.user_id, name: message.display_name || message.user_name || message.user_id };
+  if (message.email) speaker.email = message.email;
+  return speaker;
+}
+
+/** The base context as the gateways read it (they need its message, chat and own mark only). */
+function ctxOf(base: BaseContext): PluginContext {
+  return base as PluginContext;
 }
 
 function groupNameOf(user: { subscriptions?: Array<{ group_id: Id; group_name: string }> }, groupId: Id): string | undefined {

@@ -23,6 +23,8 @@ export interface ChatOutboxOptions {
   cursor(): number | undefined;
   /** Whether the message a post came from is behind its chat's cursor (then it cannot be handed on again). */
   handled?(origin: NonNullable<OutboxItem["origin"]>): boolean;
+  /** A relayed post was stored: the gateways' message map learns its message id (before the chain sees it). */
+  relayed?(tag: NonNullable<OutboxItem['relay']>, message: ChatMessage): void;
   /**
    * Reads the chat's history past `after` and hands the bot's own messages to confirm(). It must not
    * wait on the message queue: a plugin may be awaiting the very post being confirmed.
@@ -72,20 +74,34 @@ export class ChatOutbox {
    * Queues a post. `origin` is the message whose handling asked for it: when that message is handed
    * on again after a crash, asking again for the same text gives the same post, not a second one.
    */
-  enqueue(text: string, origin?: OutboxItem['origin']): Promise<ChatMessage> {
+  enqueue(text: string, origin?: OutboxItem['origin'], relay?: OutboxItem['relay']): Promise<ChatMessage> {
     if (text.trim() === '') return Promise.reject(new RangeError('a chat post cannot be blank'));
     if (text.length > MAX_POST_LENGTH) {
       return Promise.reject(new RangeError(`a chat post is at most ${MAX_POST_LENGTH} characters (got ${text.length}); split it`));
     }
-    const earlier = origin && this.options.file.forChat(this.options.chatId).find((item) =>
-      item.text === text && item.origin?.chatId === origin.chatId && item.origin.msgNum === origin.msgNum && !this.waiting.has(item.id));
+    // A relayed line taken again (its relay retried after a crash) is the post already queued.
+    const earlier = relay
+      ? this.options.file.forChat(this.options.chatId).find((item) => item.relay?.key === relay.key && item.relay.part === relay.part)
+      : origin && this.options.file.forChat(this.options.chatId).find((item) =>
+        item.text === text && item.origin?.chatId === origin.chatId && item.origin.msgNum === origin.msgNum && !this.waiting.has(item.id));
+    if (relay && earlier) return earlier.state === 'done' ? Promise.resolve(earlier.result as ChatMessage) : this.alsoWaitFor(earlier.id);
     if (earlier?.state === 'done') return Promise.resolve(earlier.result as ChatMessage);
     if (earlier) return new Promise<ChatMessage>((resolve, reject) => this.waiting.set(earlier.id, { resolve, reject }));
     const item: OutboxItem = { id: randomUUID(), chatId: this.options.chatId, text, state: 'queued', queuedAt: Date.now(), origin };
+    if (relay) item.relay = relay;
     this.options.file.add(item);
     const promise = new Promise<ChatMessage>((resolve, reject) => this.waiting.set(item.id, { resolve, reject }));
     this.pump();
     return promise;
+  }
+
+  /** A second caller waiting for the same post: both are told. */
+  private alsoWaitFor(id: string): Promise<ChatMessage> {
+    const before = this.waiting.get(id);
+    return new Promise<ChatMessage>((resolve, reject) => this.waiting.set(id, {
+      resolve: (message) => { before?.resolve(message); resolve(message); },
+      reject: (error) => { before?.reject(error); reject(error); },
+    }));
   }
 
   /** Sends what is queued while the socket is open and the bucket allows. */
@@ -163,6 +179,7 @@ export class ChatOutbox {
       candidate.state === 'sent' && candidate.text === message.message && (candidate.sentAfter ?? -1) < message.msg_num);
     if (!item) return;
     this.used.add(message.msg_num);
+    if (item.relay) this.options.relayed?.(item.relay, message);
     if (this.used.size > 1000) this.forgetOldUses();
     if (item.origin && !this.options.handled?.(item.origin)) {
       item.state = 'done';

@@ -6,6 +6,7 @@ import { sleep } from '../chat/backoff.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import { ChatConnection } from '../chat/chat-connection.js';
 import { ChatSequencer, type Delivery, type HistoryReset } from '../chat/sequencer.js';
+import type { RelayTag } from '../gateway/gateway-router.js';
 import type { ChatInfo, ChatReset } from '../pipeline/plugin.js';
 import type { CursorStore } from '../store/cursor-store.js';
 import type { OutboxFile } from '../store/outbox-file.js';
@@ -26,8 +27,8 @@ export interface ChatRunnerOptions {
   closedCheckMs: number;
   /** Hands a message to the bot's plugin chain. */
   deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void>;
-  /** Hands the bot's own message (in its place in msg_num order) to the plugins' ownMessage hooks. */
-  own(message: ChatMessage, chat: ChatInfo): void;
+  /** A relayed post was stored (the gateways' message map learns its id). */
+  relayed(tag: RelayTag, message: ChatMessage, chat: ChatInfo): void;
   /** Tells the plugins that the chat's history was reset (their chatReset hooks). */
   chatReset(reset: ChatReset): Promise<void>;
   /**
@@ -64,10 +65,7 @@ export class ChatRunner {
       fetchAfter: (after) => client.paginate<ChatMessage>('getchathistory', { chat_id: chatId, start_msg_num: after, sort_dir: 'asc', limit: 100 }),
       fetchLatest: (count) => this.latest(count),
       deliver: (message, delivery) => options.deliver(message, delivery, info),
-      own: (message) => {
-        this.outbox.confirm(message);
-        options.own(message, info);
-      },
+      own: (message) => this.outbox.confirm(message),
       reset: (reset) => this.onReset(reset),
       saveCursor: (msgNum) => {
         options.cursors.set(chatId, msgNum);
@@ -83,6 +81,7 @@ export class ChatRunner {
       cursor: () => this.sequencer.position,
       handled: (origin) => (options.cursors.get(origin.chatId) ?? -1) >= origin.msgNum,
       lookUp: (after) => this.confirmFromHistory(after),
+      relayed: (tag, message) => options.relayed(tag, message, info),
     });
     this.connection = new ChatConnection({
       client,
@@ -128,12 +127,17 @@ export class ChatRunner {
     this.waiting = this.waitThenJoin();
   }
 
-  post(text: string, origin?: { chatId: string; msgNum: number }): Promise<ChatMessage> {
+  /** Whether a post would be taken now (not closed, not stopped, not waiting for the chat to reopen). */
+  get accepting(): boolean {
+    return this.connection.state !== 'closed' && this.connection.state !== 'stopped' && !this.waiting;
+  }
+
+  post(text: string, origin?: { chatId: string; msgNum: number }, relay?: RelayTag): Promise<ChatMessage> {
     if (this.connection.state === 'closed' || this.connection.state === 'stopped' || this.waiting) {
       const why = this.connection.state === 'stopped' ? 'the bot left this chat' : 'the chat is closed';
       return Promise.reject(new PostFailedError(`post to ${this.options.info.subject} not made: ${why}`));
     }
-    return this.outbox.enqueue(text, origin);
+    return this.outbox.enqueue(text, origin, relay);
   }
 
   /** Settled: open, or waiting for a closed chat, or given up. */

@@ -6,6 +6,10 @@ import { loadPlugins, type LoadedPlugin } from '../config/plugin-loader.js';
 import { ConfigError } from '../config/yaml-source.js';
 import { LocalService } from '../service/local-service.js';
 import { readSeedFile } from '../service/seed.js';
+import { join } from 'node:path';
+import { planGateways, type PlannedEndpoint } from '../gateway/gateway-plan.js';
+import { GatewayRouter } from '../gateway/gateway-router.js';
+import { MessageMap } from '../store/message-map.js';
 import { Bot } from './bot.js';
 import type { LoginRefusal } from './login-wait.js';
 
@@ -46,6 +50,8 @@ export class Supervisor {
       }
     }
     if (problems.length > 0) throw new ConfigError(problems);
+    const plan = planGateways(loaded, all);
+    if (plan.problems.length > 0) throw new ConfigError(plan.problems);
     return all;
   }
 
@@ -74,12 +80,22 @@ export class Supervisor {
       };
     }
     const stateDir = configPath(loaded, config.state_dir);
+    const { gateways: plan } = planGateways(loaded, plugins);
+    const gateways = plan.length > 0
+      ? new GatewayRouter(plan, MessageMap.open(join(stateDir, 'gateway-map.jsonl'), {
+        maxRecords: config.message_map.max_lines, maxAgeMs: config.message_map.max_age_days * 24 * 3600 * 1000,
+      }), options.log.child({ component: 'gateways' }))
+      : undefined;
+    if (gateways) {
+      options.log.info({ gateways: plan.map((g) => ({ name: g.name, endpoints: g.endpoints.map(describeEndpoint) })) }, 'gateways');
+    }
     config.bots.forEach((botConfig, index) => {
       supervisor.bots.push(new Bot({
         config: botConfig, plugins: plugins[index]!, service, stateDir, configDir: loaded.dir, gate,
         log: options.log.child({ bot: botConfig.name }),
         configFile: loaded.source.file, loginRetryMs: options.loginRetryMs,
         onLoginRefused: () => supervisor.noteLoginRefused(),
+        gateways,
       }));
     });
     // Each bot starts on its own; one that cannot reach the service yet keeps trying without holding up the others.
@@ -127,4 +143,10 @@ export class Supervisor {
   stats() {
     return Object.fromEntries(this.bots.map((bot) => [bot.name, bot.stats()]));
   }
+}
+
+/** An endpoint in a log line: `chat general (bot)`, `irc #general (bot/relay-irc), out`. */
+function describeEndpoint(endpoint: PlannedEndpoint): string {
+  const where = endpoint.kind === 'chat' ? `chat ${endpoint.chat} (${endpoint.bot})` : `${endpoint.platform} ${endpoint.channel} (${endpoint.bot}/${endpoint.instance})`;
+  return endpoint.direction === 'inout' ? where : `${where}, ${endpoint.direction}`;
 }
