@@ -26,6 +26,11 @@ export interface Seen {
   backfilled: boolean;
   userId: string;
   text: string;
+  /** ctx.own was set: 'voice' or the relayed line's origin platform. */
+  own?: string;
+  /** ctx.sender: `<platform>:<name>`. */
+  sender: string;
+  answerable: boolean;
 }
 
 /** What a probe plugin's `!send <chat> <text>` came to. */
@@ -57,7 +62,7 @@ export type ProbeMode = 'record' | 'throw' | 'hang';
  * synchronously, when given) and on `!send <chat> <text>` posts `<text>` to that chat without waiting;
  * `throw` throws before `next()`; `hang` never returns. Every mode notes its stop() in `probes().stops`.
  */
-function probeSource(name: string, mode: ProbeMode): string {
+function probeSource(name: string, mode: ProbeMode, ownPosts: boolean): string {
   return `import { appendFileSync } from 'node:fs';
 import { definePlugin } from ${JSON.stringify(SRC('index.ts'))};
 const passThrough = { safeParse: (value) => ({ success: true, data: value ?? {} }) };
@@ -65,6 +70,7 @@ const probes = (globalThis.__groupwireProbes ??= { seen: {}, sends: {}, stops: [
 export default definePlugin({
   name: ${JSON.stringify(name)},
   options: passThrough,
+  ownPosts: ${ownPosts},
   create(options) {
     const key = options.key ?? ${JSON.stringify(name)};
     const seen = (probes.seen[key] ??= []);
@@ -74,7 +80,11 @@ export default definePlugin({
         const m = ctx.message;
         if (${JSON.stringify(mode)} === 'throw') throw new Error('probe failure at ' + m.msg_num);
         if (${JSON.stringify(mode)} === 'hang') return new Promise(() => {});
-        const entry = { chat: ctx.chat.subject, msgNum: m.msg_num, backfilled: ctx.backfilled, userId: String(m.user_id), text: m.message };
+        const entry = {
+          chat: ctx.chat.subject, msgNum: m.msg_num, backfilled: ctx.backfilled, userId: String(m.user_id), text: m.message,
+          sender: ctx.sender.platform + ':' + ctx.sender.name, answerable: ctx.answerable,
+          ...(ctx.own ? { own: ctx.own.relayed ? ctx.own.relayed.platform : 'voice' } : {}),
+        };
         seen.push(entry);
         if (options.file) appendFileSync(options.file, JSON.stringify(entry) + '\\n');
         const command = /^!send (\\S+) (.+)$/.exec(m.message);
@@ -119,6 +129,11 @@ export interface PluginSpec {
   timeout_ms?: number;
 }
 
+export interface GatewaySpec {
+  name: string;
+  endpoints: Array<Record<string, string>>;
+}
+
 export interface BotSpec {
   name?: string;
   login?: { email: string; password: string };
@@ -136,10 +151,10 @@ export interface Env {
   stateDir: string;
   supervisor: Supervisor | undefined;
   log: LogCapture;
-  /** Writes a probe plugin `<name>.mjs` into the temp dir; answers its path for `use:`. */
-  probe(name: string, mode?: ProbeMode): string;
+  /** Writes a probe plugin `<name>.mjs` into the temp dir; answers its path for `use:`. It sees the bot's own posts only with `ownPosts`. */
+  probe(name: string, mode?: ProbeMode, options?: { ownPosts?: boolean }): string;
   /** (Re)writes bots.yaml with these bots (the first one defaults to bot@example.com). */
-  writeConfig(bots: BotSpec[]): void;
+  writeConfig(bots: BotSpec[], gateways?: GatewaySpec[]): void;
   /** Starts the supervisor in this process and waits until it is connected. */
   start(options?: { waitConnected?: boolean }): Promise<Supervisor>;
   /** Starts the supervisor in a child process; resolves once it printed `connected`. */
@@ -163,13 +178,14 @@ export async function makeEnv(bots: BotSpec[], serviceOptions: Parameters<typeof
     stateDir: join(dir, 'state'),
     supervisor: undefined,
     log: captureLog(),
-    probe(name, mode = 'record') {
+    probe(name, mode = 'record', options = {}) {
       const file = join(dir, `${name}.mjs`);
-      writeFileSync(file, probeSource(name, mode));
+      writeFileSync(file, probeSource(name, mode, options.ownPosts ?? false));
       return `./${name}.mjs`;
     },
-    writeConfig(specs) {
+    writeConfig(specs, gateways) {
       const config = {
+        ...(gateways ? { gateways } : {}),
         service: { base_url: svc.baseUrl, ca_file: './ca.pem' },
         state_dir: './state',
         log: { level: 'silent', pretty: false },
@@ -243,8 +259,8 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
 }
 
 /** Posts as a member through the admin API; `count` > 1 numbers `{n}` in the text. */
-export async function post(svc: TestService, chat: string, who: DemoUser, message: string, count = 1): Promise<ChatMessage> {
-  const answer = await admin(svc, 'chats/messages', { chat, group: 'demo', user: DEMO[who][0], message, count });
+export async function post(svc: TestService, chat: string, who: DemoUser, message: string, count = 1, group = 'demo'): Promise<ChatMessage> {
+  const answer = await admin(svc, 'chats/messages', { chat, group, user: DEMO[who][0], message, count });
   if (answer.status !== 200) throw new Error(`posting to ${chat} failed: ${answer.status} ${answer.text}`);
   return answer.body as ChatMessage;
 }
@@ -260,9 +276,9 @@ export async function serviceStats(svc: TestService): Promise<any> {
 }
 
 /** A chat of group demo as `client` sees it (open or closed). */
-export async function chatOf(client: GroupsClient, subject: string): Promise<Chat | undefined> {
+export async function chatOf(client: GroupsClient, subject: string, group = 'demo'): Promise<Chat | undefined> {
   for (const showClosed of [false, true]) {
-    for await (const chat of client.paginate<Chat>('getchats', { group_name: 'demo', show_closed: showClosed, limit: 100 })) {
+    for await (const chat of client.paginate<Chat>('getchats', { group_name: group, show_closed: showClosed, limit: 100 })) {
       if (chat.subject === subject) return chat;
     }
   }
