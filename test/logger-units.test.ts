@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../src/api/index.js';
+import type { PluginContext } from '../src/index.js';
+import { loggedMessage } from '../plugins/logger/logged-message.js';
 import { parseBound } from '../plugins/logger/export.js';
 import { FORMATS, type Format } from '../plugins/logger/formats.js';
 import { loggerOptions } from '../plugins/logger/options.js';
@@ -49,6 +51,20 @@ describe('logger: formats', () => {
     expect(line).toContain('"id":"90071992547409933"');
     expect(FORMATS.jsonl.msgNumOf!(line.trim())).toBe(3);
     expect(FORMATS.jsonl.msgNumOf!('{"msg_num":')).toBeUndefined();
+  });
+
+  test('jsonl names who said a line the bot relayed (relayed_from); the other formats show the line as the chat does', () => {
+    const speaker = { platform: 'irc', id: 'alice!~alice@irc.example.net', name: 'alice' };
+    const relayedLine = message(6, '<alice> hi from IRC', { display_name: 'Demo Bot', user_name: 'bot' });
+    const ctxOf = (own: unknown) => ({ message: relayedLine, own }) as unknown as PluginContext;
+    const relayed = loggedMessage(ctxOf({ relayed: { gateway: 'general', endpoint: 'irc:#general@bot/relay-irc', platform: 'irc', nativeId: 'n1', kind: 'message', speaker, text: 'hi from IRC', bus: true, first: true } }));
+    expect(JSON.parse(FORMATS.jsonl.entry(relayed, utc))).toEqual({ ...relayedLine, relayed_from: { ...speaker, gateway: 'general' } });
+    expect(FORMATS.jsonl.msgNumOf!(FORMATS.jsonl.entry(relayed, utc).trim())).toBe(6);
+    expect(FORMATS.text.entry(relayed, utc)).toBe('[23:30:05] <Demo Bot> <alice> hi from IRC\n');
+    // The chain's message is not changed; the bot's own voice and members' messages are written as received.
+    expect(relayedLine).not.toHaveProperty('relayed_from');
+    expect(loggedMessage(ctxOf({}))).toBe(relayedLine);
+    expect(loggedMessage(ctxOf(undefined))).toBe(relayedLine);
   });
 
   test('text: [time] <name> message, in the zone; later lines indented; events marked', () => {

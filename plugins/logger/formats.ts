@@ -105,7 +105,8 @@ const jsonl: Format = {
   ext: 'jsonl',
   header: () => '',
   footer: () => '',
-  // Every field as received (the client hands ids on as strings of their exact digits).
+  // Every field as received (the client hands ids on as strings of their exact digits), and who said a
+  // relayed line (`relayed_from`, see logged-message.ts).
   entry: (message) => `${JSON.stringify(message)}\n`,
   reset: (note) => `${JSON.stringify({
     object: 'history_reset', msg_num: 0, at: note.at, reason: note.reason, chat_id: note.chatId,

@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
-import type { ChatInfo, ChatMessage, ChatReset, PluginContext, PluginEnv, PluginInstance } from '../../src/index.js';
+import type { ChatInfo, ChatReset, PluginContext, PluginEnv, PluginInstance } from '../../src/index.js';
 import { ChatTrail } from './chat-trail.js';
 import { DiskTrouble } from './disk-trouble.js';
 import { FORMATS } from './formats.js';
+import { loggedMessage } from './logged-message.js';
 import type { LoggerOptions } from './options.js';
 import { PathPattern } from './path-pattern.js';
 import { TranscriptWriter } from './writer.js';
@@ -50,25 +51,19 @@ export class TranscriptLogger implements PluginInstance {
     this.ticker.unref();
   }
 
+  /**
+   * Every message in its place in msg_num order, the bot's own posts too (ctx.own: its answers, and the
+   * lines it relayed from IRC, Slack or another chat), unless include_own is off.
+   */
   handle(ctx: PluginContext, next: () => Promise<void>): Promise<void> {
-    if (!this.stopping) {
+    if (!this.stopping && (ctx.own === undefined || this.options.include_own)) {
       const trail = this.trail(ctx.chat);
       if (this.full()) {
         trail.drop();
         this.warnOverflow();
-      } else trail.push(ctx.message);
+      } else trail.push(loggedMessage(ctx));
     }
     return next();
-  }
-
-  /** The bot's own message, in its place (the supervisor's ownMessage hook): written like the rest. */
-  ownMessage(message: ChatMessage, chat: ChatInfo): void {
-    if (this.stopping || !this.options.include_own) return;
-    const trail = this.trail(chat);
-    if (this.full()) {
-      trail.drop();
-      this.warnOverflow();
-    } else trail.push(message);
   }
 
   /** The chat's history was reset: a marker in the files, then the new history from msg_num 1. */
@@ -81,7 +76,8 @@ export class TranscriptLogger implements PluginInstance {
     this.stopping = true;
     clearInterval(this.ticker);
     const deadline = Date.now() + STOP_BUDGET_MS;
-    // The bot's own last posts come after the last message handed on: read them now.
+    // The bot's last posts may not have come round the chain before the stop (the service had not
+    // echoed them yet): read them from the chat's history now.
     const work = [...this.trails.values()].map((trail) => (this.options.include_own ? trail.catchUp() : trail.idle()));
     await Promise.race([Promise.all(work), new Promise((done) => setTimeout(done, STOP_BUDGET_MS / 2).unref())]);
     this.stopper.abort();
