@@ -74,11 +74,11 @@ describe('relay-irc on ngircd', () => {
     const general = await texts('general');
     expect(general).toContain('<alice> hi from IRC');
     expect(general).toContain('* alice waves');
-    // The relayed lines are the bot's own posts: never handed to plugins, so never relayed back to IRC.
+    // A gateway never sends a line back to where it was said.
     expect(onIrc('#general').filter((text) => text.includes('alice'))).toEqual([]);
   });
 
-  test('not relayed: NOTICEs, CTCP, private messages, ignore_nicks; the bot\'s own posts never reach plugins', async () => {
+  test('not relayed: NOTICEs, CTCP, private messages, ignore_nicks (nor seen by the chain)', async () => {
     const other = await IrcWatcher.connect(server.port, 'OtherBot', ['#general']);
     alice.send('NOTICE #general :a notice');
     alice.send('PRIVMSG #general :\x01VERSION\x01');
@@ -92,21 +92,26 @@ describe('relay-irc on ngircd', () => {
     // ngircd does not answer CTCP itself, and the relay sends nothing back for it either.
     expect(alice.said.filter((s) => s.command === 'NOTICE' && s.nick.startsWith('gwbot'))).toEqual([]);
     other.close();
-    expect(probes().seen.after!.filter((seen) => seen.text.startsWith('<alice>'))).toEqual([]);
+    const seen = probes().seen.after!.map((entry) => entry.text).join('\n');
+    for (const ignored of ['a notice', 'VERSION', '12345', 'a private word', 'from the other bot']) expect(seen).not.toContain(ignored);
   });
 
-  test('a command said on IRC is only text in the chat: "!close" and "!ping" from IRC do nothing, "!ping" in the chat does', async () => {
+  test('commands from IRC are answered once, on both sides, by the access rules: "!ping" is, "!close" is not allowed', async () => {
     alice.send('PRIVMSG #general :!close');
     alice.send('PRIVMSG #general :!ping');
     await waitFor('the relayed !ping', async () => (await texts('general')).includes('<alice> !ping'));
     expect(await texts('general')).toContain('<alice> !close');
+    await waitFor('a pong for alice', async () => (await texts('general')).includes('pong'));
     await post(env.svc, 'general', 'carol', '!ping');
-    await waitFor('one pong', async () => (await texts('general')).includes('pong'));
+    await waitFor('a pong for carol', async () => (await texts('general')).filter((text) => text === 'pong').length === 2);
     // A marker through the whole chain: nothing else is on its way.
     const marker = await post(env.svc, 'general', 'bob', 'marker after the pings');
     await waitFor('the marker seen by the last plugin', () => probes().seen.after!.some((s) => s.msgNum === marker.msg_num));
-    await waitFor('carol\'s !ping on IRC', () => onIrc('#general').includes(`${CAROL} !ping`));
-    expect((await texts('general')).filter((text) => text === 'pong')).toHaveLength(1);
+    await waitFor('the marker on IRC', () => onIrc('#general').includes('<B\u200bob M\u200bember> marker after the pings'));
+    expect((await texts('general')).filter((text) => text === 'pong')).toHaveLength(2);
+    // The bot's own voice goes to IRC like a member's; carol's command too (alice's stays on IRC, where she said it).
+    expect(onIrc('#general').filter((text) => / pong$/.test(text))).toHaveLength(2);
+    expect(onIrc('#general')).toContain(`${CAROL} !ping`);
     expect((await chatOf(env.client('carol'), 'general'))!.is_closed).toBe(false);
   });
 
