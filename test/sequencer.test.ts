@@ -107,7 +107,7 @@ describe('ChatSequencer', () => {
     expect(h.seq.stats).toMatchObject({ gapFills: 1, delivered: 3, backfilled: 2 });
   });
 
-  it('the bot\'s own messages go to own, not to the plugins, and move the cursor', async () => {
+  it('the bot\'s own messages go to own (the outbox) first, then to the plugins in their place, and move the cursor', async () => {
     const h = harness({ cursor: 3 });
     h.history.push(msg(4), msg(5, BOT), msg(6));
     h.seq.live(msg(7));
@@ -115,7 +115,7 @@ describe('ChatSequencer', () => {
     h.seq.live(msg(9));
     await h.seq.idle();
     expect(h.owned).toEqual([5, 8]);
-    expect(h.delivered).toEqual([[4, true], [6, true], [7, false], [9, false]]);
+    expect(h.delivered).toEqual([[4, true], [5, true], [6, true], [7, false], [8, false], [9, false]]);
     expect(h.saved).toEqual([4, 5, 6, 7, 8, 9]);
     expect(h.seq.stats.own).toBe(2);
   });
@@ -303,14 +303,14 @@ describe('ChatSequencer', () => {
       expect(h.seq.stats).toMatchObject({ gapFills: 1, duplicates: 0 });
     });
 
-    it('the bot\'s own posts in the history go to own and move the cursor', async () => {
+    it('the bot\'s own posts in the history go to own, then on in their place, and move the cursor', async () => {
       const h = harness({ cursor: 1 });
       h.history.push(msg(1), msg(2, BOT), msg(3), msg(4, BOT));
       h.seq.opened(true);
       for (const m of onConnect(h)) h.seq.live(m, true);
       await h.seq.idle();
       expect(h.owned).toEqual([2, 4]);
-      expect(h.delivered).toEqual([[3, true]]);
+      expect(h.delivered).toEqual([[2, true], [3, true], [4, true]]);
       expect(h.seq.position).toBe(4);
       expect(h.fetches).toEqual([]);
     });
