@@ -1,6 +1,4 @@
-import type { Chat, PluginContext } from '../../src/index.js';
-// Not exported from the public API yet (the gateway core adds it to src/index.ts).
-import type { Speaker } from '../../src/gateway/message.js';
+import type { Chat, PluginContext, Speaker } from '../../src/index.js';
 import { identityProblem, IdentityList } from './identity.js';
 
 /**

@@ -1,5 +1,4 @@
-// Not exported from the public API yet (the gateway core adds it to src/index.ts).
-import type { Speaker } from '../../src/gateway/message.js';
+import type { Speaker } from '../../src/index.js';
 
 /**
  * The people access rules and moderators name (`users:` entries), and whether a speaker is one of

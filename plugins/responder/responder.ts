@@ -1,6 +1,4 @@
-import type { ChatMessage, PluginContext } from '../../src/index.js';
-// Not exported from the public API yet (the gateway core adds it to src/index.ts).
-import type { Speaker } from '../../src/gateway/message.js';
+import type { ChatMessage, PluginContext, Speaker } from '../../src/index.js';
 import { AccessControl, checkAllow, type AllowSpec, type Moderators } from './access.js';
 import { AnsweredMarks } from './answered.js';
 import { ArgumentError, argUsage, parseArgs, specProblem, type ArgSpec, type ArgValues } from './args.js';
