@@ -1,0 +1,156 @@
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, test } from 'vitest';
+import type { IncomingMessage, OutgoingMessage } from '../src/index.js';
+import { chatOf, history, makeEnv, post, probes, waitFor, type Env } from './helpers/supervisor.js';
+
+/**
+ * The endpoint interface, through a platform written the way a user writes one: a plugin of a few
+ * lines (`platform` in its definition, `endpoint.send`, `env.gateway.receive`) over an in-memory
+ * "platform". Two of them and a chat in one gateway: every line reaches every other side once and
+ * never its origin; thread replies and edits find their counterparts through the message map; a line
+ * taken twice is posted once; the chain sees relayed lines with their remote sender.
+ */
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const INDEX = pathToFileURL(join(ROOT, 'src', 'index.ts')).href;
+
+interface Sent extends OutgoingMessage {
+  channel: string;
+  nativeId: string;
+}
+
+interface MemoryPlatform {
+  sent: Record<string, Sent[]>;
+  say: Record<string, (channel: string, message: IncomingMessage) => Promise<void>>;
+}
+
+const platform = (): MemoryPlatform => {
+  const global = globalThis as { __memoryPlatform?: MemoryPlatform };
+  global.__memoryPlatform ??= { sent: {}, say: {} };
+  return global.__memoryPlatform;
+};
+
+const PLUGIN = `import { definePlugin } from ${JSON.stringify(INDEX)};
+const hub = (globalThis.__memoryPlatform ??= { sent: {}, say: {} });
+const passThrough = { safeParse: (value) => ({ success: true, data: value ?? {} }) };
+export default definePlugin({
+  name: 'relay-memory',
+  options: passThrough,
+  platform: {
+    name: 'memory',
+    channels: (options) => Object.entries(options.channels ?? {}).map(([chat, channel]) => ({ chat, channel, direction: 'inout' })),
+  },
+  create(options, env) {
+    let count = 0;
+    hub.say[options.id] = (channel, message) => env.gateway.receive(channel, message);
+    return {
+      endpoint: {
+        send(channel, message) {
+          const nativeId = options.id + '-' + (++count);
+          (hub.sent[options.id] ??= []).push({ ...message, source: undefined, channel, nativeId });
+          env.gateway.posted(message.key, channel, nativeId);
+        },
+      },
+    };
+  },
+});
+`;
+
+let env: Env | undefined;
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+  const hub = platform();
+  hub.sent = {};
+  hub.say = {};
+});
+
+const speaker = (name: string) => ({ platform: 'memory', id: `id-${name}`, name });
+const said = (nativeId: string, text: string, extra: Partial<IncomingMessage> = {}): IncomingMessage =>
+  ({ kind: 'message', text, speaker: speaker('uma'), nativeId, ...extra });
+
+async function setUp(plugins: Array<{ use: string; with?: Record<string, unknown> }> = []) {
+  env = await makeEnv([]);
+  writeFileSync(join(env.dir, 'relay-memory.mjs'), PLUGIN);
+  const recorder = env.probe('chain', 'record', { ownPosts: true });
+  env.writeConfig([{
+    chats: [{ chat: 'general' }],
+    plugins: [
+      ...plugins,
+      { use: './relay-memory.mjs', with: { id: 'a', channels: { general: '#a' } } },
+      { use: './relay-memory.mjs', with: { id: 'b', channels: { general: '#b' } } },
+      { use: recorder, with: { key: 'chain' } },
+    ],
+  }]);
+  await env.start();
+  const bot = env.client('bot');
+  const general = (await chatOf(bot, 'general'))!;
+  const chatTexts = async () => (await history(bot, general.id)).map((m) => m.message);
+  return { env, chatTexts };
+}
+
+describe('gateways: the endpoint interface', () => {
+  test('relays of one bot mapping one chat are one gateway: every line once on every other side, never back', { timeout: 60_000 }, async () => {
+    const { env, chatTexts } = await setUp();
+    const hub = platform();
+    await hub.say.a!('#a', said('m1', 'hello from a'));
+    await post(env.svc, 'general', 'alice', 'hello from the chat');
+    await hub.say.b!('#b', said('m1', 'hello from b', { speaker: speaker('bea') }));
+    await waitFor('every line on every side', () =>
+      (hub.sent.a ?? []).length === 2 && (hub.sent.b ?? []).length === 2, 20_000);
+    await waitFor('both lines in the chat', async () => (await chatTexts()).filter((t) => t.startsWith('<')).length === 2);
+
+    expect((await chatTexts()).filter((t) => t.includes('hello'))).toEqual(['<uma> hello from a', 'hello from the chat', '<bea> hello from b']);
+    expect(hub.sent.a!.map((s) => [s.speaker.name, s.text, s.origin.platform])).toEqual([['Alice Owner', 'hello from the chat', 'chat'], ['bea', 'hello from b', 'memory']]);
+    expect(hub.sent.b!.map((s) => [s.speaker.name, s.text, s.origin.platform])).toEqual([['uma', 'hello from a', 'memory'], ['Alice Owner', 'hello from the chat', 'chat']]);
+
+    // The chain saw the relayed lines as the bot's own posts with their remote sender, answerable there.
+    const seen = probes().seen.chain!;
+    const relayed = seen.filter((s) => s.own === 'memory');
+    expect(relayed.map((s) => [s.sender, s.answerable])).toEqual([['memory:uma', true], ['memory:bea', true]]);
+  });
+
+  test('a line taken twice (a retry) is posted once; thread replies and edits reach their counterparts', { timeout: 60_000 }, async () => {
+    const { chatTexts } = await setUp();
+    const hub = platform();
+    await hub.say.a!('#a', said('t1', 'the start of a thread about tea'));
+    await hub.say.a!('#a', said('t1', 'the start of a thread about tea'));
+    await waitFor('the line on b', () => (hub.sent.b ?? []).length === 1);
+    await hub.say.a!('#a', said('t2', 'green, please', { replyTo: 't1', speaker: speaker('zed') }));
+    await hub.say.a!('#a', said('t1', 'the start of a thread about coffee', { kind: 'edit', revision: 'r1' }));
+    await hub.say.a!('#a', said('t1', '', { kind: 'delete' }));
+    await waitFor('reply, edit and deletion on b', () => (hub.sent.b ?? []).length === 4, 20_000);
+
+    const [start, reply, edit, deletion] = hub.sent.b!;
+    expect(start!.text).toBe('the start of a thread about tea');
+    expect(reply).toMatchObject({ kind: 'message', text: 'green, please', replyTo: start!.nativeId, quote: { name: 'uma', text: 'the start of a thread about tea' } });
+    expect(edit).toMatchObject({ kind: 'edit', text: 'the start of a thread about coffee', target: start!.nativeId });
+    expect(deletion).toMatchObject({ kind: 'delete', target: start!.nativeId });
+
+    await waitFor('four lines in the chat', async () => (await chatTexts()).length >= 4);
+    const texts = await chatTexts();
+    expect(texts.filter((t) => t.includes('tea') || t.includes('coffee') || t.includes('green') || t.includes('deleted'))).toEqual([
+      '<uma> the start of a thread about tea',
+      '> uma: the start of a thread about tea\n<zed> green, please',
+      '(edit) <uma> the start of a thread about coffee',
+      '* uma deleted a message: "the start of a thread about tea"',
+    ]);
+    expect(hub.sent.a ?? []).toEqual([]);
+  });
+
+  test('!ping said on a remote side is answered once, on every side', { timeout: 60_000 }, async () => {
+    const { chatTexts } = await setUp([{ use: 'responder' }]);
+    const hub = platform();
+    await hub.say.a!('#a', said('p1', '!ping'));
+    await waitFor('pong on both sides', () =>
+      (hub.sent.a ?? []).some((s) => s.text === 'pong') && (hub.sent.b ?? []).some((s) => s.text === 'pong'), 20_000);
+    await hub.say.b!('#b', said('marker', 'marker'));
+    await waitFor('the marker on a', () => (hub.sent.a ?? []).some((s) => s.text === 'marker'));
+    expect((await chatTexts()).filter((t) => t === 'pong')).toHaveLength(1);
+    expect(hub.sent.a!.filter((s) => s.text === 'pong')).toHaveLength(1);
+    expect(hub.sent.b!.filter((s) => s.text === '!ping' || s.text === 'pong').map((s) => s.text)).toEqual(['!ping', 'pong']);
+    expect(hub.sent.a!.find((s) => s.text === 'pong')!.speaker.platform).toBe('chat');
+  });
+});
