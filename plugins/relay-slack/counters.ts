@@ -1,8 +1,14 @@
 /** The relay's counters, as stats() reports them (with `queued` and `disabled` added there). */
 export interface Counters {
-  /** Chat messages posted to Slack. */
+  /** Gateway lines posted to Slack (new posts, follow-up `(edit)` lines included). */
   relayed_out: number;
-  /** Slack messages posted into a chat. */
+  /** Edits applied to the relay's own Slack posts (chat.update). */
+  edited_out: number;
+  /** The relay's Slack posts deleted (chat.delete). */
+  deleted_out: number;
+  /** Gateway lines Slack cannot show: deletions of messages the relay never posted in that channel. */
+  dropped: number;
+  /** Slack messages, edits and deletions the gateways took (env.gateway.receive). */
   relayed_in: number;
   /** Attempts made again after a failure or a rate limit (either direction). */
   retries: number;
@@ -12,12 +18,12 @@ export interface Counters {
   ignored: number;
   /** Messages that could not be relayed, each logged as an error (refused by Slack, queue full, chat gone). */
   failed: number;
-  /** Chat messages passed by while the relay is stopped (invalid token). */
+  /** Gateway lines passed by while the relay is stopped (invalid token). */
   skipped: number;
   /** Socket Mode connections opened again after the first. */
   reconnects: number;
 }
 
 export function counters(): Counters {
-  return { relayed_out: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0 };
+  return { relayed_out: 0, edited_out: 0, deleted_out: 0, dropped: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0 };
 }

@@ -1,5 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
+import type { ChannelIds } from './channel-ids.js';
 import { classify, type SlackFailure } from './errors.js';
 
 /** A lookup that failed in a way worth retrying (rate limit, Slack down) or that stops the relay (token). */
@@ -30,6 +31,8 @@ export class SlackDirectory {
   constructor(
     private readonly web: WebClient,
     private readonly log: Logger,
+    /** Where the ids of channels given by name are kept once learned (chat.update and chat.delete need them). */
+    private readonly ids?: ChannelIds,
     private readonly max = 5_000,
   ) {}
 
@@ -44,12 +47,17 @@ export class SlackDirectory {
 
   /** A channel's name, without the `#`. */
   channelName(id: string, lenient = false): Promise<string | undefined> {
-    return this.cached(this.channels, id, lenient, async () => (await this.web.conversations.info({ channel: id })).channel?.name || undefined);
+    return this.cached(this.channels, id, lenient, async () => {
+      const name = (await this.web.conversations.info({ channel: id })).channel?.name || undefined;
+      if (name) this.ids?.learn(name, id);
+      return name;
+    });
   }
 
   /** A channel id ↔ name pair learned elsewhere (chat.postMessage answers the id of a channel posted to by name). */
   learnChannel(id: string, name: string): void {
     this.remember(this.channels, id, name);
+    this.ids?.learn(name, id);
   }
 
   private async cached(map: Map<string, Entry>, id: string, lenient: boolean, fetch: () => Promise<string | undefined>): Promise<string | undefined> {

@@ -31,6 +31,9 @@ const PERMANENT_ERRORS = new Set([
   'invalid_blocks', 'invalid_blocks_format', 'as_user_not_supported', 'team_access_not_granted',
   'user_not_found', 'users_not_found', 'method_deprecated', 'deprecated_endpoint', 'invalid_json', 'json_not_object',
   'message_limit_exceeded', 'channel_is_archived', 'slack_connect_channel_ref_blocked',
+  // chat.update and chat.delete of one post
+  'message_not_found', 'cant_update_message', 'cant_delete_message', 'edit_window_closed',
+  'compliance_exports_prevent_deletion', 'update_failed',
 ]);
 
 const TRANSIENT_ERRORS = new Set([

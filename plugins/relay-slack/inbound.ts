@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { failureFields, PostFailedError, type ChatInfo, type DurableQueue, type PluginEnv } from '../../src/index.js';
+import { failureFields, PostFailedError, type DurableQueue, type GatewayPort, type IncomingMessage } from '../../src/index.js';
 import type { ChannelMap } from './channels.js';
 import type { Counters } from './counters.js';
 import { LookupError, type SlackDirectory } from './directory.js';
@@ -12,9 +12,10 @@ import { backoff, sleep } from './timing.js';
 
 export interface InboundOptions {
   queue: DurableQueue<InboundItem>;
-  channels: ChannelMap;
+  /** The channels of the relay's gateways (known once the relay started). */
+  channels(): ChannelMap;
   directory: SlackDirectory;
-  env: Pick<PluginEnv, 'send' | 'chats'>;
+  gateway: GatewayPort;
   /** The `incoming` template. */
   template: string;
   log: Logger;
@@ -22,29 +23,19 @@ export interface InboundOptions {
   onFatal(failure: SlackFailure): void;
 }
 
-/** The chat did not take the post (closed, or the bot is not in it yet): try again later. */
-class NotTaken extends Error {
-  override name = 'NotTaken';
-}
-
 /** After this many failed tries of one item, names that cannot be looked up are shown as ids. */
 const LENIENT_AFTER = 3;
-/** An item the chat would not take this often is given up (loudly). */
+/** An item the gateways would not take this often is given up (loudly). */
 const MAX_TRIES = 10;
-/** How long after the start a mapped chat may still be missing from the bot's chats (they are being joined). */
-const JOIN_GRACE_MS = 60_000;
 
 /**
- * Slack → chat: takes the durable queue's items oldest first, turns Slack markup into text (names
- * looked up and cached), and posts `<name> text` into every chat the channel is mapped to with the
- * plugin env's `send`, which queues the post durably in the bot's outbox before it returns. A post is
- * counted as handed on once the chat took it (a refusal comes at once: closed chat, bot stopping);
- * a refused one is tried again with backoff, and the item stays queued across a restart.
+ * Slack → gateways: takes the durable queue's items oldest first, turns Slack markup into text (names
+ * looked up and cached) and hands each to the gateways of its channel (env.gateway.receive), which
+ * post it into their chats durably. A rejection (a chat would not take it now: closed, not joined yet)
+ * is tried again with backoff; the core does not post twice what a chat already took, so trying the
+ * whole item again is safe. The item stays queued across a restart until the gateways took it.
  */
 export class Inbound extends QueueWorker<InboundItem> {
-  private readonly startedAt = Date.now();
-  /** The parts of the current item already taken (`<chat>:<part>`), so a retry does not post them again. */
-  private readonly taken = new Set<string>();
   private attempt = 0;
 
   constructor(private readonly options: InboundOptions) {
@@ -65,23 +56,25 @@ export class Inbound extends QueueWorker<InboundItem> {
         return false;
       }
       this.attempt += 1;
-      const where = { channel: item.channel, ts: item.ts, attempt: this.attempt };
-      if (!failure && !(error instanceof NotTaken)) {
-        log.error({ ...where, err: error }, 'a Slack message could not be relayed');
-      } else if (this.attempt < MAX_TRIES || failure) {
+      const where = { channel: item.channel, ts: item.ts, kind: item.kind ?? 'message', attempt: this.attempt };
+      if (this.attempt < MAX_TRIES || failure) {
         counters.retries += 1;
         if (failure?.kind === 'rate_limited') {
           counters.rate_limited += 1;
           log.warn({ ...where, retryAfterMs: failure.retryAfterMs }, 'Slack rate limit on a lookup: waiting');
           await sleep(failure.retryAfterMs, signal);
-        } else {
-          log.warn({ ...where, reason: failure?.code ?? (error as Error).message }, 'relaying a Slack message failed; trying again');
-          await sleep(backoff(this.attempt, 500, 30_000), signal);
+          return true;
         }
+        if (failure || error instanceof PostFailedError) {
+          log.warn({ ...where, reason: failure?.code ?? (error as Error).message }, 'relaying a Slack message failed; trying again');
+        } else {
+          // Not a refusal the contract names: a mistake somewhere; said loudly, and tried again all the same.
+          log.error({ ...where, err: error }, 'a Slack message could not be handed to the gateways; trying again');
+        }
+        await sleep(backoff(this.attempt, 500, 30_000), signal);
         return true;
-      } else {
-        log.error({ ...where, reason: (error as Error).message }, 'the chat does not take a Slack message; it is not relayed');
       }
+      log.error({ ...where, ...failureFields(error, PostFailedError) }, 'the chats do not take a Slack message; it is not relayed');
       counters.failed += 1;
       this.done();
       return true;
@@ -91,79 +84,59 @@ export class Inbound extends QueueWorker<InboundItem> {
   /** The item is dealt with: off the queue, and the next one starts afresh. */
   private done(): void {
     this.queue.shift();
-    this.taken.clear();
     this.attempt = 0;
   }
 
   private async deliver(item: InboundItem, lenient: boolean): Promise<void> {
-    const { channels, directory, counters } = this.options;
-    const chats = channels.needsName(item.channel)
-      ? channels.chatsFor(item.channel, await directory.channelName(item.channel, lenient))
-      : channels.chatsFor(item.channel);
-    if (chats.length === 0) {
+    const { directory, counters, gateway } = this.options;
+    const channels = this.options.channels();
+    const refs = channels.needsName(item.channel)
+      ? channels.refsFor(item.channel, await directory.channelName(item.channel, lenient))
+      : channels.refsFor(item.channel);
+    if (refs.length === 0) {
       counters.ignored += 1;
       return;
     }
+    const message = await this.incoming(item, lenient);
+    if (!message) {
+      counters.ignored += 1;
+      return;
+    }
+    for (const ref of refs) await gateway.receive(ref, message);
+    counters.relayed_in += 1;
+  }
+
+  /** The item as the gateways take it; undefined when there is nothing to say (an empty message). */
+  private async incoming(item: InboundItem, lenient: boolean): Promise<IncomingMessage | undefined> {
+    const { directory } = this.options;
+    const kind = item.kind ?? 'message';
     const name = chatName((await directory.userName(item.user, lenient)) ?? item.user);
-    let text = await slackToPlain(item.text, {
+    const text = await slackToPlain(item.text, {
       user: (id) => directory.userName(id, lenient),
       channel: (id) => directory.channelName(id, lenient),
     });
-    for (const file of item.files ?? []) text += `${text ? '\n' : ''}[file: ${file.title || file.name || 'file'}${file.permalink ? ` ${file.permalink}` : ''}]`;
-    if (text.trim() === '') {
-      counters.ignored += 1;
-      return;
+    const files = (item.files ?? []).map((file) => ({ name: file.title || file.name || 'file', ...(file.permalink ? { url: file.permalink } : {}) }));
+    if (kind !== 'delete' && text.trim() === '' && files.length === 0) return undefined;
+    const message: IncomingMessage = {
+      kind, text, speaker: { platform: 'slack', id: item.user, name }, nativeId: item.ts,
+    };
+    const time = slackTime(item.revision ?? item.ts);
+    if (time) message.time = time;
+    if (item.revision) message.revision = item.revision;
+    if (item.thread_ts) message.replyTo = item.thread_ts;
+    if (files.length > 0) message.files = files;
+    // The relay's own template shows plain messages; actions, edits and deletions show as the core shows them.
+    if (kind === 'message') {
+      const lines = [text, ...files.map((file) => `[file: ${file.name}${file.url ? ` ${file.url}` : ''}]`)].filter((line) => line !== '');
+      const channel = this.options.template.includes('{channel}') ? `#${(await directory.channelName(item.channel, true)) ?? item.channel}` : '';
+      message.chatText = renderForChat(this.options.template, name, lines.join('\n'), channel);
     }
-    const channel = this.options.template.includes('{channel}') ? `#${(await directory.channelName(item.channel, true)) ?? item.channel}` : '';
-    const parts = renderForChat(this.options.template, name, text, channel);
-    for (const chat of chats) {
-      const target = await this.chatReady(chat);
-      if (!target) {
-        if (!this.taken.has(chat)) {
-          this.taken.add(chat);
-          this.options.log.error({ chat }, `a Slack message for chat ${chat} is not relayed: it is not one of the bot's chats`);
-          counters.failed += 1;
-        }
-        continue;
-      }
-      for (const [index, part] of parts.entries()) {
-        const key = `${chat}:${index}`;
-        if (this.taken.has(key)) continue;
-        await this.hand(target, part);
-        this.taken.add(key);
-      }
-    }
-    if (chats.some((chat) => this.taken.has(`${chat}:0`))) counters.relayed_in += 1;
+    return message;
   }
+}
 
-  /** The bot's chat `key` (subject or id); while the bot is still joining its chats, waits for it. */
-  private async chatReady(key: string): Promise<ChatInfo | undefined> {
-    for (;;) {
-      const chats = this.options.env.chats();
-      const chat = chats.find((c) => c.id === key) ?? chats.find((c) => c.subject === key);
-      if (chat || Date.now() - this.startedAt > JOIN_GRACE_MS || this.stopSignal.aborted) return chat;
-      await sleep(250, this.stopSignal);
-    }
-  }
-
-  /**
-   * Hands one post to the chat's outbox. The outbox writes it to disk before `send` returns, or
-   * refuses it at once; a refusal (seen once the promise settled within the same turn) is NotTaken.
-   * A failure after it was taken (the chat closed before it went out) is logged and counted.
-   */
-  private async hand(chat: ChatInfo, text: string): Promise<void> {
-    let accepted = false;
-    let refusal: unknown;
-    this.options.env.send(chat, text).then(undefined, (error: unknown) => {
-      if (!accepted) {
-        refusal = error ?? new Error('refused');
-        return;
-      }
-      this.options.counters.failed += 1;
-      this.options.log.error({ chat: chat.subject, ...failureFields(error, PostFailedError) }, 'a relayed Slack message was not posted in the chat');
-    });
-    await new Promise((resolve) => setImmediate(resolve));
-    if (refusal) throw new NotTaken((refusal as Error).message ?? String(refusal));
-    accepted = true;
-  }
+/** A Slack ts (seconds.micros since the epoch) as ISO 8601; undefined when it is not one. */
+export function slackTime(ts: string): string | undefined {
+  const seconds = Number(ts);
+  return Number.isFinite(seconds) && seconds > 0 ? new Date(Math.floor(seconds * 1000)).toISOString() : undefined;
 }

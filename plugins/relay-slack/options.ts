@@ -34,8 +34,11 @@ export const relaySlackOptions = z.strictObject({
   app_token: z.string().regex(/^xapp-\S+$/, 'a Slack app-level token (xapp-...) with the connections:write scope'),
   /** The Web API's address: Slack's, or a proxy's, or a local Slack's. */
   api_url: z.string().regex(/^https?:\/\/\S+$/, 'an http(s) URL').default('https://slack.com/api/'),
-  /** Chat subject or id → Slack channel id or name. */
-  channels: z.record(z.string().min(1), channelRef).refine((value) => Object.keys(value).length > 0, 'at least one chat: slack channel pair'),
+  /**
+   * Chat subject or id → Slack channel id or name: each pair is a gateway of its own. May be empty when
+   * bots.yaml's `gateways:` names this relay's channels instead.
+   */
+  channels: z.record(z.string().min(1), channelRef).default({}),
   display: display.prefault({}),
   /** Let Slack unfurl (preview) links in relayed posts. */
   unfurl: z.boolean().default(false),

@@ -3,24 +3,43 @@ import type { Logger } from 'pino';
 import type { DurableQueue } from '../../src/index.js';
 import type { Counters } from './counters.js';
 import { classify, describe, type SlackFailure } from './errors.js';
+import type { ChannelIds } from './channel-ids.js';
+import { postTarget } from './channels.js';
 import type { SlackPost } from './render.js';
 import { QueueWorker } from './queue-worker.js';
 import { backoff, sleep } from './timing.js';
 
-/** One chat message waiting for Slack, as it will be posted. */
+/**
+ * One gateway line waiting for Slack, as it will be sent: a new post, or a change (chat.update,
+ * chat.delete) of a post the relay made. Items queued by versions before gateways have only the post
+ * fields, `key` `<chat id>:<msg_num>` and `channel`: they are posts.
+ */
 export interface OutboundItem extends SlackPost {
-  /** `<chat id>:<msg_num>`. */
+  /** `<channel> <line key>`: what `holds` compares (one chat message may go to two channels). */
   key: string;
-  /** The chat's reset count when queued (MsgNumMarks.epoch), when above 0: the key's msg_num belongs to that history. */
-  epoch?: number;
-  chat: string;
+  /** Absent: `post`. */
+  op?: 'post' | 'update' | 'delete';
+  /** The gateway's key of the line (OutgoingMessage.key), told back with the post's ts (env.gateway.posted). */
+  line?: string;
+  /** The channel as the gateway names it (an id, or a name). */
   channel: string;
+  /** A thread reply: the parent's ts. */
+  thread_ts?: string;
+  /** update, delete: the ts of the post changed. */
+  ts?: string;
+  /** The MsgNumMarks key (`<channel> <chat id>:<msg_num>`) marked once Slack took the item. */
+  mark?: string;
+  /** The chat's reset count when queued (MsgNumMarks.epoch), when above 0: the mark's msg_num belongs to that history. */
+  epoch?: number;
+  /** The chat's subject, for logs. */
+  chat: string;
   queuedAt: number;
 }
 
 export interface OutboundOptions {
   queue: DurableQueue<OutboundItem>;
   web: WebClient;
+  ids: ChannelIds;
   unfurl: boolean;
   log: Logger;
   counters: Counters;
@@ -28,15 +47,16 @@ export interface OutboundOptions {
   onFatal(failure: SlackFailure): void;
   /** chat.postMessage answered the id of a channel posted to by name. */
   onChannelId(name: string, id: string): void;
-  /** Slack took the item (called before it leaves the queue). */
-  onPosted(item: OutboundItem): void;
+  /** Slack took the item (called before it leaves the queue); `ts` of a new post. */
+  onPosted(item: OutboundItem, ts: string | undefined): void;
 }
 
 /** Unknown error codes are tried this often before the message is given up (loudly). */
 const UNKNOWN_TRIES = 5;
 
 /**
- * Chat → Slack: posts the durable queue's items one at a time, oldest first, with chat.postMessage.
+ * Gateway → Slack: sends the durable queue's items one at a time, oldest first (chat.postMessage,
+ * chat.update, chat.delete).
  * A rate limit waits Slack's Retry-After and posts the same item again (the SDK is told to reject
  * rate-limited calls and not to retry, so this queue does all the waiting, in order); a failure of
  * Slack or the network backs off and tries again, forever; a refusal of this one message (no such
@@ -59,17 +79,21 @@ export class Outbound extends QueueWorker<OutboundItem> {
     const { log, counters } = this.options;
     const queue = this.queue;
     try {
-      const answer = await this.options.web.chat.postMessage(this.arguments(item));
-      this.options.onPosted(item);
+      const ts = await this.send(item);
+      this.options.onPosted(item, ts);
       queue.shift();
-      counters.relayed_out += 1;
       this.attempt = 0;
       this.unknown = 0;
-      if (item.channel.startsWith('#') && answer.channel) this.options.onChannelId(item.channel.slice(1), answer.channel);
       return true;
     } catch (error) {
+      if (error instanceof UnknownChannelId) {
+        log.error({ chat: item.chat, key: item.key, channel: item.channel, op: item.op }, 'a change of a Slack post is not sent: the id of the channel, given by name, is not known (chat.update and chat.delete take only ids)');
+        queue.shift();
+        counters.failed += 1;
+        return true;
+      }
       const failure = classify(error);
-      const where = { chat: item.chat, key: item.key, channel: item.channel, code: failure.code };
+      const where = { chat: item.chat, key: item.key, channel: item.channel, op: item.op ?? 'post', code: failure.code };
       if (failure.kind === 'fatal') {
         this.options.onFatal(failure);
         return false;
@@ -95,11 +119,34 @@ export class Outbound extends QueueWorker<OutboundItem> {
     }
   }
 
+  /** Sends the item; answers the ts of a new post. */
+  private async send(item: OutboundItem): Promise<string | undefined> {
+    const { web, counters, ids } = this.options;
+    if (item.op === 'update' || item.op === 'delete') {
+      const channel = ids.idOf(item.channel);
+      if (!channel) throw new UnknownChannelId();
+      if (item.op === 'update') {
+        await web.chat.update({ channel, ts: item.ts!, text: item.text, parse: 'none', link_names: false });
+        counters.edited_out += 1;
+      } else {
+        await web.chat.delete({ channel, ts: item.ts! });
+        counters.deleted_out += 1;
+      }
+      return undefined;
+    }
+    const answer = await web.chat.postMessage(this.arguments(item));
+    counters.relayed_out += 1;
+    const target = postTarget(item.channel);
+    if (answer.channel && target.startsWith('#')) this.options.onChannelId(target.slice(1), answer.channel);
+    return answer.ts;
+  }
+
   private arguments(item: OutboundItem): ChatPostMessageArguments {
     const unfurl = this.options.unfurl;
     const common = {
-      channel: item.channel, text: item.text, parse: 'none' as const, link_names: false, unfurl_links: unfurl, unfurl_media: unfurl,
+      channel: postTarget(item.channel), text: item.text, parse: 'none' as const, link_names: false, unfurl_links: unfurl, unfurl_media: unfurl,
       ...(item.username === undefined ? {} : { username: item.username }),
+      ...(item.thread_ts === undefined ? {} : { thread_ts: item.thread_ts }),
     };
     if (item.icon_emoji) return { ...common, icon_emoji: item.icon_emoji };
     if (item.icon_url) return { ...common, icon_url: item.icon_url };
@@ -107,8 +154,15 @@ export class Outbound extends QueueWorker<OutboundItem> {
   }
 }
 
+/** chat.update / chat.delete of a channel given by name whose id was never learned. */
+class UnknownChannelId extends Error {
+  override name = 'UnknownChannelId';
+}
+
 function hint(code: string): string {
   if (code === 'not_in_channel') return ' (invite the app into the channel: /invite @app)';
-  if (code === 'channel_not_found') return ' (check the channel in channels:, and that the app may see it)';
+  if (code === 'channel_not_found') return ' (check the channel in channels: or gateways:, and that the app may see it)';
+  if (code === 'cant_update_message' || code === 'cant_delete_message') return ' (Slack lets an app change only its own posts)';
+  if (code === 'edit_window_closed') return ' (the workspace does not allow edits this late)';
   return '';
 }

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
-import { DurableQueue, failureFields, MsgNumMarks, QueueFullError, type PluginContext, type PluginEnv, type PluginInstance } from '../../src/index.js';
-import { ChannelMap } from './channels.js';
+import { DurableQueue, failureFields, MsgNumMarks, QueueFullError, type ChatReset, type OutgoingMessage, type PluginEnv, type PluginInstance } from '../../src/index.js';
+import { ChannelIds } from './channel-ids.js';
+import { ChannelMap, channelKey } from './channels.js';
 import { counters } from './counters.js';
 import { SlackDirectory } from './directory.js';
 import { classify, describe, failureReason, type SlackFailure } from './errors.js';
@@ -9,24 +10,27 @@ import { admit, type InboundItem, type SlackSelf } from './intake.js';
 import { Inbound } from './inbound.js';
 import type { RelaySlackOptions } from './options.js';
 import { Outbound, type OutboundItem } from './outbound.js';
-import { renderForSlack } from './render.js';
+import { planFor } from './outgoing.js';
 import { SeenEvents } from './seen.js';
 import { slackLogger } from './slack-logger.js';
 import { SocketModeLink, type Envelope } from './socket.js';
 import { backoff, sleep } from './timing.js';
 
 /**
- * The Slack relay: wires the two directions to the plugin API and owns the lifecycle.
+ * The Slack relay, a gateway endpoint: wires the two directions to the plugin API and owns the lifecycle.
  * - start(): returns at once; in the background auth.test (who the relay is), then the outbound
  *   worker, the Socket Mode link and the inbound worker.
- * - handle(): queues a mapped chat's message for Slack (durably) and returns; never waits on Slack.
+ * - endpoint.send(): the core hands a gateway line for one of the relay's channels; it is queued for
+ *   Slack (durably) and send returns; it never waits on Slack.
+ * - Slack events go through the inbound queue to env.gateway.receive().
  * - A refused token (either one) stops the relay only: logged once as an error, the rest of the bot
- *   goes on, handle() then only counts what it passes by (`skipped`).
+ *   goes on, send() then only counts what it passes by (`skipped`).
  */
 export class SlackRelay {
   private readonly counters = counters();
   private readonly web: WebClient;
-  private readonly channels: ChannelMap;
+  /** The channels of the relay's gateways: known at boot (env.gateway.channels()). */
+  private channels = new ChannelMap([]);
   private readonly directory: SlackDirectory;
   private readonly outbound: Outbound;
   private readonly inbound: Inbound;
@@ -50,8 +54,8 @@ export class SlackRelay {
       rejectRateLimitedCalls: true,
       timeout: options.request_timeout_ms,
     });
-    this.channels = new ChannelMap(options.channels);
-    this.directory = new SlackDirectory(this.web, log);
+    const ids = new ChannelIds(env.store);
+    this.directory = new SlackDirectory(this.web, log, ids);
     this.seen = new SeenEvents(env.store);
     this.marks = MsgNumMarks.open(join(env.dataDir, 'queued-marks.json'));
     const onFatal = (failure: SlackFailure) => this.fail(failure);
@@ -60,15 +64,13 @@ export class SlackRelay {
         maxItems: options.queue_max,
         onHighWater: (size, max) => log.warn({ size, max }, 'the queue to Slack is filling up'),
       }),
-      web: this.web, unfurl: options.unfurl, log, counters: this.counters, onFatal,
+      web: this.web, ids, unfurl: options.unfurl, log, counters: this.counters, onFatal,
       onChannelId: (name, id) => this.directory.learnChannel(id, name),
-      // Marked again once posted: a crash between queueing an item and marking it must not let the
-      // message, handed on again after the restart, be queued a second time once this copy is gone.
-      onPosted: (item) => this.marks.markKey(item.key, item.epoch ?? 0),
+      onPosted: (item, ts) => this.posted(item, ts),
     });
     this.inbound = new Inbound({
       queue: DurableQueue.open<InboundItem>(join(env.dataDir, 'from-slack.json'), { maxItems: options.queue_max }),
-      channels: this.channels, directory: this.directory, env, template: options.display.incoming, log, counters: this.counters, onFatal,
+      channels: () => this.channels, directory: this.directory, gateway: env.gateway, template: options.display.incoming, log, counters: this.counters, onFatal,
     });
     this.socket = new SocketModeLink({
       appToken: options.app_token, apiUrl: options.api_url, timeoutMs: options.request_timeout_ms, log,
@@ -86,17 +88,9 @@ export class SlackRelay {
           this.env.log.error({ err: error }, 'relay-slack could not start');
         });
       },
-      handle: async (ctx, next) => {
-        try {
-          this.relay(ctx);
-        } catch (error) {
-          this.counters.failed += 1;
-          ctx.log.error({ ...failureFields(error, QueueFullError), msgNum: ctx.message.msg_num }, 'a message could not be queued for Slack; it is not relayed');
-        }
-        await next();
-      },
+      endpoint: { send: (channel, out) => this.send(channel, out) },
       // The chat's msg_nums start again: the marks of its old history must not hide the new messages.
-      chatReset: (reset) => this.marks.reset(reset.chat.id),
+      chatReset: (reset) => this.chatReset(reset),
       stop: () => this.stop(),
       stats: () => this.stats(),
     };
@@ -106,30 +100,58 @@ export class SlackRelay {
     return { ...this.counters, queued: this.outbound.size, disabled: this.failure ? 1 : 0 };
   }
 
-  /** Chat → Slack: queue a mapped chat's ordinary message, once (a message handed on again after a crash is known). */
-  private relay(ctx: PluginContext): void {
-    const { message, chat } = ctx;
-    const channel = this.channels.slackChannelFor(chat);
-    if (!channel || message.type !== 'chat_msg_type_normal') return;
+  /**
+   * Gateway → Slack: queue the line for the channel, once. The core hands a chat message's line again
+   * after a crash: the last msg_num queued per channel and chat (`queued-marks.json`) and the queue's
+   * own keys say it is there already.
+   */
+  private send(channel: string, out: OutgoingMessage): void {
+    const log = this.env.log;
     if (this.failure) {
       this.counters.skipped += 1;
       return;
     }
-    const key = `${chat.id}:${message.msg_num}`;
-    // An item queued before a reset of the chat's history (an older epoch) is another message with the same key.
-    const epoch = this.marks.epoch(chat.id);
-    if (this.marks.has(chat.id, message.msg_num) || this.outbound.holds(key, epoch)) return;
-    const item: OutboundItem = { key, chat: chat.subject, channel, queuedAt: Date.now(), ...renderForSlack(message, chat, this.options.display) };
-    if (epoch > 0) item.epoch = epoch;
+    const { chat, message } = out.source;
     try {
+      const plan = planFor(channel, out, this.options.display, Date.now());
+      if ('dropped' in plan) {
+        this.counters.dropped += 1;
+        log.debug({ channel, key: out.key, kind: out.kind, reason: plan.dropped }, 'a gateway line is not sent to Slack');
+        return;
+      }
+      const item = plan.item;
+      const marked = markChat(channel, chat.id);
+      // An item queued before a reset of the chat's history (an older epoch) is another message with the same msg_num.
+      const epoch = this.marks.epoch(marked);
+      if (this.marks.has(marked, message.msg_num) || this.outbound.holds(item.key, epoch)) return;
+      item.mark = `${marked}:${message.msg_num}`;
+      if (epoch > 0) item.epoch = epoch;
       this.outbound.push(item);
+      this.marks.mark(marked, message.msg_num);
     } catch (error) {
-      if (!(error instanceof QueueFullError)) throw error;
       this.counters.failed += 1;
-      ctx.log.error({ chat: chat.subject, msgNum: message.msg_num, queued: this.outbound.size }, 'the queue to Slack is full; this message is not relayed');
-      return;
+      const full = error instanceof QueueFullError;
+      log.error(
+        { ...failureFields(error, QueueFullError), chat: chat.subject, channel, msgNum: message.msg_num, queued: this.outbound.size },
+        full ? 'the queue to Slack is full; this line is not relayed' : 'a line could not be queued for Slack; it is not relayed',
+      );
     }
-    this.marks.mark(chat.id, message.msg_num);
+  }
+
+  /**
+   * Slack took an item. Marked again: a crash between queueing an item and marking it must not let the
+   * message, handed on again after the restart, be queued a second time once this copy is gone. A new
+   * post's ts goes to the core's message map (threads, edits and deletions find it there).
+   */
+  private posted(item: OutboundItem, ts: string | undefined): void {
+    if (item.mark) this.marks.markKey(item.mark, item.epoch ?? 0);
+    if (ts && item.line) this.env.gateway.posted(item.line, item.channel, ts);
+  }
+
+  /** The chat's msg_nums start again: the marks of its old history, in every channel, must not hide the new messages. */
+  private chatReset(reset: ChatReset): void {
+    const channels = new Set([...this.env.gateway.channels(), ...Object.values(this.options.channels)].map(channelKey));
+    for (const channel of channels) this.marks.reset(markChat(channel, reset.chat.id));
   }
 
   /**
@@ -180,7 +202,7 @@ export class SlackRelay {
         const who = await this.web.auth.test();
         this.self.userId = who.user_id;
         this.self.botId = who.bot_id;
-        log.info({ team: who.team, user: who.user, channels: Object.keys(this.options.channels).length }, 'relay-slack connected to Slack');
+        log.info({ team: who.team, user: who.user }, 'relay-slack connected to Slack');
         break;
       } catch (error) {
         const failure = classify(error);
@@ -191,6 +213,9 @@ export class SlackRelay {
       }
     }
     if (signal.aborted || this.failure) return;
+    this.channels = new ChannelMap(this.env.gateway.channels());
+    if (this.channels.size === 0) log.warn('relay-slack is in no gateway: no channels: in its options, and bots.yaml\'s gateways: name none of its channels');
+    else log.info({ channels: this.env.gateway.channels() }, 'relay-slack channels');
     this.outbound.start();
     this.inbound.start();
     this.socket.start();
@@ -236,4 +261,9 @@ export class SlackRelay {
     await this.booting;
     await this.halt();
   }
+}
+
+/** The MsgNumMarks "chat" of a channel and chat: marks are kept per pair (one chat may go to two channels). */
+function markChat(channel: string, chatId: string): string {
+  return `${channelKey(channel)} ${chatId}`;
 }

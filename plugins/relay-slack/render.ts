@@ -1,11 +1,8 @@
-import type { ChatInfo, ChatMessage } from '../../src/index.js';
+import type { OutgoingMessage } from '../../src/index.js';
 import { escapeForSlack, slackUsername } from './escape.js';
 import type { DisplayOptions } from './options.js';
 
-/** The most text one chat post takes (the supervisor's outbox refuses longer ones). */
-export const MAX_CHAT_POST = 10_000;
-
-/** What a chat message becomes in Slack: chat.postMessage's text, username and icon. */
+/** What a gateway line becomes in Slack: chat.postMessage's text, username and icon. */
 export interface SlackPost {
   text: string;
   username?: string;
@@ -13,23 +10,82 @@ export interface SlackPost {
   icon_emoji?: string;
 }
 
+/** How much of the answered message a quote shows (platforms without threads get `out.quote`). */
+const QUOTE_CHARS = 80;
+
 /** Fills `{key}` placeholders in one pass (a value containing `{name}` is not filled again). */
 export function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole);
 }
 
-export function renderForSlack(message: ChatMessage, chat: ChatInfo, display: DisplayOptions): SlackPost {
-  const name = message.display_name || message.user_name || `user ${message.user_id}`;
-  const text = display.name_in_text ? `*${escapeForSlack(name)}*: ${escapeForSlack(message.message)}` : escapeForSlack(message.message);
-  const post: SlackPost = { text };
+/** The speaker's name to show: the gateway's, else (a chat member) the message's display or user name. */
+export function speakerName(out: OutgoingMessage): string {
+  const message = out.source.message;
+  const fromChat = out.speaker.platform === 'chat';
+  return out.speaker.name || (fromChat ? message.display_name || message.user_name : '') || out.speaker.id || 'unknown';
+}
+
+/**
+ * A new Slack post for a gateway line: the text (escaped: it shows as written and mentions nobody),
+ * under the speaker's name, with the chat member's photo (a person from elsewhere, an IRC nick, gets
+ * `default_icon`). `edit` here is an edit Slack cannot apply (the relay did not post the original):
+ * a follow-up line `(edit) text`.
+ */
+export function renderForSlack(out: OutgoingMessage, display: DisplayOptions): SlackPost {
+  const name = speakerName(out);
+  const post: SlackPost = { text: quoted(out) + body(out, name, display, true) };
   if (display.username !== '') {
-    post.username = slackUsername(fill(display.username, { name, user: message.user_name || name, chat: chat.subject }));
+    const user = out.speaker.platform === 'chat' ? out.source.message.user_name || name : name;
+    post.username = slackUsername(fill(display.username, { name, user, chat: out.source.chat.subject }));
   }
-  const photo = display.avatars && /^https?:\/\//.test(message.profile_photo_url ?? '') ? message.profile_photo_url : undefined;
+  const photo = out.speaker.platform === 'chat' && display.avatars && /^https?:\/\//.test(out.source.message.profile_photo_url ?? '')
+    ? out.source.message.profile_photo_url
+    : undefined;
   const icon = photo ?? display.default_icon;
   if (icon?.startsWith(':')) post.icon_emoji = icon;
   else if (icon) post.icon_url = icon;
   return post;
+}
+
+/** The new text of a post the relay made, for chat.update (Slack keeps the post's name and icon). */
+export function renderEdit(out: OutgoingMessage, display: DisplayOptions): string {
+  return body(out, speakerName(out), display, false);
+}
+
+function body(out: OutgoingMessage, name: string, display: DisplayOptions, followUp: boolean): string {
+  const who = escapeForSlack(name);
+  const text = escapeForSlack(out.text) + files(out);
+  const named = (line: string) => (display.name_in_text ? `*${who}*: ${line}` : line);
+  switch (out.kind) {
+    case 'action':
+      return `_${who} ${text}_`;
+    case 'edit':
+      return named(followUp ? `(edit) ${text}` : text);
+    case 'join':
+      return `_${who} joined${text ? `: ${text}` : ''}_`;
+    case 'leave':
+      return `_${who} left${text ? ` (${text})` : ''}_`;
+    case 'topic':
+      return `_${who} set the topic: ${text}_`;
+    default:
+      return named(text);
+  }
+}
+
+/** Files travel as links: `[file: name url]` lines, as Slack files come into the chats. */
+function files(out: OutgoingMessage): string {
+  const lines = (out.files ?? []).filter((file) => file.url || file.name).map((file) =>
+    `[file: ${escapeForSlack(file.name || 'file')}${file.url ? ` ${escapeForSlack(file.url)}` : ''}]`);
+  return lines.length === 0 ? '' : `${out.text ? '\n' : ''}${lines.join('\n')}`;
+}
+
+/** `> name: snippet` above the text, when the line answers a message Slack has no thread for here. */
+function quoted(out: OutgoingMessage): string {
+  if (out.replyTo || !out.quote) return '';
+  const first = out.quote.text.split(/\r?\n/, 1)[0] ?? '';
+  const points = [...first];
+  const snippet = points.length > QUOTE_CHARS ? `${points.slice(0, QUOTE_CHARS).join('')}…` : first;
+  return `> ${escapeForSlack(out.quote.name.replace(/[\r\n]+/g, ' '))}: ${escapeForSlack(snippet)}\n`;
 }
 
 /** A Slack name as the chat shows it: one line, no angle brackets (they frame the name). */
@@ -37,17 +93,7 @@ export function chatName(name: string): string {
   return name.replace(/[<>\r\n\t]+/g, ' ').replace(/\s+/g, ' ').trim() || 'unknown';
 }
 
-/**
- * A Slack message as chat posts: the `incoming` template filled, split into posts the chat takes
- * (each at most MAX_CHAT_POST characters, every part with the name).
- */
-export function renderForChat(template: string, name: string, text: string, channel: string): string[] {
-  const frame = fill(template, { name, channel, text: '' });
-  const room = Math.max(100, MAX_CHAT_POST - frame.length);
-  const parts: string[] = [];
-  const points = [...text];
-  for (let start = 0; start < points.length || parts.length === 0; start += room) {
-    parts.push(fill(template, { name, channel, text: points.slice(start, start + room).join('') }));
-  }
-  return parts;
+/** A Slack message as the chat shows it: the `incoming` template filled (the core splits long posts). */
+export function renderForChat(template: string, name: string, text: string, channel: string): string {
+  return fill(template, { name, channel, text });
 }

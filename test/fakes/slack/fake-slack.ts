@@ -1,13 +1,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SocketMode, type SentEnvelope } from './socket-mode.js';
-import { APP_ID, BOT, Clock, defaultChannels, defaultUsers, type FakeChannel, type FakeUser } from './state.js';
-import { WebApi, type Fault, type Posted } from './web-api.js';
+import { APP_ID, BOT, defaultChannels, defaultUsers, type FakeChannel, type FakeUser } from './state.js';
+import { WebApi, type Change, type Fault, type Posted, type StoredMessage } from './web-api.js';
 
 export interface FakeSlackOptions {
   users?: FakeUser[];
   channels?: FakeChannel[];
-  /** Send the relay's own posts back as message events (subtype bot_message, bot_id), as Slack does. Default true. */
+  /**
+   * Send the relay's own posts back as message events (subtype bot_message, bot_id), and its updates
+   * and deletions as message_changed / message_deleted, as Slack does. Default true.
+   */
   echoPosts?: boolean;
 }
 
@@ -20,7 +23,6 @@ export interface FakeSlackOptions {
 export class FakeSlack {
   readonly api: WebApi;
   readonly socket = new SocketMode();
-  private readonly clock = new Clock();
   private server!: Server;
   private base = '';
   private eventCount = 0;
@@ -29,6 +31,7 @@ export class FakeSlack {
     this.api = new WebApi(options.users ?? defaultUsers(), options.channels ?? defaultChannels(), {
       socketUrl: () => this.socket.url(this.base.replace(/^http/, 'ws')),
       posted: (post) => this.echo(post),
+      changed: (change, after) => this.echoChange(change, after),
     });
   }
 
@@ -69,13 +72,50 @@ export class FakeSlack {
     this.api.revoked.add(kind);
   }
 
-  /** A person's message in a channel, as a Socket Mode events_api envelope. */
+  /** A person's message in a channel, as a Socket Mode events_api envelope (kept: it can be edited, deleted, replied to). */
   message(channel: string, user: string, text: string, extra: Record<string, unknown> = {}, options: { eventId?: string } = {}): SentEnvelope {
-    const ts = (extra.ts as string | undefined) ?? this.clock.ts();
+    const ts = (extra.ts as string | undefined) ?? this.api.clock.ts();
     this.eventCount += 1;
+    if (!extra.bot_id && !extra.subtype) {
+      this.api.store(channel, { type: 'message', ts, text, user, ...(typeof extra.thread_ts === 'string' ? { thread_ts: extra.thread_ts } : {}) });
+    }
     return this.socket.send({
       type: 'message', channel, user, text, ts, event_ts: ts, channel_type: 'channel', team: 'T0FAKE0001',
       client_msg_id: `msg-${this.eventCount}`, ...extra,
+    }, options);
+  }
+
+  /** A person's reply in the thread of `parentTs` (Slack's message event with `thread_ts`). */
+  threadReply(channel: string, user: string, text: string, parentTs: string, extra: Record<string, unknown> = {}): SentEnvelope {
+    return this.message(channel, user, text, { thread_ts: parentTs, parent_user_id: this.api.message(channel, parentTs)?.user, ...extra });
+  }
+
+  /**
+   * A person edits their message `ts`: the Events API's message_changed (hidden, `message` with the new
+   * text and `edited: {user, ts}`, `previous_message` as it was). Answers the envelope; the edit's ts is
+   * `message.edited.ts`.
+   */
+  messageChanged(channel: string, ts: string, text: string, options: { eventId?: string } = {}): SentEnvelope {
+    const before = this.api.message(channel, ts);
+    if (!before) throw new Error(`the fake Slack has no message ${ts} in ${channel}`);
+    const eventTs = this.api.clock.ts();
+    const after: StoredMessage = { ...before, text, edited: { user: before.user ?? before.bot_id ?? '', ts: eventTs } };
+    this.api.store(channel, after);
+    return this.socket.send({
+      type: 'message', subtype: 'message_changed', hidden: true, channel, ts: eventTs, event_ts: eventTs, channel_type: 'channel',
+      message: after, previous_message: before,
+    }, options);
+  }
+
+  /** A person deletes their message `ts`: the Events API's message_deleted (hidden, `deleted_ts`, `previous_message`). */
+  messageDeleted(channel: string, ts: string, options: { eventId?: string } = {}): SentEnvelope {
+    const before = this.api.message(channel, ts);
+    if (!before) throw new Error(`the fake Slack has no message ${ts} in ${channel}`);
+    this.api.messages.get(channel)!.delete(ts);
+    const eventTs = this.api.clock.ts();
+    return this.socket.send({
+      type: 'message', subtype: 'message_deleted', hidden: true, channel, ts: eventTs, event_ts: eventTs, deleted_ts: ts, channel_type: 'channel',
+      previous_message: before,
     }, options);
   }
 
@@ -88,8 +128,18 @@ export class FakeSlack {
     if (this.options.echoPosts === false) return;
     this.socket.send({
       type: 'message', subtype: 'bot_message', channel: post.channel, text: post.text, ts: post.ts, event_ts: post.ts,
-      username: post.username, bot_id: BOT.botId, app_id: APP_ID, channel_type: 'channel',
+      username: post.username, bot_id: BOT.botId, app_id: APP_ID, channel_type: 'channel', ...(post.thread_ts ? { thread_ts: post.thread_ts } : {}),
     });
+  }
+
+  /** The app's own chat.update / chat.delete, as Slack sends them back: message_changed / message_deleted of a bot_message. */
+  private echoChange(change: Change, after: StoredMessage | undefined): void {
+    if (this.options.echoPosts === false) return;
+    const eventTs = this.api.clock.ts();
+    const common = { type: 'message', hidden: true, channel: change.channel, ts: eventTs, event_ts: eventTs, channel_type: 'channel', previous_message: change.before };
+    this.socket.send(after
+      ? { ...common, subtype: 'message_changed', message: after }
+      : { ...common, subtype: 'message_deleted', deleted_ts: change.ts });
   }
 
   private async request(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -15,11 +15,39 @@ export interface Posted {
   channel: string;
   ts: string;
   text: string;
+  /** A thread reply: the parent's ts. */
+  thread_ts?: string;
   username?: string;
   icon_url?: string;
   icon_emoji?: string;
   args: Record<string, string>;
   mentions: string[];
+}
+
+/** A message in a channel as the fake keeps it: a person's (`user`) or the app's (`bot_id`), as it is now. */
+export interface StoredMessage {
+  type: 'message';
+  subtype?: string;
+  ts: string;
+  text: string;
+  user?: string;
+  bot_id?: string;
+  app_id?: string;
+  username?: string;
+  thread_ts?: string;
+  edited?: { user: string; ts: string };
+}
+
+/** A chat.update or chat.delete the fake applied. */
+export interface Change {
+  method: 'chat.update' | 'chat.delete';
+  channel: string;
+  ts: string;
+  /** chat.update: the new text. */
+  text?: string;
+  args: Record<string, string>;
+  /** The message before the change. */
+  before: StoredMessage;
 }
 
 /** A fault for the next calls of a method: an HTTP status (429 with Retry-After) or a Slack error. */
@@ -37,8 +65,9 @@ export interface Answer {
 }
 
 /**
- * The Web API methods the relay uses, in Slack's documented shapes: auth.test, chat.postMessage,
- * users.info, conversations.info, apps.connections.open (the app token's). Tokens come as
+ * The Web API methods the relay uses, in Slack's documented shapes: auth.test, chat.postMessage (with
+ * `thread_ts`), chat.update, chat.delete, users.info, conversations.info, apps.connections.open (the
+ * app token's). Every channel's messages are kept (`messages`), so updates and deletions act on them. Tokens come as
  * `Authorization: Bearer`; a wrong one answers invalid_auth, a token of the wrong kind
  * not_allowed_token_type. Answers are 200 with `ok`, except a rate limit: 429, Retry-After and
  * `{ ok: false, error: 'ratelimited' }`. A call inside a rate limit window is answered 429 again and
@@ -47,6 +76,10 @@ export interface Answer {
 export class WebApi {
   readonly calls: ApiCall[] = [];
   readonly posts: Posted[] = [];
+  /** chat.update and chat.delete calls that changed a message, in order. */
+  readonly changes: Change[] = [];
+  /** Every channel's messages (people's and the app's), by ts: what chat.update and chat.delete act on. */
+  readonly messages = new Map<string, Map<string, StoredMessage>>();
   /** Calls made before the Retry-After of their method had passed, by method. */
   readonly early: Record<string, number> = {};
   readonly users = new Map<string, FakeUser>();
@@ -54,12 +87,13 @@ export class WebApi {
   readonly revoked = new Set<string>();
   private readonly faults = new Map<string, Fault[]>();
   private readonly limitedUntil = new Map<string, number>();
-  private readonly clock = new Clock();
+  /** One clock for the whole workspace: every ts is unique. */
+  readonly clock = new Clock();
 
   constructor(
     users: FakeUser[],
     channels: FakeChannel[],
-    private readonly hooks: { socketUrl(): string; posted(post: Posted): void },
+    private readonly hooks: { socketUrl(): string; posted(post: Posted): void; changed(change: Change, after: StoredMessage | undefined): void },
   ) {
     for (const user of users) this.users.set(user.id, user);
     for (const channel of channels) this.channels.set(channel.id, channel);
@@ -123,9 +157,68 @@ export class WebApi {
       }
       case 'chat.postMessage':
         return this.postMessage(args);
+      case 'chat.update':
+        return this.update(args);
+      case 'chat.delete':
+        return this.delete(args);
       default:
         return fail('unknown_method');
     }
+  }
+
+  /** Keeps a message (a person's, said through the harness, or the app's post). */
+  store(channel: string, message: StoredMessage): void {
+    let messages = this.messages.get(channel);
+    if (!messages) this.messages.set(channel, (messages = new Map()));
+    messages.set(message.ts, message);
+  }
+
+  message(channel: string, ts: string): StoredMessage | undefined {
+    return this.messages.get(channel)?.get(ts);
+  }
+
+  /** The now-visible replies of a thread (messages whose thread_ts is the parent's), oldest first. */
+  thread(channel: string, parentTs: string): StoredMessage[] {
+    return [...(this.messages.get(channel)?.values() ?? [])].filter((m) => m.thread_ts === parentTs && m.ts !== parentTs);
+  }
+
+  /**
+   * chat.update (https://api.slack.com/methods/chat.update): `channel` must be an id, `ts` one of the
+   * app's own messages there (a person's: cant_update_message); answers `channel`, `ts`, `text`, `message`.
+   */
+  private update(args: Record<string, string>): Answer {
+    const found = this.changeable(args, 'cant_update_message');
+    if ('answer' in found) return found.answer;
+    const text = args.text ?? '';
+    if (text === '') return fail('no_text');
+    const { channel, before } = found;
+    const after: StoredMessage = { ...before, text, edited: { user: BOT.userId, ts: this.clock.ts() } };
+    this.store(channel, after);
+    const change: Change = { method: 'chat.update', channel, ts: before.ts, text, args, before };
+    this.changes.push(change);
+    this.hooks.changed(change, after);
+    return ok({ channel, ts: before.ts, text, message: { type: 'message', subtype: 'bot_message', text, user: BOT.userId, bot_id: BOT.botId, app_id: APP_ID, username: before.username } });
+  }
+
+  /** chat.delete (https://api.slack.com/methods/chat.delete): the same checks; answers `channel` and `ts`. */
+  private delete(args: Record<string, string>): Answer {
+    const found = this.changeable(args, 'cant_delete_message');
+    if ('answer' in found) return found.answer;
+    const { channel, before } = found;
+    this.messages.get(channel)!.delete(before.ts);
+    const change: Change = { method: 'chat.delete', channel, ts: before.ts, args, before };
+    this.changes.push(change);
+    this.hooks.changed(change, undefined);
+    return ok({ channel, ts: before.ts });
+  }
+
+  private changeable(args: Record<string, string>, notOwn: string): { channel: string; before: StoredMessage } | { answer: Answer } {
+    const channel = this.channels.get(args.channel ?? '');
+    if (!channel) return { answer: fail('channel_not_found') };
+    const before = this.message(channel.id, args.ts ?? '');
+    if (!before) return { answer: fail('message_not_found') };
+    if (before.bot_id !== BOT.botId) return { answer: fail(notOwn) };
+    return { channel: channel.id, before };
   }
 
   private postMessage(args: Record<string, string>): Answer {
@@ -139,11 +232,16 @@ export class WebApi {
     const post: Posted = {
       channel: channel.id, ts, text, username: args.username, icon_url: args.icon_url, icon_emoji: args.icon_emoji, args, mentions: mentionsIn(text),
     };
+    if (args.thread_ts) post.thread_ts = args.thread_ts;
     this.posts.push(post);
+    this.store(channel.id, {
+      type: 'message', subtype: 'bot_message', ts, text, bot_id: BOT.botId, app_id: APP_ID, username: args.username,
+      ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}),
+    });
     this.hooks.posted(post);
     return ok({
       channel: channel.id, ts,
-      message: { type: 'message', subtype: 'bot_message', text, ts, username: args.username, bot_id: BOT.botId, app_id: APP_ID },
+      message: { type: 'message', subtype: 'bot_message', text, ts, username: args.username, bot_id: BOT.botId, app_id: APP_ID, ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}) },
     });
   }
 }
