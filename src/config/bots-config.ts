@@ -97,8 +97,8 @@ export const botsConfigSchema = z.strictObject({
   gateways: z.array(gateway).default([]),
   /** The gateways' message map (for threads, edits, and lines taken twice): how many lines and days it keeps. */
   message_map: z.strictObject({
-    max_lines: z.number().int().min(100).default(100_000),
-    max_age_days: z.number().positive().default(30),
+    max_lines: z.number().int().min(100).default(20_000),
+    max_age_days: z.number().positive().default(14),
   }).prefault({}),
 }).superRefine((config, ctx) => {
   const gatewayNames = new Set<string>();
