@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, test } from 'vitest';
 import type { OutgoingMessage } from '../src/gateway/message.js';
-import { MsgNumMarks } from '../src/index.js';
 import type { ChatMessage } from '../src/api/types.js';
 import { textRoom } from '../plugins/relay-irc/format.js';
 import { channelLine, incomingFromIrc, LineIds } from '../plugins/relay-irc/incoming.js';
@@ -13,6 +12,7 @@ import { relayOptions } from '../plugins/relay-irc/options.js';
 import { Outbound } from '../plugins/relay-irc/outbound.js';
 import { renderForIrc } from '../plugins/relay-irc/render.js';
 import { Routes } from '../plugins/relay-irc/routes.js';
+import { SentKeys } from '../plugins/relay-irc/sent-keys.js';
 import { UNPACED } from '../plugins/relay-irc/timing.js';
 import { ToIrc } from '../plugins/relay-irc/to-irc.js';
 
@@ -116,8 +116,7 @@ describe('relay-irc: a gateway line is queued once', () => {
       server: '127.0.0.1', port: 6667, tls: false, verify: true, nick: 'gwbot', username: 'gw', realname: 'gw', channels, reconnect: { minMs: 100, maxMs: 100 },
     }, UNPACED, log, { ready() {}, down() {}, joined() {}, left() {}, serverMessage() {}, channelMessage() {} });
     const outbound = new Outbound({ dataDir: dir, channels, maxLines: 100, warnAt: 0.5, inFlight: 5, maxAttempts: 2, confirmTimeoutMs: 60_000 }, link, UNPACED, log);
-    const marks = MsgNumMarks.open(join(dir, 'relayed.json'));
-    return { toIrc: new ToIrc(options, routes, outbound, marks, log), outbound };
+    return { toIrc: new ToIrc(options, routes, outbound, SentKeys.open(dir), log), outbound };
   }
 
   test('the same line twice, or again after a restart, goes out once per channel', () => {
@@ -135,12 +134,30 @@ describe('relay-irc: a gateway line is queued once', () => {
     expect(again.toIrc.counters).toEqual({ relayed_messages: 1, queued_lines: 1, refused_queue_full: 0 });
   });
 
-  test('after a history reset the chat\'s msg_nums count again, in every channel', () => {
+  test('lines are told apart by key, not msg_num: an answer in parts, then the message\'s own line, then a late answer all go out', () => {
     const relay = open();
     const before = relay.outbound.queued;
-    relay.toIrc.chatReset('17', ['#general', '#other']);
-    relay.toIrc.send('#general', line({ msgNum: 1, key: 'chat:17@bot new-1', text: 'new history' }));
-    relay.toIrc.send('#other', line({ msgNum: 1, key: 'chat:17@bot new-1', text: 'new history' }));
+    relay.toIrc.send('#other', line({ msgNum: 5, key: 'answer 5 part 1', text: 'pong (1/2)' }));
+    relay.toIrc.send('#other', line({ msgNum: 5, key: 'answer 5 part 2', text: 'pong (2/2)' }));
+    relay.toIrc.send('#other', line({ msgNum: 5, key: 'line 5' }));
+    relay.toIrc.send('#other', line({ msgNum: 6, key: 'line 6' }));
+    relay.toIrc.send('#other', line({ msgNum: 5, key: 'answer 5 late', text: 'slow answer' }));
+    relay.toIrc.send('#other', line({ msgNum: 5, key: 'answer 5 part 2', text: 'pong (2/2)' }));
+    expect(relay.outbound.queued).toBe(before + 5);
+  });
+
+  test('after a history reset the chat\'s lines are new, in every channel, even under the keys of old ones', () => {
+    const relay = open();
+    const before = relay.outbound.queued;
+    relay.toIrc.chatReset('17');
+    // The same keys as before the reset (a service that lost its data gives its ids again): new lines.
+    relay.toIrc.send('#general', line({ msgNum: 1, text: 'new history' }));
+    relay.toIrc.send('#other', line({ msgNum: 1, text: 'new history' }));
+    relay.toIrc.send('#other', line({ msgNum: 1, text: 'new history' }));
     expect(relay.outbound.queued).toBe(before + 2);
+    // Remembered across a restart, reset included.
+    const again = open();
+    again.toIrc.send('#other', line({ msgNum: 1, text: 'new history' }));
+    expect(again.outbound.queued).toBe(before + 2);
   });
 });

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { definePlugin, MsgNumMarks } from '../../src/index.js';
+import { resolve } from 'node:path';
+import { definePlugin } from '../../src/index.js';
 import { IrcLink } from './irc-link.js';
 import { relayOptions } from './options.js';
 import { Outbound } from './outbound.js';
 import { ircLower, Routes, type ChannelToJoin } from './routes.js';
+import { SentKeys } from './sent-keys.js';
 import { TokenBucket, UNPACED } from './timing.js';
 import { IrcToChat } from './to-chat.js';
 import { ToIrc } from './to-irc.js';
@@ -57,7 +58,6 @@ export default definePlugin({
       serverMessage: (message) => outbound?.onServerMessage(message),
       channelMessage: (line) => toChat?.onChannelMessage(line),
     });
-    const marks = MsgNumMarks.open(join(env.dataDir, 'relayed.json'));
     outbound = new Outbound({
       dataDir: env.dataDir,
       channels,
@@ -69,7 +69,7 @@ export default definePlugin({
     }, link, bucket, log);
     toChat = new IrcToChat(() => env.gateway, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
       options.ignore_nicks, (nick) => link.isSelf(nick), log);
-    const toIrc = new ToIrc(options, routes, outbound, marks, log);
+    const toIrc = new ToIrc(options, routes, outbound, SentKeys.open(env.dataDir), log);
     const known = new Set(channels.map((channel) => channel.key));
     /** A gateway line for a channel not known at the start gets a queue and a JOIN (not expected: the core names them all). */
     const ensureChannel = (name: string): void => {
@@ -97,9 +97,9 @@ export default definePlugin({
           toIrc.send(channel, out);
         },
       },
-      // The chat's msg_nums start again: the marks of its old history must not hide the new messages.
+      // The chat's history starts again: what was sent of its old one must not hide the new messages.
       chatReset(reset) {
-        toIrc.chatReset(String(reset.chat.id), [...known]);
+        toIrc.chatReset(String(reset.chat.id));
       },
       async stop() {
         await outbound!.stop();

@@ -10,7 +10,7 @@ import { Wakeup, type Pacer } from './timing.js';
 
 /**
  * One PRIVMSG text waiting for its channel; `src` is `<chat id>:<msg_num>` of the chat message it was
- * handed on from, `key` the gateway line's key (absent in queues written before gateways).
+ * handed on from, `key` the gateway line's id in SentKeys (absent in queues written before gateways).
  */
 export interface QueuedLine {
   src: string;

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import { QueueFullError, type MsgNumMarks } from '../../src/index.js';
+import { QueueFullError } from '../../src/index.js';
 import type { OutgoingMessage } from '../../src/gateway/message.js';
 import { textRoom } from './format.js';
 import type { RelayOptions } from './options.js';
 import type { Outbound } from './outbound.js';
 import { renderForIrc } from './render.js';
 import { ircLower, type Routes } from './routes.js';
+import type { SentKeys } from './sent-keys.js';
 
 /**
  * Gateway lines to IRC (the relay's endpoint.send): a line becomes attributed PRIVMSG texts in its
@@ -13,9 +14,8 @@ import { ircLower, type Routes } from './routes.js';
  * of the chain is never held up by IRC.
  *
  * Sent once: the core may hand the same line again after a crash (the chain runs again from the
- * cursor). The marks remember, per source chat AND channel, the last msg_num queued: the gateway step
- * runs in msg_num order, so anything at or below it was queued already. A line queued but not yet
- * marked when the crash came is still in the queue under its key.
+ * cursor). SentKeys remembers each line (by its key, channel and chat) once queued; a line queued but
+ * not yet remembered when the crash came is still in the queue under the same id.
  */
 export class ToIrc {
   readonly counters = { relayed_messages: 0, queued_lines: 0, refused_queue_full: 0 };
@@ -24,7 +24,7 @@ export class ToIrc {
     private readonly options: RelayOptions,
     private readonly routes: Routes,
     private readonly outbound: Outbound,
-    private readonly marks: MsgNumMarks,
+    private readonly sent: SentKeys,
     private readonly log: Logger,
   ) {}
 
@@ -32,8 +32,8 @@ export class ToIrc {
     const channelKey = ircLower(channel);
     const chatId = String(out.source.chat.id);
     const msgNum = out.source.message.msg_num;
-    const mark = markKey(chatId, channelKey);
-    if (this.marks.has(mark, msgNum) || this.outbound.holds(channelKey, out.key)) return;
+    const id = this.sent.idOf(chatId, channelKey, out.key);
+    if (this.sent.has(id) || this.outbound.holds(channelKey, id)) return;
     const texts = renderForIrc(out, this.routes.prefixFor(out.source.chat, channelKey), {
       template: this.options.formats.to_irc,
       antiPing: this.options.anti_ping,
@@ -41,7 +41,7 @@ export class ToIrc {
       maxLines: this.options.max_lines_per_message,
     });
     try {
-      this.outbound.enqueue(channelKey, texts.map((text) => ({ src: `${chatId}:${msgNum}`, key: out.key, text })));
+      this.outbound.enqueue(channelKey, texts.map((text) => ({ src: `${chatId}:${msgNum}`, key: id, text })));
       this.counters.queued_lines += texts.length;
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
@@ -49,17 +49,13 @@ export class ToIrc {
       this.log.error({ channel, chat: out.source.chat.subject, msgNum, lines: texts.length, reason: error.message },
         `IRC queue for ${channel} is full: message ${msgNum} of ${out.source.chat.subject} is NOT relayed`);
     }
+    // A refused line is remembered too: it was said loudly, and is not tried again.
     this.counters.relayed_messages += 1;
-    this.marks.mark(mark, msgNum);
+    this.sent.add(id);
   }
 
-  /** The chat's msg_nums start again: its marks, for every channel, must not hide the new messages. */
-  chatReset(chatId: string, channelKeys: string[]): void {
-    for (const channelKey of channelKeys) this.marks.reset(markKey(chatId, channelKey));
+  /** The chat's history starts again: lines of its new messages are new, whatever their keys. */
+  chatReset(chatId: string): void {
+    this.sent.reset(chatId);
   }
-}
-
-/** The marks' key of a chat and channel (a space never occurs in a folded channel name). */
-function markKey(chatId: string, channelKey: string): string {
-  return `${chatId} ${channelKey}`;
 }

@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { DurableQueue, MsgNumMarks } from '../../src/index.js';
+
+/** Lines remembered, at most: far more than a chain can run again after a crash (it restarts at its cursor). */
+const REMEMBERED = 20_000;
+
+/**
+ * The gateway lines already queued for IRC, by their key and channel: the core may hand a line again
+ * (the chain ran again after a crash) and it must go out once. Keys, not msg_nums: one chat message
+ * can send several lines to one channel (an answer in parts, given only to IRC, then the message's own
+ * line), and an answer may come after later messages were sent on.
+ *
+ * A journal of hashes (`sent-keys.json`, the oldest dropped past REMEMBERED) and the count of each
+ * chat's history resets (`relayed.json`'s epochs): a reset chat's ids may be given again to new
+ * messages, which then are not the lines sent before.
+ */
+export class SentKeys {
+  private readonly seen: Set<string>;
+
+  private constructor(
+    private readonly journal: DurableQueue<string>,
+    private readonly resets: MsgNumMarks,
+    private readonly max: number,
+  ) {
+    this.seen = new Set(journal.all());
+  }
+
+  static open(dataDir: string, max = REMEMBERED): SentKeys {
+    return new SentKeys(DurableQueue.open<string>(join(dataDir, 'sent-keys.json'), { maxItems: max }), MsgNumMarks.open(join(dataDir, 'relayed.json')), max);
+  }
+
+  /** The id a line is remembered by: its key, channel, chat and the chat's resets, hashed. */
+  idOf(chatId: string, channelKey: string, key: string): string {
+    const epoch = this.resets.epoch(chatId);
+    return createHash('sha256').update(`${chatId}\u0000${epoch}\u0000${channelKey}\u0000${key}`).digest('base64url').slice(0, 22);
+  }
+
+  has(id: string): boolean {
+    return this.seen.has(id);
+  }
+
+  /** Remembers a line by its id (written before it returns). */
+  add(id: string): void {
+    if (this.seen.has(id)) return;
+    if (this.journal.size >= this.max) {
+      for (const old of this.journal.shift(this.journal.size - this.max + 1)) this.seen.delete(old);
+    }
+    this.journal.push(id);
+    this.seen.add(id);
+  }
+
+  /**
+   * The chat's history was reset: what it says from now on is new, whatever its ids. (MsgNumMarks
+   * counts a reset only for a chat it has a mark for, hence the mark first.)
+   */
+  reset(chatId: string): void {
+    this.resets.mark(chatId, 1);
+    this.resets.reset(chatId);
+  }
+}
