@@ -35,8 +35,9 @@ export default definePlugin({
     return {
       // A plain (not async) handle that returns next() is the cheap way to pass a message on.
       handle(ctx, next) {
-        if (ctx.backfilled || ctx.message.message.trim() !== opts.trigger) return next();
-        return ctx.reply(answerFor(opts, ctx.message.display_name)).then(() => next());
+        // Only what a person said (in the chat, or on IRC or Slack through a gateway), heard here first.
+        if (!ctx.answerable || ctx.backfilled || ctx.text.trim() !== opts.trigger) return next();
+        return ctx.reply(answerFor(opts, ctx.sender.name)).then(() => next());
       },
     };
   },

@@ -1,0 +1,64 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MessageMap } from '../src/store/message-map.js';
+
+/** The gateways' message map on disk: found by any side's native id, kept across restarts, bounded. */
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function path(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-map-'));
+  dirs.push(dir);
+  return join(dir, 'gateway-map.jsonl');
+}
+
+const record = (key: string, nativeId: string, kind = 'message') => ({
+  key, gateway: 'g', origin: 'slack:C1@bot/relay-slack', platform: 'slack', nativeId, kind,
+  speaker: { platform: 'slack', id: 'U1', name: 'alice' }, text: `text of ${key}`,
+});
+
+describe('MessageMap', () => {
+  it('finds a line by its origin or by any copy, and keeps it across a restart', () => {
+    const file = path();
+    const map = MessageMap.open(file);
+    map.begin(record('k1', '1.000'));
+    map.addCopy('k1', 'chat:7@bot', { id: 'm-42', bus: true, first: true });
+    map.addCopy('k1', 'irc:#a@bot/relay-irc', { id: 'irc-1' });
+    const again = MessageMap.open(file);
+    expect(again.find('slack:C1@bot/relay-slack', '1.000')?.key).toBe('k1');
+    expect(again.find('chat:7@bot', 'm-42')?.copies['chat:7@bot']).toEqual({ id: 'm-42', bus: true, first: true });
+    expect(again.find('irc:#a@bot/relay-irc', 'irc-1')?.key).toBe('k1');
+    // Taken twice: the record kept is the first.
+    expect(again.begin({ ...record('k1', '1.000'), text: 'other' }).text).toBe('text of k1');
+  });
+
+  it('an edit does not take the place of the message it changes; a copy of a later part is found too', () => {
+    const map = MessageMap.memory();
+    map.begin(record('k1', '1.000'));
+    map.begin(record('k1~edit', '1.000', 'edit'));
+    map.addCopy('k1~edit', 'chat:7@bot', { id: 'm-50' });
+    map.addCopy('k1', 'chat:7@bot#1', { id: 'm-43' });
+    expect(map.find('slack:C1@bot/relay-slack', '1.000')?.key).toBe('k1');
+    expect(map.find('chat:7@bot', 'm-50')?.key).toBe('k1~edit');
+    expect(map.find('chat:7@bot#1', 'm-43')?.key).toBe('k1');
+  });
+
+  it('is bounded: the oldest lines go first, and the file is compacted', () => {
+    const file = path();
+    const map = MessageMap.open(file, { maxRecords: 100, maxAgeMs: 60_000 });
+    for (let i = 0; i < 1_000; i += 1) {
+      map.begin(record(`k${i}`, `${i}.000`));
+      map.addCopy(`k${i}`, 'chat:7@bot', { id: `m-${i}` });
+    }
+    expect(map.size).toBeLessThanOrEqual(110);
+    expect(map.get('k0')).toBeUndefined();
+    expect(map.find('chat:7@bot', 'm-999')?.key).toBe('k999');
+    expect(readFileSync(file, 'utf8').trim().split('\n').length).toBeLessThan(1_000);
+    expect(MessageMap.open(file, { maxRecords: 100, maxAgeMs: 60_000 }).size).toBeLessThanOrEqual(100);
+  });
+});
