@@ -12,8 +12,8 @@ import { markupToText } from './markup.js';
  * - `action`: `* name text`;
  * - `edit`: one short line `<name> (edit) new text` (IRC cannot change what was said);
  * - `delete`: `* name deleted a message`;
- * - `topic`: `* name set the topic: text`;
- * - `join`, `leave`: nothing (IRC shows its own joins; chat members are not in the channel).
+ * - `join`, `leave`, `topic`: nothing (as on every side, docs/gateways.md: IRC shows its own joins, and
+ *   the relay does not set the channel's topic).
  *
  * Files come as one line each with their link. Every piece goes through textToIrcLines, which makes
  * it safe for a command line.
@@ -38,7 +38,6 @@ export function renderForIrc(out: OutgoingMessage, prefix: string, format: ToIrc
     case 'delete':
       return textToIrcLines('deleted a message', who, prefix, asAction);
     case 'topic':
-      return textToIrcLines(`set the topic: ${text}`, who, prefix, { ...asAction, oneLine: true });
     case 'join':
     case 'leave':
       return [];
