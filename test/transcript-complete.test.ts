@@ -10,7 +10,7 @@ import { makeEnv, post, waitFor, type Env } from './helpers/supervisor.js';
 /**
  * Transcripts that are complete, with the real local service, a real ngircd and the CLI as a child
  * process: the bot's own posts are in by default (also the ones it made before any member spoke, such
- * as relayed IRC lines in a fresh chat), `transcript export` gives the same lines from the files and
+ * as relayed IRC lines in a fresh chat, whose jsonl entries name the IRC speaker), `transcript export` gives the same lines from the files and
  * from the service, and control characters never reach a file raw.
  */
 
@@ -30,19 +30,20 @@ const jsonl = (chat: string) => files(chat, 'jsonl').flatMap((file) => readFileS
 
 beforeAll(async () => {
   server = await IrcServer.start({ kind: 'ngircd' });
-  alice = await IrcWatcher.connect(server.port, 'alice', ['#fresh']);
+  alice = await IrcWatcher.connect(server.port, 'alice', ['#fresh', '#random']);
   env = await makeEnv([]);
   env.writeConfig([{
-    chats: [{ chat: 'general' }, { chat: 'fresh', create: true }],
+    chats: [{ chat: 'general' }, { chat: 'random' }, { chat: 'fresh', create: true }],
     plugins: [
       // include_own is not set: the bot's own posts are in by default.
       { use: 'logger', with: { dir: './transcripts', format: ['jsonl', 'text', 'html', 'markdown'], full_history: true, flush_interval_ms: 50 } },
-      relayPlugin(server, { channels: { fresh: '#fresh' } }),
+      relayPlugin(server, { channels: { fresh: '#fresh', random: '#random' } }),
       { use: 'responder', with: { builtins: true } },
     ],
   }]);
   await env.start();
   await alice.waitForLine(/^:gwbot!\S+ JOIN :?#fresh/i);
+  await alice.waitForLine(/^:gwbot!\S+ JOIN :?#random/i);
 }, 60_000);
 
 afterAll(async () => {
@@ -62,6 +63,19 @@ describe('complete transcripts', () => {
     expect(written.map((m) => m.msg_num)).toEqual([1, 2, 3]);
     expect(written.map((m) => m.message)).toEqual([expect.stringContaining('one from IRC'), expect.stringContaining('two from IRC'), expect.stringContaining('three from IRC')]);
     await waitFor('the text file too', () => files('fresh', 'txt').length === 1 && readFileSync(files('fresh', 'txt')[0]!, 'utf8').includes('three from IRC'));
+  });
+
+  test('a line relayed from IRC: jsonl names its speaker (relayed_from), text shows it as the chat does', async () => {
+    // The chat's transcript has begun (its history read): from here on its lines come round the chain.
+    await waitFor('random\'s transcript', () => jsonl('random').length > 0, 30_000);
+    alice.send('PRIVMSG #random :hello from IRC');
+    const line = await waitFor('the relayed line', () => jsonl('random').find((m) => String(m.message).includes('hello from IRC')), 30_000);
+    // The chat message is the bot's own; relayed_from says who said it, where.
+    expect(line.relayed_from).toEqual({ platform: 'irc', id: expect.stringMatching(/^alice!\S+@\S+$/), name: 'alice', gateway: expect.any(String) });
+    expect(jsonl('random').filter((m) => m.relayed_from !== undefined)).toHaveLength(1);
+    const text = await waitFor('the text file', () => files('random', 'txt').map((file) => readFileSync(file, 'utf8')).join('').match(/^.*hello from IRC$/m)?.[0]);
+    expect(text).toMatch(/^\[\d\d:\d\d:\d\d\] <[^>]+> .*hello from IRC$/);
+    expect(text).not.toContain('relayed_from');
   });
 
   test('the bot\'s answers are in by default, and export from the files and from the service agree', async () => {
