@@ -30,7 +30,7 @@ export class StoppedError extends Error {
 /**
  * One chat's way into the transcript, in msg_num order and off the plugin chain: messages are queued
  * and taken one at a time. The first time, it reads where the chat's files end; whatever lies between
- * that and the messages arriving (lost from memory in a crash, posted by the bot itself, or dropped
+ * that and the messages arriving (lost from memory in a crash, said while the bot was away, or dropped
  * while memory was full) is read from `getchathistory`. A message at or below what it has already
  * taken is a replay and is skipped.
  */
@@ -89,7 +89,7 @@ export class ChatTrail {
     return this.enqueue(() => this.ensureInitialized());
   }
 
-  /** Fills from history up to the chat's end now (after drops, or at stop for the bot's own posts). */
+  /** Fills from history up to the chat's end now (after drops, or at stop for the bot's last posts). */
   catchUp(): Promise<void> {
     return this.enqueue(async () => {
       await this.ensureInitialized();
@@ -144,8 +144,9 @@ export class ChatTrail {
       this.stats.duplicates += 1;
       return;
     }
-    // Within one run the only gaps are the bot's own posts (or messages an earlier plugin kept to
-    // itself): read them only when they are wanted, or when messages were dropped.
+    // Within one run the bot's own posts come through the chain in their place, so a gap is an own
+    // post left out (include_own off: not read) or a message a plugin before the logger kept to
+    // itself (read while own posts are wanted, as before), or messages dropped (always read).
     if (this.last !== undefined && message.msg_num > this.last + 1 && (this.options.includeOwn || this.mustFill)) {
       await this.fill(this.last, message.msg_num);
       if (message.msg_num <= this.last!) return;
