@@ -218,18 +218,15 @@ describe('rendering', () => {
     expect(renderForSlack(relayed, display)).toEqual({ text: 'from irc', username: 'dan' });
   });
 
-  test('for Slack: actions, joins, topics, files, quotes; nothing in any of them mentions anyone', () => {
+  test('for Slack: actions, files, quotes; nothing in any of them mentions anyone', () => {
     const post = (fields: Partial<OutgoingMessage>, options = display) => renderForSlack(line({ ...ircPerson, ...fields }), options).text;
     expect(post({ kind: 'action', text: 'waves at <!channel>' })).toBe('_dan waves at &lt;!channel&gt;_');
-    expect(post({ kind: 'join', text: '' })).toBe('_dan joined_');
-    expect(post({ kind: 'leave', text: 'bye' })).toBe('_dan left (bye)_');
-    expect(post({ kind: 'topic', text: '@here release' })).toBe(`_dan set the topic: @${ZWJ}here release_`);
     expect(post({ text: 'see', files: [{ name: 'a<b>.png', url: 'https://f.example/a' }, {}] })).toBe('see\n[file: a&lt;b&gt;.png https://f.example/a]');
     // Quoted above when Slack has no thread for the answered message here; a thread reply needs none.
     expect(post({ text: 'yes', quote: { name: 'alice', text: `<!here> ${'x'.repeat(100)}\nsecond line` } }))
       .toBe(`> alice: &lt;!here&gt; ${'x'.repeat(72)}…\nyes`);
     expect(post({ text: 'yes', replyTo: '1.000001', quote: { name: 'alice', text: 'q' } })).toBe('yes');
-    for (const text of [post({ kind: 'action', text: '@channel' }), post({ kind: 'topic', text: '<!everyone>' }), post({ quote: { name: '@here', text: '@channel' } })]) {
+    for (const text of [post({ kind: 'action', text: '@channel' }), post({ kind: 'action', text: '<!everyone>' }), post({ quote: { name: '@here', text: '@channel' } })]) {
       expect(mentionsIn(text)).toEqual([]);
     }
   });
@@ -267,6 +264,10 @@ describe('planFor: a gateway line as an item of the queue to Slack', () => {
     expect(planFor('C0GENERAL1', line({ kind: 'delete', text: '', target: '1.000002' }), display, 5))
       .toEqual({ item: { key: 'C0GENERAL1 k1', line: 'k1', channel: 'C0GENERAL1', chat: 'general', queuedAt: 5, op: 'delete', ts: '1.000002', text: '' } });
     expect(planFor('C0GENERAL1', line({ kind: 'delete', text: '' }), display, 5)).toEqual({ dropped: 'a deletion of a message the relay did not post in this channel' });
+  });
+
+  test('joins, leaves and topics: dropped (a Slack channel shows its own)', () => {
+    for (const kind of ['join', 'leave', 'topic'] as const) expect(planFor('C0GENERAL1', line({ kind }), display, 5)).toEqual({ dropped: `a ${kind} (Slack shows its own)` });
   });
 });
 

@@ -125,8 +125,9 @@ export class Inbound extends QueueWorker<InboundItem> {
     if (item.revision) message.revision = item.revision;
     if (item.thread_ts) message.replyTo = item.thread_ts;
     if (files.length > 0) message.files = files;
-    // The relay's own template shows plain messages; actions, edits and deletions show as the core shows them.
-    if (kind === 'message') {
+    // The relay's own template shows messages and edits (the core marks those `(edit)`); actions and
+    // deletions show as the core shows them (`* name text`, `* name deleted a message`).
+    if (kind === 'message' || kind === 'edit') {
       const lines = [text, ...files.map((file) => `[file: ${file.name}${file.url ? ` ${file.url}` : ''}]`)].filter((line) => line !== '');
       const channel = this.options.template.includes('{channel}') ? `#${(await directory.channelName(item.channel, true)) ?? item.channel}` : '';
       message.chatText = renderForChat(this.options.template, name, lines.join('\n'), channel);

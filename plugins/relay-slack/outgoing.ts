@@ -8,8 +8,9 @@ export type Plan = { item: OutboundItem } | { dropped: string };
 
 /**
  * A gateway line (OutgoingMessage) as one item of the queue to Slack, without I/O:
- * - a message, action, join, leave or topic: a new post (in the thread of `replyTo` when the core
- *   knows the parent's ts in this channel, else with `out.quote` above it);
+ * - a message or an action: a new post (in the thread of `replyTo` when the core knows the parent's
+ *   ts in this channel, else with `out.quote` above it);
+ * - a join, leave or topic: dropped (a Slack channel shows its own members and topic);
  * - an edit of a post the relay made here (`target`): chat.update of it; of anything else (Slack lets
  *   an app change only its own posts): a follow-up post `(edit) text`;
  * - a deletion of a post the relay made here: chat.delete; of anything else: dropped (Slack cannot
@@ -17,6 +18,7 @@ export type Plan = { item: OutboundItem } | { dropped: string };
  */
 export function planFor(channel: string, out: OutgoingMessage, display: DisplayOptions, queuedAt: number): Plan {
   const common = { key: itemKey(channel, out.key), line: out.key, channel, chat: out.source.chat.subject, queuedAt };
+  if (out.kind === 'join' || out.kind === 'leave' || out.kind === 'topic') return { dropped: `a ${out.kind} (Slack shows its own)` };
   if (out.kind === 'delete') {
     if (!out.target) return { dropped: 'a deletion of a message the relay did not post in this channel' };
     return { item: { ...common, op: 'delete', ts: out.target, text: '' } };

@@ -61,12 +61,6 @@ function body(out: OutgoingMessage, name: string, display: DisplayOptions, follo
       return `_${who} ${text}_`;
     case 'edit':
       return named(followUp ? `(edit) ${text}` : text);
-    case 'join':
-      return `_${who} joined${text ? `: ${text}` : ''}_`;
-    case 'leave':
-      return `_${who} left${text ? ` (${text})` : ''}_`;
-    case 'topic':
-      return `_${who} set the topic: ${text}_`;
     default:
       return named(text);
   }

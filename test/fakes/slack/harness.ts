@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { ChatMessage, GroupsClient } from '../../../src/api/index.js';
 import type { Supervisor } from '../../../src/supervisor/supervisor.js';
-import { chatOf, history, makeEnv, type Env, waitFor } from '../../helpers/supervisor.js';
+import { chatOf, history, makeEnv, type Env, type GatewaySpec, waitFor } from '../../helpers/supervisor.js';
 import { FakeSlack, type FakeSlackOptions } from './fake-slack.js';
 import { TOKENS } from './state.js';
 
@@ -32,9 +32,11 @@ export interface RelaySetupOptions {
   slack?: FakeSlackOptions;
   /** Plugins after the relay (a probe's path, for example). */
   after?: (env: Env) => Array<{ use: string; with?: Record<string, unknown> }>;
+  /** bots.yaml's `gateways:` (with `with: { channels: {} }`, the relay's channels are only these). */
+  gateways?: GatewaySpec[];
 }
 
-/** A local service, a fake Slack and a bots.yaml whose bot runs the relay in chats general and random. */
+/** A local service, a fake Slack and a bots.yaml whose bot runs the relay in chats general and random (or in the gateways given). */
 export async function relaySetup(options: RelaySetupOptions = {}): Promise<RelaySetup> {
   const slack = await FakeSlack.start(options.slack);
   const env = await makeEnv([]);
@@ -50,7 +52,7 @@ export async function relaySetup(options: RelaySetupOptions = {}): Promise<Relay
       },
       ...(options.after?.(env) ?? []),
     ],
-  }]);
+  }], options.gateways);
   const reader = env.client('bob');
   const chatIds = new Map<string, string>();
   let botUserId: string | undefined;
