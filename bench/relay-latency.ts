@@ -1,13 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type WebSocket from 'ws';
 import { stringify } from 'yaml';
-import { GroupsClient, type Chat } from '../src/api/index.js';
+import type { GroupsClient } from '../src/api/index.js';
 import { IrcServer } from '../test/helpers/irc-server.js';
 import { BUILD, buildOnce } from './lib/build.js';
+import { stopChild, type Running } from './lib/child.js';
+import { member } from './lib/member.js';
 import { ROOT } from './lib/paths.js';
 import { RawIrc } from './lib/raw-irc.js';
 import { report } from './lib/report.js';
@@ -38,10 +40,6 @@ const CHANNEL = '#latency';
 const LIMIT_P99_MS = 10;
 
 type PathName = 'groupwire' | 'bare';
-
-interface Running {
-  stop(): Promise<void>;
-}
 
 /** Arrival times per tag: what the observer saw of each sequence number. */
 const arrivals = new Map<string, Map<number, number>>();
@@ -89,19 +87,6 @@ async function untilRelaying(poster: WebSocket, tag: string): Promise<void> {
   arrivals.delete(tag);
 }
 
-function waitForExit(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => child.once('exit', () => done()));
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  const exited = waitForExit(child);
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 /** groupwire's supervisor with the relay, from a bots.yaml of its own and a fresh state dir. */
 function startGroupwire(service: ServiceProcess, irc: IrcServer, dir: string, round: number): Running {
   const file = join(dir, `bots-${round}.yaml`);
@@ -144,16 +129,6 @@ async function startBare(service: ServiceProcess, irc: IrcServer, bot: GroupsCli
     child.once('exit', (code) => fail(new Error(`the bare relay ended (${code}) before it was ready`)));
   });
   return { stop: () => stopChild(child) };
-}
-
-/** A demo member logged in, with its chat_sub of `general` (joined when it has none). */
-async function member(service: ServiceProcess, email: string, password: string): Promise<{ client: GroupsClient; chatsubId: string }> {
-  const client = new GroupsClient({ baseUrl: service.baseUrl, ca: service.ca, credentials: { email, password } });
-  await client.login();
-  let general: Chat | undefined;
-  for await (const chat of client.paginate<Chat>('getchats', { group_name: 'demo', limit: 100 })) if (chat.subject === 'general') general = chat;
-  if (!general) throw new Error('the demo group has no chat general');
-  return { client, chatsubId: String(general.chat_sub?.id ?? (await client.joinChat({ chat_id: general.id })).id) };
 }
 
 function row(label: string, s: Spread, lost: number): Array<string | number> {
