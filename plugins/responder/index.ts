@@ -16,4 +16,5 @@ export { Template, TemplateError, type TemplateValue } from './template.js';
 export { splitMessage, MAX_CHAT_MESSAGE_LENGTH } from './split.js';
 export { Cooldowns, type CooldownSpec } from './cooldown.js';
 export { AccessControl, type AllowSpec, type Moderators } from './access.js';
+export { IdentityList, parseIdentity, matches as identityMatches, type Identity } from './identity.js';
 export { responderOptions, type ResponderConfig } from './options.js';
