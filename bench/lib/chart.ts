@@ -10,6 +10,8 @@ const LABEL_WIDTH = 300;
 const BAR_HEIGHT = 22;
 const GAP = 10;
 const TOP = 48;
+/** The axis ends here: a ratio of 100 (the gateway's chat → Slack hop) would squeeze every other bar to a sliver. Longer bars are cut and marked. */
+const AXIS_CAP = 4;
 
 function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -17,7 +19,7 @@ function escape(text: string): string {
 
 export function ratioChart(results: BenchResult[]): string {
   const figures = results.flatMap((result) => result.figures);
-  const maxRatio = Math.max(1.2, ...figures.map((f) => (Number.isFinite(f.ratio) ? f.ratio : 0))) * 1.1;
+  const maxRatio = Math.min(AXIS_CAP, Math.max(1.2, ...figures.map((f) => (Number.isFinite(f.ratio) ? f.ratio : 0)))) * 1.1;
   const plotWidth = WIDTH - LABEL_WIDTH - 40;
   const x = (ratio: number) => LABEL_WIDTH + (Math.min(ratio, maxRatio) / maxRatio) * plotWidth;
   const height = TOP + figures.length * (BAR_HEIGHT + GAP) + 40;
@@ -28,7 +30,9 @@ export function ratioChart(results: BenchResult[]): string {
     return [
       `<text x="${LABEL_WIDTH - 8}" y="${y + BAR_HEIGHT * 0.7}" text-anchor="end">${escape(figure.label)}</text>`,
       `<rect x="${LABEL_WIDTH}" y="${y}" width="${Math.max(1, x(ratio) - LABEL_WIDTH).toFixed(1)}" height="${BAR_HEIGHT}" fill="${colour}"/>`,
-      `<text x="${(x(ratio) + 6).toFixed(1)}" y="${y + BAR_HEIGHT * 0.7}">${ratio.toFixed(2)}×</text>`,
+      ratio > maxRatio // a cut bar reaches the edge: its figure goes inside it
+        ? `<text x="${(x(ratio) - 6).toFixed(1)}" y="${y + BAR_HEIGHT * 0.7}" text-anchor="end" fill="#fff">» ${ratio.toFixed(2)}×</text>`
+        : `<text x="${(x(ratio) + 6).toFixed(1)}" y="${y + BAR_HEIGHT * 0.7}">${ratio.toFixed(2)}×</text>`,
     ].join('');
   });
   const one = x(1).toFixed(1);
