@@ -155,7 +155,7 @@ export class SlackRelay {
   }
 
   /**
-   * Slack → chat: every envelope is acknowledged once, after a message to relay was queued durably.
+   * Slack → gateways: every envelope is acknowledged once, after what it carries was queued durably.
    * Never throws (the SDK calls this from a promise nobody handles): anything unexpected is logged and
    * the envelope left unacknowledged, for Slack to send again.
    */
