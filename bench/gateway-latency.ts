@@ -1,5 +1,5 @@
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeSlack } from '../test/fakes/slack/index.js';
 import { IrcServer } from '../test/helpers/irc-server.js';
@@ -77,6 +77,7 @@ function row(label: string, path: string, s: Spread, lost: number): Array<string
 }
 
 async function main(): Promise<void> {
+  const loadBefore = loadavg()[0]!;
   const service = await startServiceProcess();
   const irc = await IrcServer.start();
   const slack = await FakeSlack.start();
@@ -191,6 +192,7 @@ async function main(): Promise<void> {
       `reply_rate is ${REPLY_RATE.per_second}/s (burst ${REPLY_RATE.burst}) in every setup: at the default 5/s a channel speaking 100 lines a second falls further behind every second.`,
       'relay-irc runs with rate: off (ngircd\'s penalties are off); relay-slack with its defaults, against the fake Slack on loopback (no rate limits).',
       `The limit: a gateway hop does what its relay alone does plus the gateway's bookkeeping (the message map, and for chat → Slack the bot confirming its own post before the line goes on), with both relays' traffic on one event loop; twice the bare p99 allows for that, and ${LIMIT.plusMs} ms absorbs a single stall of this shared machine, which alone would double a p99 of a few ms.`,
+      `Load average (1 min) ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end on ${cpus().length} cores: the tails (p99, max) move with whatever else runs on this shared machine, the baselines' as much as the gateway's.`,
       ...(lostInGateway + lostBare > 0 ? [`LOST: ${lostInGateway} hop samples through the gateway, ${lostBare} through the relays alone (not seen within 15 s)`] : []),
     ],
   });
