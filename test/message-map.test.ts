@@ -45,7 +45,7 @@ describe('MessageMap', () => {
     map.addCopy('k1', 'chat:7@bot#1', { id: 'm-43' });
     expect(map.find('slack:C1@bot/relay-slack', '1.000')?.key).toBe('k1');
     expect(map.find('chat:7@bot', 'm-50')?.key).toBe('k1~edit');
-    expect(map.find('chat:7@bot#1', 'm-43')?.key).toBe('k1');
+    expect(map.find('chat:7@bot', 'm-43')?.key).toBe('k1');
   });
 
   it('is bounded: the oldest lines go first, and the file is compacted', () => {

@@ -78,9 +78,9 @@ export class GatewayRouter {
   /** The bot's own post as the chain sees it: a relayed line (from the map) or the bot's own voice. */
   ownPost(bot: string, chat: ChatInfo, message: ChatMessage): OwnPost {
     const endpoint = chatEndpointId(bot, chat.id);
-    const record = this.map.find(endpoint, message.id);
+    const record = this.map.find(endpoint, chatNativeId(message));
     if (!record || record.origin === endpoint) return {};
-    const copy = Object.entries(record.copies).find(([where, c]) => c.id === message.id && where.startsWith(endpoint))?.[1];
+    const copy = Object.entries(record.copies).find(([where, c]) => c.id === chatNativeId(message) && (where === endpoint || where.startsWith(`${endpoint}#`)))?.[1];
     return {
       relayed: {
         gateway: record.gateway, endpoint: record.origin, platform: record.platform, nativeId: record.nativeId,
@@ -95,7 +95,7 @@ export class GatewayRouter {
   confirmed(bot: string, chat: ChatInfo, tag: RelayTag, message: ChatMessage): void {
     const endpoint = chatEndpointId(bot, chat.id);
     const where = tag.part ? `${endpoint}#${tag.part}` : endpoint;
-    this.map.addCopy(tag.key, where, tag.part ? { id: message.id } : { id: message.id, bus: tag.bus, first: tag.first });
+    this.map.addCopy(tag.key, where, tag.part ? { id: chatNativeId(message) } : { id: chatNativeId(message), bus: tag.bus, first: tag.first });
   }
 
   /**
@@ -113,13 +113,13 @@ export class GatewayRouter {
     if (memberships.length === 0) return;
     let record: MapRecord | undefined;
     if (relayed) {
-      record = this.map.find(chatEndpoint, ctx.message.id);
+      record = this.map.find(chatEndpoint, chatNativeId(ctx.message));
       if (!record) return;
     } else {
       this.counters.from_chats += 1;
       record = this.map.begin({
-        key: `${chatEndpoint} ${ctx.message.id}`, gateway: memberships[0]!.gateway.name, origin: chatEndpoint, platform: 'chat',
-        nativeId: ctx.message.id, kind: 'message', speaker: ctx.sender, text: ctx.text,
+        key: `${chatEndpoint} ${chatNativeId(ctx.message)}`, gateway: memberships[0]!.gateway.name, origin: chatEndpoint, platform: 'chat',
+        nativeId: chatNativeId(ctx.message), kind: 'message', speaker: ctx.sender, text: ctx.text,
       });
     }
     const sentTo = new Set<string>();
@@ -169,8 +169,8 @@ export class GatewayRouter {
     const endpoint = origin && side.endpoint(origin.instance);
     if (!origin || !endpoint) return false;
     endpoint.send(origin.channel, {
-      key: JSON.stringify(['answer', chatEndpointId(bot, ctx.chat.id), ctx.message.id, text]), gateway: relayed.gateway, kind: 'message', text,
-      speaker: side.speaker(), origin: { endpoint: chatEndpointId(bot, ctx.chat.id), platform: 'chat', nativeId: ctx.message.id },
+      key: JSON.stringify(['answer', chatEndpointId(bot, ctx.chat.id), chatNativeId(ctx.message), text]), gateway: relayed.gateway, kind: 'message', text,
+      speaker: side.speaker(), origin: { endpoint: chatEndpointId(bot, ctx.chat.id), platform: 'chat', nativeId: chatNativeId(ctx.message) },
       time: new Date().toISOString(), source: { chat: ctx.chat, message: ctx.message },
     });
     return true;
@@ -314,4 +314,12 @@ export class GatewayRouter {
 /** The native id of a line on an endpoint: where it was said, or its copy there. */
 function nativeIn(record: MapRecord, endpointId: string): string | undefined {
   return record.origin === endpointId ? record.nativeId : record.copies[endpointId]?.id;
+}
+
+/**
+ * A chat message's id in the message map: its id and when it was made. A service started again from
+ * its seed hands out the same ids for new messages; the time tells them from the lines the map knows.
+ */
+function chatNativeId(message: ChatMessage): string {
+  return `${message.id}/${message.created}`;
 }

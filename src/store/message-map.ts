@@ -111,13 +111,13 @@ export class MessageMap {
       this.records.set(record.key, record);
       // An edit or deletion names the message it changes: the index keeps pointing at that message.
       if (record.kind !== 'edit' && record.kind !== 'delete') this.index.set(`${record.origin} ${record.nativeId}`, record.key);
-      for (const [endpoint, copy] of Object.entries(record.copies)) this.index.set(`${endpoint} ${copy.id}`, record.key);
+      for (const [endpoint, copy] of Object.entries(record.copies)) this.index.set(`${baseOf(endpoint)} ${copy.id}`, record.key);
       return;
     }
     const record = this.records.get(entry.k);
     if (!record) return;
     record.copies[entry.e] = entry.c;
-    this.index.set(`${entry.e} ${entry.c.id}`, entry.k);
+    this.index.set(`${baseOf(entry.e)} ${entry.c.id}`, entry.k);
   }
 
   /** Forgets records past the age or count limit, oldest first (a Map keeps insertion order). */
@@ -127,11 +127,17 @@ export class MessageMap {
       if (record.at >= oldest && this.records.size <= this.limits.maxRecords) break;
       this.records.delete(record.key);
       if (this.index.get(`${record.origin} ${record.nativeId}`) === record.key) this.index.delete(`${record.origin} ${record.nativeId}`);
-      for (const [endpoint, copy] of Object.entries(record.copies)) this.index.delete(`${endpoint} ${copy.id}`);
+      for (const [endpoint, copy] of Object.entries(record.copies)) this.index.delete(`${baseOf(endpoint)} ${copy.id}`);
     }
   }
 
   private snapshot(): Entry[] {
     return [...this.records.values()].map((record) => ({ r: record }));
   }
+}
+
+/** A copy of a later part of a long line is kept as `<endpoint>#<part>`, and found by the endpoint itself. */
+function baseOf(endpoint: string): string {
+  const hash = endpoint.lastIndexOf('#');
+  return hash > 0 && /^\d+$/.test(endpoint.slice(hash + 1)) ? endpoint.slice(0, hash) : endpoint;
 }

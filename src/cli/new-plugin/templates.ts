@@ -69,6 +69,9 @@ test('answers the trigger, and hands every message on', async () => {
   for (const text of ['!hello', 'something else']) {
     const ctx = {
       message: { message: text, display_name: 'Bob' },
+      text,
+      sender: { platform: 'chat', id: '7', name: 'Bob' },
+      answerable: true,
       backfilled: false,
       async reply(answer: string) {
         replies.push(answer);
