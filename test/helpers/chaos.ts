@@ -5,7 +5,8 @@ import { DEMO, parseJson, type DemoUser, type TestService } from './service.js';
 /**
  * Pieces of the chaos suite (test/chaos.test.ts): a seeded random source, the plan of posts and of
  * faults drawn from it, an admin link that survives the service's restart, and an IRC audience that
- * keeps watching the channels across a kill of the IRC server.
+ * keeps watching the channels across a kill of the IRC server. The gateway run
+ * (test/chaos-gateway.test.ts) shares the seed, the gate, the admin link and the audience.
  */
 
 /** The seed: CHAOS_SEED when given (to replay a failure), else a fresh one. */
