@@ -4,6 +4,7 @@ import { ConfigError } from '../src/config/yaml-source.js';
 import { planGateways } from '../src/gateway/gateway-plan.js';
 import { Supervisor } from '../src/supervisor/supervisor.js';
 import { botsFiles } from './helpers/bots-files.js';
+import { runCli } from './helpers/cli.js';
 
 /** bots.yaml's gateways: what they resolve to, and every mistake refused at `check` with its place. */
 
@@ -97,5 +98,15 @@ describe('gateways in bots.yaml', () => {
     ]));
     expect(found.some((p) => /gateway nochat: lines for slack C0123456789 \(bot a\) travel through a chat of bot a that takes out/.test(p))).toBe(true);
     expect(found.some((p) => /lines for irc #a/.test(p))).toBe(true);
+  });
+
+  it('groupwire check shows each gateway as resolved, from another folder', { timeout: 30_000 }, async () => {
+    const path = file([...IRC('{ general: "#general" }'), ...SLACK('{}')], [
+      '  - name: announcements', '    endpoints:', '      - { chat: random, direction: in }', '      - { slack: C0ANNOUNCE1, direction: out }',
+    ]);
+    const result = await runCli(['check', path], { ...process.env }, files.dir);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('  gateway announcements: chat random (a), in ⇄ slack C0ANNOUNCE1 (a/relay-slack), out');
+    expect(result.stdout).toContain('  gateway general (from the relays\' channels:): chat general (a) ⇄ irc #general (a/relay-irc)');
   });
 });

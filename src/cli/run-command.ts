@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { configPath, loadBotsConfig } from '../config/bots-config.js';
 import { createLogger } from '../supervisor/logging.js';
+import { describeEndpoint, planGateways } from '../gateway/gateway-plan.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { describeRefusal } from '../supervisor/login-wait.js';
 import { sayOnStderr } from '../supervisor/stderr-sink.js';
@@ -90,6 +91,10 @@ export async function checkCommand(args: string[]): Promise<number> {
   const plugins = await Supervisor.check(loaded);
   const summary = loaded.config.bots.map((bot, index) =>
     `  ${bot.name}: ${bot.chats.length} chat(s), plugins: ${plugins[index]!.map((p) => p.name).join(', ') || 'none'}`);
+  // The gateways as resolved (the relays' own channels: included), so a user sees what will be joined to what.
+  for (const gateway of planGateways(loaded, plugins).gateways) {
+    summary.push(`  gateway ${gateway.name}${gateway.implied ? ' (from the relays\' channels:)' : ''}: ${gateway.endpoints.map(describeEndpoint).join(' ⇄ ')}`);
+  }
   process.stdout.write(`${options.file} is valid\n${summary.join('\n')}\n`);
   return 0;
 }

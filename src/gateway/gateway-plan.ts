@@ -36,6 +36,12 @@ export interface PlannedGateway {
 export const takesIn = (endpoint: { direction: Direction }): boolean => endpoint.direction !== 'out';
 export const takesOut = (endpoint: { direction: Direction }): boolean => endpoint.direction !== 'in';
 
+/** An endpoint in words, for logs and `groupwire check`: `chat general (bot)`, `irc #general (bot/relay-irc), out`. */
+export function describeEndpoint(endpoint: PlannedEndpoint): string {
+  const where = endpoint.kind === 'chat' ? `chat ${endpoint.chat} (${endpoint.bot})` : `${endpoint.platform} ${endpoint.channel} (${endpoint.bot}/${endpoint.instance})`;
+  return endpoint.direction === 'inout' ? where : `${where}, ${endpoint.direction}`;
+}
+
 /** A relay instance of a bot: its name in the bot's chain, and its platform. */
 interface RelayInstance {
   instance: string;

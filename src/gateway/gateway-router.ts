@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChatMessage } from '../api/types.js';
+import { sleep } from '../chat/backoff.js';
 import type { ChatInfo, GatewayPort, PlatformEndpoint, PluginContext } from '../pipeline/plugin.js';
 import type { MapRecord, MessageMap } from '../store/message-map.js';
 import { PostFailedError } from '../supervisor/chat-outbox.js';
@@ -160,7 +161,7 @@ export class GatewayRouter {
   }
 
   /** Answers only where a relayed line came from (`ctx.reply(text, { only: 'origin' })`). */
-  async answerAtOrigin(bot: string, ctx: PluginContext, text: string): Promise<boolean> {
+  async answerAtOrigin(bot: string, ctx: Pick<PluginContext, 'message' | 'chat' | 'own'>, text: string): Promise<boolean> {
     const relayed = ctx.own?.relayed;
     const side = this.bots.get(bot);
     if (!relayed || !side) return false;
@@ -306,7 +307,7 @@ export class GatewayRouter {
       const chat = bot.chat(key);
       if (chat) return chat;
       if (!bot.starting() || Date.now() > until) throw new PostFailedError(`bot ${bot.name} is not in a chat ${key}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await sleep(250);
     }
   }
 }

@@ -5,6 +5,7 @@ import type { ChatMessage } from '../api/types.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
 import { PluginChain, type BaseContext, type ChainLink } from '../pipeline/chain.js';
 import { LinkContext } from '../pipeline/link-context.js';
+import { instanceNames } from '../gateway/gateway-plan.js';
 import type { GatewayRouter } from '../gateway/gateway-router.js';
 import type { BotInfo, ChatInfo, ChatReset, ChatTarget, GatewayPort, PlatformEndpoint, PluginContext, PluginEnv } from '../pipeline/plugin.js';
 import { KeyValueStore } from '../store/kv-store.js';
@@ -56,12 +57,10 @@ export class BotPlugins {
   async start(bot: BotInfo): Promise<void> {
     const { options } = this;
     const links: ChainLink[] = [];
-    const uses = new Map<string, number>();
-    for (const plugin of options.plugins) {
-      // A second instance of the same plugin gets its own files: name, name-2, name-3, ...
-      const count = (uses.get(plugin.name) ?? 0) + 1;
-      uses.set(plugin.name, count);
-      const instanceName = count === 1 ? plugin.name : `${plugin.name}-${count}`;
+    // A second instance of the same plugin gets its own files: name, name-2, name-3, ... (as the gateways name them).
+    const names = instanceNames(options.plugins);
+    for (const [index, plugin] of options.plugins.entries()) {
+      const instanceName = names[index]!;
       const log = options.log.child({ plugin: instanceName });
       const store = await KeyValueStore.open(join(options.dir, 'kv', `${instanceName}.json`));
       this.stores.push(store);

@@ -13,7 +13,7 @@ import type { LoadedPlugin } from '../config/plugin-loader.js';
 import type { BaseContext } from '../pipeline/chain.js';
 import type { GatewayRouter } from '../gateway/gateway-router.js';
 import type { Speaker } from '../gateway/message.js';
-import type { BotInfo, ChatInfo, ChatTarget, PluginContext, ReplyOptions } from '../pipeline/plugin.js';
+import type { BotInfo, ChatInfo, ChatTarget, ReplyOptions } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
 import { BotPlugins } from './bot-plugins.js';
@@ -255,7 +255,7 @@ export class Bot {
       reply: ((text: string, options?: ReplyOptions) => {
         if (voice) return Promise.reject(new PostFailedError('not answering the bot\'s own post (a bot must not answer itself)'));
         if (options?.only === 'origin' && relayed && this.options.gateways) {
-          return this.options.gateways.answerAtOrigin(this.name, ctxOf(base), text).then((sent) => (sent ? undefined : this.send(chat, text, origin)));
+          return this.options.gateways.answerAtOrigin(this.name, base, text).then((sent) => (sent ? undefined : this.send(chat, text, origin)));
         }
         return this.send(chat, text, origin);
       }) as BaseContext['reply'],
@@ -316,11 +316,6 @@ function memberOf(message: ChatMessage): Speaker {
   const speaker: Speaker = { platform: 'chat', id: message.user_id, name: message.display_name || message.user_name || message.user_id };
   if (message.email) speaker.email = message.email;
   return speaker;
-}
-
-/** The base context as the gateways read it (they need its message, chat and own mark only). */
-function ctxOf(base: BaseContext): PluginContext {
-  return base as PluginContext;
 }
 
 function groupNameOf(user: { subscriptions?: Array<{ group_id: Id; group_name: string }> }, groupId: Id): string | undefined {

@@ -7,7 +7,7 @@ import { ConfigError } from '../config/yaml-source.js';
 import { LocalService } from '../service/local-service.js';
 import { readSeedFile } from '../service/seed.js';
 import { join } from 'node:path';
-import { planGateways, type PlannedEndpoint } from '../gateway/gateway-plan.js';
+import { describeEndpoint, planGateways } from '../gateway/gateway-plan.js';
 import { GatewayRouter } from '../gateway/gateway-router.js';
 import { MessageMap } from '../store/message-map.js';
 import { Bot } from './bot.js';
@@ -143,10 +143,4 @@ export class Supervisor {
   stats() {
     return Object.fromEntries(this.bots.map((bot) => [bot.name, bot.stats()]));
   }
-}
-
-/** An endpoint in a log line: `chat general (bot)`, `irc #general (bot/relay-irc), out`. */
-function describeEndpoint(endpoint: PlannedEndpoint): string {
-  const where = endpoint.kind === 'chat' ? `chat ${endpoint.chat} (${endpoint.bot})` : `${endpoint.platform} ${endpoint.channel} (${endpoint.bot}/${endpoint.instance})`;
-  return endpoint.direction === 'inout' ? where : `${where}, ${endpoint.direction}`;
 }
