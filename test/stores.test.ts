@@ -242,6 +242,24 @@ describe('DurableQueue', () => {
     expect(() => DurableQueue.read(path)).toThrow(`${path}: unreadable queue (unknown entry {"pop":1})`);
   });
 
+  it('keeps a note with its items: set with a shift in one line, or alone, across reopens and compaction', () => {
+    const path = fresh('q.json');
+    const queue = DurableQueue.open<string>(path);
+    expect(queue.note).toBeUndefined();
+    queue.push('a', 'b', 'c');
+    queue.shift(1, { last: 'id-a' });
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).at(-1)).toBe('{"shift":1,"note":{"last":"id-a"}}');
+    queue.setNote({ last: 'id-a', attempting: 'b' });
+    const reopened = DurableQueue.open<string>(path);
+    expect(reopened.all()).toEqual(['b', 'c']);
+    expect(reopened.note).toEqual({ last: 'id-a', attempting: 'b' });
+    expect(readFileSync(path, 'utf8')).toBe('{"push":["b","c"]}\n{"note":{"last":"id-a","attempting":"b"}}\n');
+    reopened.shift(2, null);
+    expect(DurableQueue.open<string>(path).note).toBeNull();
+    reopened.shift(0, { last: 'x' });
+    expect(DurableQueue.open<string>(path).note).toEqual({ last: 'x' });
+  });
+
   it('reads a queue file written before the journal (one JSON array)', () => {
     const path = fresh('q.json');
     mkdirSync(join(path, '..'), { recursive: true });
