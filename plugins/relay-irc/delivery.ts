@@ -5,8 +5,8 @@ import { ircLower } from './routes.js';
 
 /** What the server's answers mean for the lines sent. */
 export interface DeliveryOutcomes {
-  /** The server took this line (its labeled echo, or an ACK). */
-  delivered(ticket: number): void;
+  /** The server took this line (its labeled echo, or an ACK); `msgid` is the echo's IRCv3 id, when it has one. */
+  delivered(ticket: number, msgid?: string): void;
   /** The server has handled every line up to this ticket (the PONG to a PING sent after them). */
   deliveredUpTo(ticket: number): void;
   /** The server refused a line: the ticket when it says which (labeled), else the channel. */
@@ -32,7 +32,7 @@ export class DeliveryTracker {
   private lastCovered = 0;
   private readonly tag = `gw${randomBytes(3).toString('hex')}`;
   private readonly labels = new Map<string, number>();
-  private readonly batches = new Map<string, { ticket: number; echoed: boolean; refusal?: string }>();
+  private readonly batches = new Map<string, { ticket: number; echoed: boolean; msgid?: string; refusal?: string }>();
   private readonly barriers = new Map<string, number>();
 
   constructor(private readonly outcomes: DeliveryOutcomes) {}
@@ -80,14 +80,17 @@ export class DeliveryTracker {
       } else if (isRefusal(message)) {
         this.outcomes.refused({ ticket }, describe(message));
       } else {
-        this.outcomes.delivered(ticket);
+        this.outcomes.delivered(ticket, msgidOf(message));
       }
       return;
     }
     const batchId = typeof message.tags.batch === 'string' ? message.tags.batch : undefined;
     const batch = batchId === undefined ? undefined : this.batches.get(batchId);
     if (batch) {
-      if (message.command === 'PRIVMSG' || message.command === 'NOTICE') batch.echoed = true;
+      if (message.command === 'PRIVMSG' || message.command === 'NOTICE') {
+        batch.echoed = true;
+        batch.msgid ??= msgidOf(message);
+      }
       else if (isRefusal(message)) batch.refusal ??= describe(message);
       return;
     }
@@ -96,7 +99,7 @@ export class DeliveryTracker {
       if (!ended) return;
       this.batches.delete(message.params[0].slice(1));
       if (ended.refusal && !ended.echoed) this.outcomes.refused({ ticket: ended.ticket }, ended.refusal);
-      else this.outcomes.delivered(ended.ticket);
+      else this.outcomes.delivered(ended.ticket, ended.msgid);
       return;
     }
     if (message.command === 'PONG') {
@@ -112,6 +115,10 @@ export class DeliveryTracker {
       this.outcomes.refused({ channelKey: ircLower(message.params[1]) }, describe(message));
     }
   }
+}
+
+function msgidOf(message: IrcMessage): string | undefined {
+  return typeof message.tags.msgid === 'string' && message.tags.msgid !== '' ? message.tags.msgid : undefined;
 }
 
 function isRefusal(message: IrcMessage): boolean {

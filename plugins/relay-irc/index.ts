@@ -53,13 +53,14 @@ export default definePlugin({
     }, bucket, log, {
       ready: (mode) => outbound?.onReady(mode),
       down: () => outbound?.onDown(),
-      joined: () => outbound?.wake(),
-      left: () => outbound?.wake(),
+      joined: (key) => outbound?.onJoined(key),
+      left: (key) => outbound?.onLeft(key),
       serverMessage: (message) => outbound?.onServerMessage(message),
       channelMessage: (line) => toChat?.onChannelMessage(line),
     });
     outbound = new Outbound({
       dataDir: env.dataDir,
+      nick: options.nick,
       channels,
       maxLines: options.queue.max_lines,
       warnAt: options.queue.warn_at,

@@ -1,25 +1,19 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { IrcMessage } from 'irc-framework';
 import type { Logger } from 'pino';
 import { DurableQueue } from '../../src/index.js';
+import { ChannelOutbox, queueFile, warnAboutOrphanQueues, type QueuedLine } from './channel-outbox.js';
 import { DeliveryTracker } from './delivery.js';
+import { alreadyTaken, HistoryReplay, type ReplayedLine } from './history-replay.js';
 import type { ConfirmMode, IrcLink } from './irc-link.js';
-import type { ChannelToJoin } from './routes.js';
+import { ircLower, type ChannelToJoin } from './routes.js';
 import { Wakeup, type Pacer } from './timing.js';
 
-/**
- * One PRIVMSG text waiting for its channel; `src` is `<chat id>:<msg_num>` of the chat message it was
- * handed on from, `key` the gateway line's id in SentKeys (absent in queues written before gateways).
- */
-export interface QueuedLine {
-  src: string;
-  key?: string;
-  text: string;
-}
+export type { QueuedLine } from './channel-outbox.js';
 
 export interface OutboundSettings {
   dataDir: string;
+  /** The nick we asked for (ours in a channel's history, with the one we have now and `nick_` forms). */
+  nick: string;
   channels: ChannelToJoin[];
   maxLines: number;
   warnAt: number;
@@ -32,44 +26,25 @@ export interface OutboundSettings {
 /** In barrier mode, a PING after this many lines at the latest. */
 const BARRIER_EVERY = 10;
 
-/** A channel's durable queue; its first `flight.length` lines were sent on this connection and await confirmation. */
-class ChannelOutbox {
-  readonly flight: Array<{ ticket: number; done: boolean; sentAt: number }> = [];
-  failures = 0;
-  retryAt = 0;
-
-  constructor(
-    readonly channel: ChannelToJoin,
-    readonly queue: DurableQueue<QueuedLine>,
-  ) {}
-
-  get unsent(): number {
-    return this.queue.size - this.flight.length;
-  }
-}
-
-/** The file of a channel's queue: the folded name, made safe for a file name. */
-export function queueFile(dataDir: string, channelKey: string): string {
-  return join(dataDir, `queue-${encodeURIComponent(channelKey)}.json`);
-}
-
 /**
  * Chat lines on their way to IRC. Each channel has a durable queue (lines survive a restart of
  * groupwire); one pump sends from them in turn while the link is up and the channel joined, paced by
  * the token bucket, with at most `inFlight` lines per channel awaiting confirmation. A line leaves its
  * queue only once the server confirmed it (DeliveryTracker); after a reconnect whatever was not
- * confirmed is sent again, in order. A line the server keeps refusing is dropped after `maxAttempts`,
+ * confirmed is sent again, in order, except what the channel's history (when the server replays one
+ * on join) shows it took already. A line the server keeps refusing is dropped after `maxAttempts`,
  * with an error in the log.
  */
 export class Outbound {
   private readonly boxes: ChannelOutbox[];
   private readonly tracker: DeliveryTracker;
+  private readonly history: HistoryReplay;
   private readonly wakeup = new Wakeup();
   private readonly stopper = new AbortController();
   private running: Promise<void> | undefined;
   private stopping = false;
   private turn = 0;
-  readonly counters = { delivered_lines: 0, resent_lines: 0, refused_lines: 0, dropped_refused: 0, high_water_warnings: 0 };
+  readonly counters = { delivered_lines: 0, resent_lines: 0, taken_before_lines: 0, refused_lines: 0, dropped_refused: 0, high_water_warnings: 0 };
 
   constructor(
     private readonly settings: OutboundSettings,
@@ -79,11 +54,12 @@ export class Outbound {
   ) {
     this.boxes = settings.channels.map((channel) => this.openBox(channel));
     this.tracker = new DeliveryTracker({
-      delivered: (ticket) => this.confirm((entry) => entry.ticket === ticket),
+      delivered: (ticket, msgid) => this.confirm((entry) => entry.ticket === ticket, msgid),
       deliveredUpTo: (ticket) => this.confirm((entry) => entry.ticket <= ticket),
       refused: (where, reason) => this.refused(where, reason),
     });
-    this.warnAboutOrphans();
+    this.history = new HistoryReplay((nick) => this.isOwn(nick));
+    warnAboutOrphanQueues(settings.dataDir, settings.channels, log);
   }
 
   /** Queues lines for a channel (written to disk before it returns). Throws QueueFullError when full. */
@@ -132,16 +108,39 @@ export class Outbound {
 
   onReady(mode: ConfirmMode): void {
     this.tracker.reset(mode);
+    this.history.reset();
     this.forgetFlights();
   }
 
   onDown(): void {
     this.tracker.reset('barrier');
+    this.history.reset();
     this.forgetFlights();
+  }
+
+  /**
+   * We are in a channel (again): before sending there, read what its history replays, to leave out
+   * lines the server took before the last connection died. Only servers that confirm lines with ids
+   * (labeled echoes with msgid) can tell; the others' channels are settled at once.
+   */
+  onJoined(channelKey: string): void {
+    const box = this.boxes.find((b) => b.channel.key === channelKey);
+    if (!box) return;
+    box.settled = this.link.mode !== 'labeled' || box.queue.size === 0 || box.lastDelivered === undefined;
+    if (!box.settled && !this.link.send(this.history.begin(channelKey))) box.settled = true;
+    this.wakeup.notify();
+  }
+
+  onLeft(channelKey: string): void {
+    const box = this.boxes.find((b) => b.channel.key === channelKey);
+    if (box) box.settled = false;
+    this.wakeup.notify();
   }
 
   onServerMessage(message: IrcMessage): void {
     this.tracker.onMessage(message);
+    const replayed = this.history.onMessage(message);
+    if (replayed) this.settle(replayed.channelKey, replayed.lines);
   }
 
   wake(): void {
@@ -157,6 +156,27 @@ export class Outbound {
         this.log.warn({ channel: channel.name, queued: size, max }, `IRC queue for ${channel.name} is filling up: ${size} of ${max} lines waiting`);
       },
     }));
+  }
+
+  /** The channel's history was read: lines it shows were taken leave the queue, the rest go out. */
+  private settle(channelKey: string, replay: ReplayedLine[]): void {
+    const box = this.boxes.find((b) => b.channel.key === channelKey);
+    if (!box || box.settled) return;
+    box.settled = true;
+    this.wakeup.notify();
+    if (box.flight.length > 0) return; // sent on this connection meanwhile: the history is older than that
+    const taken = alreadyTaken(box.queue.head(replay.length).map((line) => line.text), replay, box.lastDelivered);
+    if (taken.count === 0) return;
+    box.delivered(taken.count, taken.last);
+    this.counters.taken_before_lines += taken.count;
+    this.counters.delivered_lines += taken.count;
+    this.log.info({ channel: box.channel.name, lines: taken.count }, 'the channel\'s history shows lines sent before the connection died were taken; they are not sent again');
+  }
+
+  private isOwn(nick: string): boolean {
+    const folded = ircLower(nick);
+    const wanted = ircLower(this.settings.nick);
+    return folded === ircLower(this.link.nick) || folded === wanted || /^_+$/.test(folded.slice(wanted.length)) && folded.startsWith(wanted);
   }
 
   private box(channelKey: string): ChannelOutbox {
@@ -211,7 +231,7 @@ export class Outbound {
   }
 
   private sendable(box: ChannelOutbox): boolean {
-    return this.link.ready && this.link.isJoined(box.channel.key) && box.unsent > 0 &&
+    return this.link.ready && this.link.isJoined(box.channel.key) && box.settled && box.unsent > 0 &&
       box.flight.length < this.settings.inFlight && box.retryAt <= Date.now();
   }
 
@@ -233,14 +253,18 @@ export class Outbound {
     return Math.max(10, Math.min(1000, ...waits));
   }
 
-  private confirm(matches: (entry: { ticket: number }) => boolean): void {
+  private confirm(matches: (entry: { ticket: number }) => boolean, msgid?: string): void {
     for (const box of this.boxes) {
-      for (const entry of box.flight) if (matches(entry)) entry.done = true;
+      for (const entry of box.flight) {
+        if (!matches(entry)) continue;
+        entry.done = true;
+        entry.msgid = msgid;
+      }
       let done = 0;
       while (done < box.flight.length && box.flight[done]!.done) done += 1;
       if (done === 0) continue;
-      box.flight.splice(0, done);
-      box.queue.shift(done);
+      const confirmed = box.flight.splice(0, done);
+      box.delivered(done, confirmed.at(-1)!.msgid);
       box.failures = 0;
       this.counters.delivered_lines += done;
     }
@@ -269,20 +293,5 @@ export class Outbound {
     box.retryAt = Date.now() + 1000 * box.failures;
     this.link.ensureJoined(box.channel.key);
     this.wakeup.notify();
-  }
-
-  /** Lines queued for channels no longer in the config stay on disk; say so. */
-  private warnAboutOrphans(): void {
-    let files: string[] = [];
-    try {
-      files = readdirSync(this.settings.dataDir).filter((name) => /^queue-.*\.json$/.test(name));
-    } catch {
-      return;
-    }
-    const known = new Set(this.settings.channels.map((channel) => `queue-${encodeURIComponent(channel.key)}.json`));
-    const orphans = files.filter((name) => !known.has(name));
-    if (orphans.length > 0) {
-      this.log.warn({ files: orphans, dir: this.settings.dataDir }, 'queued IRC lines for channels no longer configured are kept but not sent');
-    }
   }
 }

@@ -22,6 +22,11 @@ export interface IrcServerOptions {
   password?: string;
   /** inspircd: more commands than this in one second and the client is killed for "Excess Flood". Default: no limit to speak of. */
   floodLimit?: number;
+  /**
+   * inspircd: channel history (mode +H, replayed on join in a `chathistory` batch) and message tags
+   * (so clients that ask get each line's msgid).
+   */
+  history?: boolean;
   /** ngircd: also listen with TLS on `tlsPort`, with this certificate. */
   tls?: { cert: string; key: string };
 }
@@ -176,7 +181,7 @@ ${this.options.tls ? `[SSL]\n\tCertFile = ${join(this.dir, 'cert.pem')}\n\tKeyFi
 <module name="ircv3_labeledresponse">
 <module name="ircv3_servertime">
 <module name="ircv3_msgid">
-`;
+${this.options.history ? '<module name="ircv3_ctctags">\n<module name="chanhistory">\n<chanhistory bots="yes" notice="yes" maxlines="500">\n' : ''}`;
   }
 }
 
@@ -206,15 +211,16 @@ export class IrcWatcher {
     socket.on('error', () => undefined);
   }
 
-  /** Connects, registers and joins `channels`; resolves once the joins are confirmed. */
-  static async connect(port: number, nick: string, channels: string[], password?: string): Promise<IrcWatcher> {
+  /** Connects, registers (asking for the IRCv3 `caps` given) and joins `channels`; resolves once the joins are confirmed. */
+  static async connect(port: number, nick: string, channels: string[], password?: string, caps: string[] = []): Promise<IrcWatcher> {
     const socket = connect(port, '127.0.0.1');
     await new Promise<void>((ready, fail) => {
       socket.once('connect', ready);
       socket.once('error', fail);
     });
     const watcher = new IrcWatcher(socket, nick);
-    watcher.send(`${password ? `PASS ${password}\r\n` : ''}NICK ${nick}\r\nUSER ${nick} 0 * :groupwire test watcher`);
+    const capRequest = caps.length > 0 ? `CAP REQ :${caps.join(' ')}\r\n` : '';
+    watcher.send(`${capRequest}${password ? `PASS ${password}\r\n` : ''}NICK ${nick}\r\nUSER ${nick} 0 * :groupwire test watcher${caps.length > 0 ? '\r\nCAP END' : ''}`);
     await watcher.waitForLine(new RegExp(`^:\\S+ 001 ${nick} `), 10_000);
     for (const channel of channels) {
       watcher.send(`JOIN ${channel}`);
