@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { SocketMode, type SentEnvelope } from './socket-mode.js';
 import { APP_ID, BOT, defaultChannels, defaultUsers, type FakeChannel, type FakeUser } from './state.js';
-import { WebApi, type Change, type Fault, type Posted, type StoredMessage } from './web-api.js';
+import { WebApi, type Answer, type Change, type Fault, type Posted, type StoredMessage } from './web-api.js';
 
 export interface FakeSlackOptions {
   users?: FakeUser[];
@@ -18,7 +18,8 @@ export interface FakeSlackOptions {
  * A local Slack for tests, on plain HTTP over loopback: the Web API at `apiUrl` (the SDK's
  * slackApiUrl) and Socket Mode websockets at the URLs apps.connections.open hands out. It records
  * what it received (`api.calls`, `posts`, `acks`) and can be told to fail: `rateLimit`, `fault`,
- * `revoke` (a token answers invalid_auth), and on the socket `disconnect`, `drop`, duplicates.
+ * `loseAnswer` (carried out, never answered), `revoke` (a token answers invalid_auth), and on the
+ * socket `disconnect`, `drop`, duplicates.
  */
 export class FakeSlack {
   readonly api: WebApi;
@@ -65,6 +66,15 @@ export class FakeSlack {
   /** The next `times` calls of `method` fail with a Slack error (HTTP 200, ok: false) or an HTTP status. */
   fault(method: string, fault: Fault): void {
     this.api.fault(method, fault);
+  }
+
+  /**
+   * The next `times` calls of `method` are carried out (a post is stored and echoed) but never
+   * answered: `destroy` drops the connection at once (an answer lost on the way), `hang` keeps it open
+   * unanswered (the caller's time limit, or the caller killed while it waits).
+   */
+  loseAnswer(method: string, how: 'destroy' | 'hang' = 'destroy', times = 1): void {
+    this.api.fault(method, { times, lose: how });
   }
 
   /** From now on this token answers invalid_auth. */
@@ -155,7 +165,10 @@ export class FakeSlack {
     }
     const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1] ?? args.token;
     delete args.token;
-    const answer = method ? this.api.call(method, bearer, args) : { status: 404, body: { ok: false, error: 'unknown_method' } };
+    const answer: Answer = method ? this.api.call(method, bearer, args) : { status: 404, body: { ok: false, error: 'unknown_method' } };
+    // Carried out, never answered: the connection dies now, or stays open until the caller goes away.
+    if (answer.lost === 'destroy') return void request.socket.destroy();
+    if (answer.lost === 'hang') return;
     response.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', ...answer.headers });
     response.end(JSON.stringify(answer.body));
   }

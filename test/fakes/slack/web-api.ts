@@ -1,3 +1,5 @@
+import { fail, ok, parseMetadata, presentChannel, presentUser, rateLimited } from './answers.js';
+import { conversationsHistory, conversationsReplies, type Listing } from './history.js';
 import { APP_ID, BOT, Clock, mentionsIn, TEAM, TOKENS, type FakeChannel, type FakeUser } from './state.js';
 
 /** One Web API call as the fake received and answered it. */
@@ -36,6 +38,8 @@ export interface StoredMessage {
   username?: string;
   thread_ts?: string;
   edited?: { user: string; ts: string };
+  /** Message metadata (chat.postMessage's `metadata`): not shown in the channel; conversations.* answer it with include_all_metadata. */
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
 }
 
 /** A chat.update or chat.delete the fake applied. */
@@ -50,24 +54,34 @@ export interface Change {
   before: StoredMessage;
 }
 
-/** A fault for the next calls of a method: an HTTP status (429 with Retry-After) or a Slack error. */
+/**
+ * A fault for the next calls of a method: an HTTP status (429 with Retry-After), a Slack error (with
+ * `needed`, the scope a missing_scope names), or `lose`: the call is carried out (a post is stored)
+ * but its answer never reaches the caller — `destroy` closes the HTTP connection at once (a lost
+ * answer), `hang` leaves it open unanswered (a bot killed during the call, or its time limit).
+ */
 export interface Fault {
   times: number;
   status?: number;
   error?: string;
+  needed?: string;
   retryAfterSeconds?: number;
+  lose?: 'destroy' | 'hang';
 }
 
 export interface Answer {
   status: number;
   headers?: Record<string, string>;
   body: unknown;
+  /** The call was carried out, but the caller gets no answer (Fault.lose). */
+  lost?: 'destroy' | 'hang';
 }
 
 /**
  * The Web API methods the relay uses, in Slack's documented shapes: auth.test, chat.postMessage (with
- * `thread_ts`), chat.update, chat.delete, users.info, conversations.info, apps.connections.open (the
- * app token's). Every channel's messages are kept (`messages`), so updates and deletions act on them. Tokens come as
+ * `thread_ts` and `metadata`), chat.update, chat.delete, users.info, conversations.info,
+ * conversations.history, conversations.replies (history.ts), apps.connections.open (the app token's).
+ * Every channel's messages are kept (`messages`), so updates and deletions act on them. Tokens come as
  * `Authorization: Bearer`; a wrong one answers invalid_auth, a token of the wrong kind
  * not_allowed_token_type. Answers are 200 with `ok`, except a rate limit: 429, Retry-After and
  * `{ ok: false, error: 'ratelimited' }`. A call inside a rate limit window is answered 429 again and
@@ -133,9 +147,15 @@ export class WebApi {
         this.limitedUntil.set(method, Date.now() + seconds * 1000);
         return rateLimited(seconds);
       }
+      if (fault.lose) return { ...this.serve(method, token, args), lost: fault.lose };
       if (fault.status && fault.status !== 200) return { status: fault.status, body: { ok: false, error: fault.error ?? 'internal_error' } };
-      return fail(fault.error ?? 'internal_error');
+      return fail(fault.error ?? 'internal_error', fault.needed ? { needed: fault.needed, provided: 'chat:write,users:read' } : {});
     }
+    return this.serve(method, token, args);
+  }
+
+  /** The method as Slack carries it out, faults aside. */
+  private serve(method: string, token: string | undefined, args: Record<string, string>): Answer {
     const kind = token === TOKENS.bot ? 'bot' : token === TOKENS.app ? 'app' : undefined;
     if (!token) return fail('not_authed');
     if (!kind || this.revoked.has(kind)) return fail('invalid_auth');
@@ -161,6 +181,11 @@ export class WebApi {
         return this.update(args);
       case 'chat.delete':
         return this.delete(args);
+      case 'conversations.history':
+        return this.listing(args, (messages) => conversationsHistory(messages, args));
+      case 'conversations.replies':
+        if (!args.ts) return fail('invalid_arguments');
+        return this.listing(args, (messages) => conversationsReplies(messages, args));
       default:
         return fail('unknown_method');
     }
@@ -212,6 +237,15 @@ export class WebApi {
     return ok({ channel, ts: before.ts });
   }
 
+  /** conversations.history / .replies of a channel id the app is in. */
+  private listing(args: Record<string, string>, list: (messages: Iterable<StoredMessage>) => Listing): Answer {
+    const channel = this.channels.get(args.channel ?? '');
+    if (!channel) return fail('channel_not_found');
+    if (!channel.is_member) return fail('not_in_channel');
+    const listed = list(this.messages.get(channel.id)?.values() ?? []);
+    return 'error' in listed ? fail(listed.error) : ok(listed.body);
+  }
+
   private changeable(args: Record<string, string>, notOwn: string): { channel: string; before: StoredMessage } | { answer: Answer } {
     const channel = this.channels.get(args.channel ?? '');
     if (!channel) return { answer: fail('channel_not_found') };
@@ -228,6 +262,8 @@ export class WebApi {
     if (!channel.is_member) return fail('not_in_channel');
     const text = args.text ?? '';
     if (text === '') return fail('no_text');
+    const metadata = args.metadata === undefined ? undefined : parseMetadata(args.metadata);
+    if (metadata === null) return fail('invalid_metadata_format');
     const ts = this.clock.ts();
     const post: Posted = {
       channel: channel.id, ts, text, username: args.username, icon_url: args.icon_url, icon_emoji: args.icon_emoji, args, mentions: mentionsIn(text),
@@ -236,7 +272,7 @@ export class WebApi {
     this.posts.push(post);
     this.store(channel.id, {
       type: 'message', subtype: 'bot_message', ts, text, bot_id: BOT.botId, app_id: APP_ID, username: args.username,
-      ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}),
+      ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}), ...(metadata ? { metadata } : {}),
     });
     this.hooks.posted(post);
     return ok({
@@ -244,30 +280,4 @@ export class WebApi {
       message: { type: 'message', subtype: 'bot_message', text, ts, username: args.username, bot_id: BOT.botId, app_id: APP_ID, ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}) },
     });
   }
-}
-
-function ok(fields: Record<string, unknown>): Answer {
-  return { status: 200, body: { ok: true, ...fields } };
-}
-
-function fail(error: string): Answer {
-  return { status: 200, body: { ok: false, error } };
-}
-
-function rateLimited(seconds: number): Answer {
-  return { status: 429, headers: { 'retry-after': String(Math.max(1, seconds)) }, body: { ok: false, error: 'ratelimited' } };
-}
-
-function presentUser(user: FakeUser): Record<string, unknown> {
-  return {
-    id: user.id, team_id: TEAM.id, name: user.name, deleted: false, real_name: user.real_name ?? user.name, is_bot: user.is_bot ?? false,
-    profile: { display_name: user.display_name ?? '', real_name: user.real_name ?? user.name, image_72: `https://avatars.example/${user.id}.png` },
-  };
-}
-
-function presentChannel(channel: FakeChannel): Record<string, unknown> {
-  return {
-    id: channel.id, name: channel.name, is_channel: !channel.is_private, is_group: false, is_im: false, is_private: channel.is_private ?? false,
-    is_archived: false, is_general: channel.name === 'general', is_member: channel.is_member ?? false, created: 1_600_000_000,
-  };
 }
