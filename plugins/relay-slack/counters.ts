@@ -2,6 +2,8 @@
 export interface Counters {
   /** Gateway lines posted to Slack (new posts, follow-up `(edit)` lines included). */
   relayed_out: number;
+  /** Posts whose answer was lost (a crash or a timeout during chat.postMessage) found in Slack, not posted again (counted in relayed_out too). */
+  recovered: number;
   /** Edits applied to the relay's own Slack posts (chat.update). */
   edited_out: number;
   /** The relay's Slack posts deleted (chat.delete). */
@@ -25,5 +27,5 @@ export interface Counters {
 }
 
 export function counters(): Counters {
-  return { relayed_out: 0, edited_out: 0, deleted_out: 0, dropped: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0 };
+  return { relayed_out: 0, recovered: 0, edited_out: 0, deleted_out: 0, dropped: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0 };
 }

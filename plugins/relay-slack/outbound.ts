@@ -2,10 +2,13 @@ import type { ChatPostMessageArguments, WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { DurableQueue } from '../../src/index.js';
 import type { Counters } from './counters.js';
+import { ErrorCode } from '@slack/web-api';
 import { classify, describe, type SlackFailure } from './errors.js';
 import type { ChannelIds } from './channel-ids.js';
 import { postTarget } from './channels.js';
 import type { SlackPost } from './render.js';
+import type { PostAttempts } from './post-attempts.js';
+import { postKey, postMetadata, type PostLookup } from './post-lookup.js';
 import { QueueWorker } from './queue-worker.js';
 import { backoff, sleep } from './timing.js';
 
@@ -43,6 +46,10 @@ export interface OutboundOptions {
   unfurl: boolean;
   log: Logger;
   counters: Counters;
+  /** Posts tried: one marked before its chat.postMessage goes out (post-attempts.json). */
+  attempts: PostAttempts;
+  /** Finds a post whose answer never came, before it is sent again. */
+  lookup: PostLookup;
   /** A token or scope failure: the relay stops (the item stays queued for the next start). */
   onFatal(failure: SlackFailure): void;
   /** chat.postMessage answered the id of a channel posted to by name. */
@@ -61,10 +68,15 @@ const UNKNOWN_TRIES = 5;
  * rate-limited calls and not to retry, so this queue does all the waiting, in order); a failure of
  * Slack or the network backs off and tries again, forever; a refusal of this one message (no such
  * channel, not in it) is logged as an error and counted, and the queue goes on; a refused token stops.
+ * A post is marked as tried (durably) before it goes out; one tried before whose answer never came (the
+ * bot died during the call, a timeout, a dropped connection) is first looked for in the channel
+ * (PostLookup), and when Slack has it, its ts is the answer and it is not posted again.
  */
 export class Outbound extends QueueWorker<OutboundItem> {
   private attempt = 0;
   private unknown = 0;
+  /** The post (postKey) whose last try Slack answered with an error: it is not in Slack, no need to look. */
+  private refused: string | undefined;
 
   constructor(private readonly options: OutboundOptions) {
     super(options.queue);
@@ -81,18 +93,21 @@ export class Outbound extends QueueWorker<OutboundItem> {
     try {
       const ts = await this.send(item);
       this.options.onPosted(item, ts);
-      queue.shift();
+      this.settle();
       this.attempt = 0;
       this.unknown = 0;
       return true;
     } catch (error) {
       if (error instanceof UnknownChannelId) {
         log.error({ chat: item.chat, key: item.key, channel: item.channel, op: item.op }, 'a change of a Slack post is not sent: the id of the channel, given by name, is not known (chat.update and chat.delete take only ids)');
-        queue.shift();
+        this.settle();
         counters.failed += 1;
         return true;
       }
       const failure = classify(error);
+      // Slack answered (an error, a rate limit): nothing was posted. No answer at all: it may have been.
+      const answered = (error as { code?: string } | null)?.code === ErrorCode.PlatformError || failure.kind === 'rate_limited';
+      this.refused = answered && isPost(item) ? postKey(item) : undefined;
       const where = { chat: item.chat, key: item.key, channel: item.channel, op: item.op ?? 'post', code: failure.code };
       if (failure.kind === 'fatal') {
         this.options.onFatal(failure);
@@ -100,7 +115,7 @@ export class Outbound extends QueueWorker<OutboundItem> {
       }
       if (failure.kind === 'permanent' || (failure.kind === 'unknown' && ++this.unknown >= UNKNOWN_TRIES)) {
         log.error(where, `Slack refused a message (${describe(failure)}); it is not relayed${hint(failure.code)}`);
-        queue.shift();
+        this.settle();
         counters.failed += 1;
         this.unknown = 0;
         return true;
@@ -134,6 +149,17 @@ export class Outbound extends QueueWorker<OutboundItem> {
       }
       return undefined;
     }
+    const id = postKey(item);
+    const tried = this.options.attempts.at(id);
+    if (tried !== undefined && this.refused !== id) {
+      const found = await this.options.lookup.find(item, tried);
+      if (found) {
+        counters.relayed_out += 1;
+        counters.recovered += 1;
+        return found;
+      }
+    }
+    this.options.attempts.mark(id);
     const answer = await web.chat.postMessage(this.arguments(item));
     counters.relayed_out += 1;
     const target = postTarget(item.channel);
@@ -147,11 +173,23 @@ export class Outbound extends QueueWorker<OutboundItem> {
       channel: postTarget(item.channel), text: item.text, parse: 'none' as const, link_names: false, unfurl_links: unfurl, unfurl_media: unfurl,
       ...(item.username === undefined ? {} : { username: item.username }),
       ...(item.thread_ts === undefined ? {} : { thread_ts: item.thread_ts }),
+      metadata: postMetadata(item),
     };
     if (item.icon_emoji) return { ...common, icon_emoji: item.icon_emoji };
     if (item.icon_url) return { ...common, icon_url: item.icon_url };
     return common;
   }
+
+  /** The head item is done with: off the queue, and its try no longer needed. */
+  private settle(): void {
+    this.queue.shift();
+    this.options.attempts.settled();
+    this.refused = undefined;
+  }
+}
+
+function isPost(item: OutboundItem): boolean {
+  return item.op !== 'update' && item.op !== 'delete';
 }
 
 /** chat.update / chat.delete of a channel given by name whose id was never learned. */

@@ -11,6 +11,8 @@ import { Inbound } from './inbound.js';
 import type { RelaySlackOptions } from './options.js';
 import { Outbound, type OutboundItem } from './outbound.js';
 import { planFor } from './outgoing.js';
+import { PostAttempts, type PostAttempt } from './post-attempts.js';
+import { PostLookup } from './post-lookup.js';
 import { SeenEvents } from './seen.js';
 import { slackLogger } from './slack-logger.js';
 import { SocketModeLink, type Envelope } from './socket.js';
@@ -65,6 +67,8 @@ export class SlackRelay {
         onHighWater: (size, max) => log.warn({ size, max }, 'the queue to Slack is filling up'),
       }),
       web: this.web, ids, unfurl: options.unfurl, log, counters: this.counters, onFatal,
+      attempts: new PostAttempts(DurableQueue.open<PostAttempt>(join(env.dataDir, 'post-attempts.json'))),
+      lookup: new PostLookup(this.web, ids, log, this.counters),
       onChannelId: (name, id) => this.directory.learnChannel(id, name),
       onPosted: (item, ts) => this.posted(item, ts),
     });
