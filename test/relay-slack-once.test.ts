@@ -1,6 +1,8 @@
+import { WebClient } from '@slack/web-api';
 import { afterEach, describe, expect, test } from 'vitest';
 import { kill, post, waitFor } from './helpers/supervisor.js';
 import { relaySetup, type RelaySetup } from './fakes/slack/harness.js';
+import { FakeSlack, TOKENS } from './fakes/slack/index.js';
 
 /**
  * Gateway → Slack once, even when chat.postMessage's answer never came back: every post carries its
@@ -11,9 +13,12 @@ import { relaySetup, type RelaySetup } from './fakes/slack/harness.js';
  */
 
 let setup: RelaySetup | undefined;
+let fake: FakeSlack | undefined;
 afterEach(async () => {
   await setup?.close();
+  await fake?.close();
   setup = undefined;
+  fake = undefined;
 });
 
 const GENERAL = 'C0GENERAL1';
@@ -127,5 +132,41 @@ describe('relay-slack: a post whose answer was lost shows once', () => {
     await setup.drained();
     expect(slack.api.calls.filter((c) => c.method.startsWith('conversations.history'))).toEqual([]);
     expect(setup.stats()).toMatchObject({ relayed_out: 1, recovered: 0, rate_limited: 1, retries: 2 });
+  });
+});
+
+describe('the fake Slack\'s history, as Slack documents it', () => {
+  test('conversations.history: newest first, no thread replies, oldest/latest/inclusive, limit and cursor pages, metadata only when asked', async () => {
+    fake = await FakeSlack.start({ echoPosts: false });
+    const web = new WebClient(TOKENS.bot, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
+    const ts: string[] = [];
+    for (const n of [1, 2, 3, 4, 5]) {
+      const answer = await web.chat.postMessage({ channel: GENERAL, text: `m${n}`, metadata: { event_type: 'groupwire_line', event_payload: { key: `k${n}` } } });
+      ts.push(answer.ts!);
+    }
+    await web.chat.postMessage({ channel: GENERAL, text: 'a reply', thread_ts: ts[1]! });
+
+    const texts = (messages: Array<{ text?: string }> | undefined) => (messages ?? []).map((m) => m.text);
+    const first = await web.conversations.history({ channel: GENERAL, limit: 2, include_all_metadata: true });
+    expect(texts(first.messages)).toEqual(['m5', 'm4']);
+    expect(first.has_more).toBe(true);
+    expect(first.messages![0]!.metadata).toEqual({ event_type: 'groupwire_line', event_payload: { key: 'k5' } });
+    const second = await web.conversations.history({ channel: GENERAL, limit: 2, cursor: first.response_metadata!.next_cursor! });
+    expect(texts(second.messages)).toEqual(['m3', 'm2']);
+    expect(second.messages![0]!.metadata).toBeUndefined();
+    const last = await web.conversations.history({ channel: GENERAL, limit: 2, cursor: second.response_metadata!.next_cursor! });
+    expect(texts(last.messages)).toEqual(['m1']);
+    expect(last.has_more).toBe(false);
+    expect(last.response_metadata!.next_cursor).toBe('');
+
+    expect(texts((await web.conversations.history({ channel: GENERAL, oldest: ts[2]!, latest: ts[4]! })).messages)).toEqual(['m4']);
+    expect(texts((await web.conversations.history({ channel: GENERAL, oldest: ts[2]!, latest: ts[4]!, inclusive: true })).messages)).toEqual(['m5', 'm4', 'm3']);
+    await expect(web.conversations.history({ channel: GENERAL, cursor: 'bm90IGEgY3Vyc29y' })).rejects.toMatchObject({ data: { error: 'invalid_cursor' } });
+    await expect(web.conversations.history({ channel: 'C0NOTMEMBR' })).rejects.toMatchObject({ data: { error: 'not_in_channel' } });
+
+    const thread = await web.conversations.replies({ channel: GENERAL, ts: ts[1]!, include_all_metadata: true });
+    expect(texts(thread.messages)).toEqual(['m2', 'a reply']);
+    expect(thread.messages![0]!.metadata).toMatchObject({ event_payload: { key: 'k2' } });
+    await expect(web.conversations.replies({ channel: GENERAL, ts: '1.000001' })).rejects.toMatchObject({ data: { error: 'thread_not_found' } });
   });
 });
