@@ -4,6 +4,17 @@ import type { ChatMessage } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
 import type { OutboxFile, OutboxItem } from '../store/outbox-file.js';
 
+/**
+ * How soon after a post the history is read to confirm it (then again, slower, until it shows up).
+ * The service does not echo the bot's own posts, so a relayed line waits for this read before it goes
+ * on to the gateway's other relays: it is read for soon, but reads of one chat are at least
+ * RELAYED_SPACING_MS apart, so a burst of relayed lines costs at most 40 reads a second, not one per
+ * line (a line a second, as a busy channel speaks, costs one).
+ */
+const CONFIRM_EVERY_MS = 150;
+const RELAYED_SOON_MS = 10;
+export const RELAYED_SPACING_MS = 25;
+
 /** The service's longest chat message (docs/protocol.md "Chats"). */
 export const MAX_POST_LENGTH = 10_000;
 
@@ -53,6 +64,7 @@ export class ChatOutbox {
   /** False from a (re)open until its catch-up is done: a post sent meanwhile could be mistaken for a lost one. */
   private ready = false;
   private confirmTimer: NodeJS.Timeout | undefined;
+  private lastLookUp = 0;
   /** msg_nums of own messages that already confirmed a post: one message confirms one post. */
   private readonly used = new Set<number>();
   readonly stats = { sent: 0, confirmed: 0, resent: 0, failed: 0 };
@@ -159,16 +171,24 @@ export class ChatOutbox {
     return ((1 - this.tokens) / perSecond) * 1000;
   }
 
-  /** In a quiet chat nothing else reveals the post: look at the history shortly after sending. */
+  /**
+   * In a quiet chat nothing else reveals the post: look at the history shortly after sending. A relayed
+   * line is read for sooner (RELAYED_SOON_MS): the gateway's other sides wait for it.
+   */
   private scheduleConfirm(attempt = 0): void {
     if (this.confirmTimer) return;
+    const relaying = this.items().some((item) => item.state === 'sent' && item.relay);
+    let delay = CONFIRM_EVERY_MS * 2 ** attempt;
+    if (relaying) {
+      delay = attempt === 0 ? Math.max(RELAYED_SOON_MS, RELAYED_SPACING_MS - (performance.now() - this.lastLookUp)) : CONFIRM_EVERY_MS * 2 ** (attempt - 1);
+    }
     this.confirmTimer = setTimeout(() => {
       this.confirmTimer = undefined;
       if (!this.items().some((item) => item.state === 'sent')) return;
       void this.lookUp().finally(() => {
         if (attempt < 5 && this.items().some((item) => item.state === 'sent')) this.scheduleConfirm(attempt + 1);
       });
-    }, 150 * 2 ** attempt);
+    }, delay);
     this.confirmTimer.unref();
   }
 
@@ -211,6 +231,7 @@ export class ChatOutbox {
     const sent = this.items().filter((item) => item.state === 'sent');
     if (sent.length === 0) return;
     const after = Math.min(...sent.map((item) => item.sentAfter ?? 0));
+    this.lastLookUp = performance.now();
     try {
       await this.options.lookUp(after);
     } catch (error) {
