@@ -63,11 +63,12 @@ export class GatewayRun {
    * each piece as it starts, to be closed whatever happens next.
    */
   static async start(started: Array<{ close(): unknown }>): Promise<GatewayRun> {
-    const irc = await IrcServer.start({ kind: 'inspircd' });
+    const irc = await IrcServer.start({ kind: 'inspircd', history: true });
     started.push(irc);
     const audience = new IrcAudience(irc, 'watcher', [CHANNEL]);
     started.push(audience);
     await audience.connect();
+    await keepHistory(audience);
     const ircPeople = new IrcPeople(irc, PEOPLE.irc, CHANNEL);
     started.push(ircPeople);
     await ircPeople.connect();
@@ -228,6 +229,7 @@ export class GatewayRun {
       this.reconnections.irc.push({ at: this.relayedOnIrc().length, inFlight: IRC_IN_FLIGHT });
       await this.irc.start();
       await this.audience.connect(IRC_PASSWORD);
+      await keepHistory(this.audience);
       await this.ircPeople.connect(IRC_PASSWORD);
       await this.irc.setPassword(undefined);
       this.note('IRC server back');
@@ -259,8 +261,8 @@ export class GatewayRun {
       this.gates.slack.open();
       slackOpen = true;
       await pause(downMs);
-      // Everything here so far came from the killed bot; what comes from now on, from the new one.
-      this.reconnections.irc.push({ at: this.relayedOnIrc().length, inFlight: IRC_IN_FLIGHT });
+      // Everything here so far came from the killed bot; what comes from now on, from the new one. On
+      // IRC the new one reads the channel's history first: no line the server took comes again.
       this.reconnections.slack.push({ at: this.postedOnSlack().length, inFlight: 1 });
       this.bot = await this.env.spawn();
       this.counts.botRestarts += 1;
@@ -272,4 +274,14 @@ export class GatewayRun {
       this.gates.irc.open();
     }
   }
+}
+
+/**
+ * The channel keeps its history (inspircd's +H, replayed on join): what the relay reads after its
+ * restart to leave out the lines the server took just before the bot was killed. The watcher, first
+ * in the channel, is its operator; a server killed forgets the channel, so this is done again.
+ */
+async function keepHistory(audience: IrcAudience): Promise<void> {
+  audience.current.send(`MODE ${CHANNEL} +H 500:1h`);
+  await audience.current.waitForLine(new RegExp(` MODE ${CHANNEL} \\+H`, 'i'));
 }
