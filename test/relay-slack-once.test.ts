@@ -1,8 +1,13 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
 import { afterEach, describe, expect, test } from 'vitest';
 import { kill, post, waitFor } from './helpers/supervisor.js';
 import { relaySetup, type RelaySetup } from './fakes/slack/harness.js';
 import { FakeSlack, TOKENS } from './fakes/slack/index.js';
+import { DurableQueue } from '../src/index.js';
+import { PostAttempts, type PostAttempt } from '../plugins/relay-slack/post-attempts.js';
 
 /**
  * Gateway → Slack once, even when chat.postMessage's answer never came back: every post carries its
@@ -168,5 +173,31 @@ describe('the fake Slack\'s history, as Slack documents it', () => {
     expect(texts(thread.messages)).toEqual(['m2', 'a reply']);
     expect(thread.messages![0]!.metadata).toMatchObject({ event_payload: { key: 'k2' } });
     await expect(web.conversations.replies({ channel: GENERAL, ts: '1.000001' })).rejects.toMatchObject({ data: { error: 'thread_not_found' } });
+  });
+});
+
+describe('post attempts on disk', () => {
+  test('a mark is one appended line, read back after a reopen with its first time; marks are forgotten together', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'groupwire-attempts-'));
+    try {
+      const file = join(dir, 'post-attempts.json');
+      const lines = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+      const attempts = new PostAttempts(DurableQueue.open<PostAttempt>(file));
+      attempts.mark('a', 1_000);
+      expect(lines()).toBe(1);
+      attempts.mark('a', 2_000);
+      expect(lines()).toBe(1);
+      const reopened = new PostAttempts(DurableQueue.open<PostAttempt>(file));
+      expect(reopened.at('a')).toBe(1_000);
+      expect(reopened.at('b')).toBeUndefined();
+      reopened.settled();
+      expect(reopened.at('a')).toBe(1_000);
+      for (let i = 0; i < 70; i += 1) reopened.mark(`item ${i}`, i);
+      reopened.settled();
+      expect(reopened.at('a')).toBeUndefined();
+      expect(new PostAttempts(DurableQueue.open<PostAttempt>(file)).at('item 5')).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
