@@ -7,11 +7,15 @@ import type { ChannelToJoin } from './routes.js';
 /**
  * One PRIVMSG text waiting for its channel; `src` is `<chat id>:<msg_num>` of the chat message it was
  * handed on from, `key` the gateway line's id in SentKeys (absent in queues written before gateways).
+ * The first PRIVMSG of a gateway line also has the line's own key (`line`, for the message map) and the
+ * IRC msgid of what it answers (`replyTo`, sent as `+draft/reply`).
  */
 export interface QueuedLine {
   src: string;
   key?: string;
   text: string;
+  line?: string;
+  replyTo?: string;
 }
 
 /** A line sent on this connection, waiting for the server to confirm it. */

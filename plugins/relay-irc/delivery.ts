@@ -46,14 +46,21 @@ export class DeliveryTracker {
     this.lastCovered = this.lastSent;
   }
 
-  /** A ticket for a line about to be sent, and the command that sends it. */
-  line(channel: string, text: string): { ticket: number; command: string } {
+  /**
+   * A ticket for a line about to be sent, and the command that sends it; `replyTo` (an IRC msgid, on a
+   * server that takes client tags) goes as IRCv3 `+draft/reply`.
+   */
+  line(channel: string, text: string, replyTo?: string): { ticket: number; command: string } {
     const ticket = this.nextTicket++;
     this.lastSent = ticket;
-    if (this.mode !== 'labeled') return { ticket, command: `PRIVMSG ${channel} :${text}` };
-    const label = `${this.tag}.${ticket}`;
-    this.labels.set(label, ticket);
-    return { ticket, command: `@label=${label} PRIVMSG ${channel} :${text}` };
+    const tags: string[] = [];
+    if (this.mode === 'labeled') {
+      const label = `${this.tag}.${ticket}`;
+      this.labels.set(label, ticket);
+      tags.push(`label=${label}`);
+    }
+    if (replyTo !== undefined && /^[^\s;\\]+$/.test(replyTo)) tags.push(`+draft/reply=${replyTo}`);
+    return { ticket, command: `${tags.length > 0 ? `@${tags.join(';')} ` : ''}PRIVMSG ${channel} :${text}` };
   }
 
   /** In barrier mode: a PING is due after `every` unconfirmed lines, or as soon as nothing else is to be sent. */

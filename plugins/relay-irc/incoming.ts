@@ -64,6 +64,8 @@ export function incomingFromIrc(line: IrcChannelLine, format: ToChatFormat, ids:
   const nick = safeName(stripIrcFormatting(line.nick), 'someone');
   const part = (value: string) => safeName(value, '*').replace(/ /g, '');
   const msgid = line.tags?.msgid;
+  // IRCv3 `+draft/reply`: the msgid (in this channel) of the line this one answers.
+  const replyTo = line.tags?.['+draft/reply'];
   return {
     kind: line.kind === 'action' ? 'action' : 'message',
     text,
@@ -71,5 +73,6 @@ export function incomingFromIrc(line: IrcChannelLine, format: ToChatFormat, ids:
     nativeId: typeof msgid === 'string' && msgid !== '' ? msgid : ids.next(),
     chatText,
     time: new Date(line.time ?? Date.now()).toISOString(),
+    ...(typeof replyTo === 'string' && replyTo !== '' ? { replyTo } : {}),
   };
 }

@@ -67,6 +67,7 @@ export default definePlugin({
       inFlight: options.queue.in_flight,
       maxAttempts: options.queue.max_attempts,
       confirmTimeoutMs: rate === 'off' ? 60_000 : Math.max(60_000, (20 / rate.lines_per_second) * 1000),
+      onPosted: (line, channel, msgid) => env.gateway?.posted(line, channel, msgid),
     }, link, bucket, log);
     toChat = new IrcToChat(() => env.gateway, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
       options.ignore_nicks, (nick) => link.isSelf(nick), log);

@@ -61,6 +61,8 @@ export class IrcLink {
   /** Goes up on every registration, so work begun on an older connection can tell it is stale. */
   generation = 0;
   mode: ConfirmMode = 'barrier';
+  /** The server takes IRCv3 client tags (`message-tags`): a reply can carry `+draft/reply`. */
+  clientTags = false;
   readonly counters = { connects: 0, disconnects: 0, unsafe_lines: 0 };
 
   constructor(
@@ -216,6 +218,7 @@ export class IrcLink {
     this.generation += 1;
     const caps = this.client.network.cap;
     this.mode = caps.isEnabled('labeled-response') && caps.isEnabled('echo-message') ? 'labeled' : 'barrier';
+    this.clientTags = caps.isEnabled('message-tags');
     this.log.info({ nick, caps: caps.enabled, confirm: this.mode === 'labeled' ? 'labeled-response + echo-message' : 'PING after the lines' }, 'IRC connected');
     this.nicks.onRegistered(nick);
     this.handlers.ready(this.mode);

@@ -21,6 +21,8 @@ export interface OutboundSettings {
   maxAttempts: number;
   /** A line unconfirmed this long means the server stopped answering: reconnect. */
   confirmTimeoutMs: number;
+  /** The server confirmed the first PRIVMSG of gateway line `line` with its msgid (for the message map). */
+  onPosted?(line: string, channel: string, msgid: string): void;
 }
 
 /** In barrier mode, a PING after this many lines at the latest. */
@@ -217,7 +219,7 @@ export class Outbound {
       // Things may have changed while waiting for the token: a reconnect, a confirmation, a kick.
       if (this.link.generation !== generation || !this.sendable(box)) continue;
       const line = box.queue.head(box.flight.length + 1)[box.flight.length]!;
-      const { ticket, command } = this.tracker.line(box.channel.name, line.text);
+      const { ticket, command } = this.tracker.line(box.channel.name, line.text, this.link.clientTags ? line.replyTo : undefined);
       if (this.link.send(command)) box.flight.push({ ticket, done: false, sentAt: Date.now() });
     }
   }
@@ -264,11 +266,20 @@ export class Outbound {
       while (done < box.flight.length && box.flight[done]!.done) done += 1;
       if (done === 0) continue;
       const confirmed = box.flight.splice(0, done);
+      this.tellPosted(box, box.queue.head(done), confirmed);
       box.delivered(done, confirmed.at(-1)!.msgid);
       box.failures = 0;
       this.counters.delivered_lines += done;
     }
     this.wakeup.notify();
+  }
+
+  /** Each gateway line's first PRIVMSG confirmed with a msgid: the map learns its id in this channel. */
+  private tellPosted(box: ChannelOutbox, lines: QueuedLine[], confirmed: Array<{ msgid?: string }>): void {
+    lines.forEach((line, index) => {
+      const msgid = confirmed[index]?.msgid;
+      if (line.line !== undefined && msgid !== undefined) this.settings.onPosted?.(line.line, box.channel.name, msgid);
+    });
   }
 
   private refused(where: { ticket?: number; channelKey?: string }, reason: string): void {

@@ -41,7 +41,8 @@ export class ToIrc {
       maxLines: this.options.max_lines_per_message,
     });
     try {
-      this.outbound.enqueue(channelKey, texts.map((text) => ({ src: `${chatId}:${msgNum}`, key: id, text })));
+      const first = { line: out.key, ...(out.replyTo !== undefined ? { replyTo: out.replyTo } : {}) };
+      this.outbound.enqueue(channelKey, texts.map((text, index) => ({ src: `${chatId}:${msgNum}`, key: id, text, ...(index === 0 ? first : {}) })));
       this.counters.queued_lines += texts.length;
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
