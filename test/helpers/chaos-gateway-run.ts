@@ -261,9 +261,8 @@ export class GatewayRun {
       this.gates.slack.open();
       slackOpen = true;
       await pause(downMs);
-      // Everything here so far came from the killed bot; what comes from now on, from the new one. On
-      // IRC the new one reads the channel's history first: no line the server took comes again.
-      this.reconnections.slack.push({ at: this.postedOnSlack().length, inFlight: 1 });
+      // No line in flight when the bot died may show twice: on IRC the new bot reads the channel's
+      // history before sending, on Slack it looks for a post whose answer it never had.
       this.bot = await this.env.spawn();
       this.counts.botRestarts += 1;
       this.note('bot connected again');

@@ -115,9 +115,9 @@ export interface PathTally {
   /** Tags that arrived more than once (each named once), but for those `resent` explains. */
   doubled: string[];
   /**
-   * Tags that arrived twice because a connection died while they were in flight (the bot killed, the
-   * IRC server killed): the first copy among the last `inFlight` lines before the new connection's
-   * first, the second after it (see Reconnection).
+   * Tags that arrived twice because the IRC server was killed while they were in flight: the first copy
+   * among the last `inFlight` lines before the new connection's first, the second after it (see
+   * Reconnection).
    */
   resent: string[];
   /** The first place where the lines of the origin arrived out of the order said, if anywhere. */
@@ -136,10 +136,12 @@ export interface SideTally {
 
 /**
  * Where on a side the lines of a new connection begin after the old one died with lines in flight
- * (`at`, an index into what the side received: after the bot's restart, or the IRC server's), and
- * how many lines could have been in flight (sent, the platform's answer not yet taken in: IRC's
- * `queue.in_flight`, 1 for Slack's one post at a time). Neither IRC nor Slack can say afterwards
- * whether it took such a line, so the relay sends it again.
+ * (`at`, an index into what the side received), and how many lines could have been in flight (sent,
+ * the confirmation not yet taken in: IRC's `queue.in_flight`). Used for the IRC server's SIGKILL only:
+ * the server dies with the confirmations it had not sent yet and with the channel's history, so
+ * nobody can tell afterwards whether it took such a line, and the relay sends it again. After the
+ * bot's kill nothing is excused: the relays ask the channel's history (IRC) or look for the post's
+ * metadata (Slack) before sending again.
  */
 export interface Reconnection {
   at: number;
