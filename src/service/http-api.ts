@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Caller } from './auth.js';
 import type { ServiceCore } from './core.js';
-import { ApiError, rateLimited } from './errors.js';
+import { applyFaultsAndLimits } from './caller-limits.js';
+import { ApiError } from './errors.js';
 import { toWireJson } from './json.js';
 import { EMPTY_OK, FileResult, type Operation, type UploadedFile } from './operation.js';
 import { Params } from './params.js';
@@ -56,17 +57,6 @@ export function mountApi(app: FastifyInstance, core: ServiceCore, operations: Op
       return sendError(core, reply, error, log, name);
     }
   });
-}
-
-async function applyFaultsAndLimits(core: ServiceCore, request: FastifyRequest, operation: string): Promise<void> {
-  const delay = core.faults.delay();
-  if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-  const injected = core.faults.errorFor('api', operation);
-  if (injected) throw injected;
-  // The caller is whoever the credentials say; without any, the address (login comes from there).
-  const key = request.headers.authorization ?? request.headers.cookie ?? request.ip;
-  const wait = core.limiter.take(key);
-  if (wait > 0) throw rateLimited(wait);
 }
 
 async function readParams(request: FastifyRequest): Promise<Incoming> {
