@@ -11,8 +11,21 @@ export async function applyFaultsAndLimits(core: ServiceCore, request: FastifyRe
   if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
   const injected = core.faults.errorFor('api', operation);
   if (injected) throw injected;
-  // The caller is whoever the credentials say; without any, the address (login comes from there).
-  const key = request.headers.authorization ?? request.headers.cookie ?? request.ip;
-  const wait = core.limiter.take(key);
+  const wait = core.limiter.take(callerKey(core, request.headers, request.ip));
   if (wait > 0) throw rateLimited(wait);
+}
+
+/** The headers a caller is known by. */
+export interface CallerHeaders {
+  authorization?: string;
+  cookie?: string;
+}
+
+/**
+ * The key the per-caller limits count a caller under (REST calls and chat socket upgrades alike).
+ * The caller is whoever the credentials say; without any, the address (login comes from there).
+ */
+export function callerKey(core: ServiceCore, headers: CallerHeaders, address: string): string {
+  void core;
+  return headers.authorization ?? headers.cookie ?? address;
 }

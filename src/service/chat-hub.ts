@@ -6,6 +6,7 @@ import { CLOSE } from '../api/close-codes.js';
 import type { Caller } from './auth.js';
 import { CHAT_MSG_CLOSED, MAX_CHAT_MESSAGE_LENGTH, postChatMessage } from './chat-messages.js';
 import type { ServiceCore } from './core.js';
+import { callerKey } from './caller-limits.js';
 import { ApiError, badRequest, invalidValue, rateLimited } from './errors.js';
 import { toWireJson } from './json.js';
 import type { Chat, ChatMessage, ChatSub } from './model.js';
@@ -75,7 +76,7 @@ export class ChatHub {
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     const injected = core.faults.errorFor('upgrade', 'chatdata');
     if (injected) throw injected;
-    const key = request.headers.authorization ?? request.headers.cookie ?? request.socket.remoteAddress ?? '';
+    const key = callerKey(core, request.headers, request.socket.remoteAddress ?? '');
     const wait = core.upgradeLimiter.take(`upgrade ${key}`);
     if (wait > 0) throw rateLimited(wait);
     const caller = core.auth.authenticate({
