@@ -18,8 +18,13 @@ export interface Credentials {
   cookieHeader?: string;
 }
 
+/** Told when a session ends (logout), so whatever lives on it (chat sockets) can end too. */
+export type SessionEndedListener = (session: Session) => void;
+
 /** Logins, sessions and tokens: spec part 5 and our decisions in docs/protocol.md ("Authentication"). */
 export class Auth {
+  private readonly sessionEndedListeners = new Set<SessionEndedListener>();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -53,6 +58,26 @@ export class Auth {
       created: now,
       expires: now + this.sessionTtlMs,
     });
+  }
+
+  /**
+   * Ends a session at once (logout): its cookie, its token and its csrf no longer authenticate, and the
+   * listeners are told (the chat hub closes the session's sockets).
+   */
+  endSession(session: Session): void {
+    // The store has no removal of its own for sessions; the three indexes are all there is.
+    this.store.sessions.delete(session.id);
+    this.store.sessionsByCookie.delete(session.cookie);
+    if (session.token) this.store.sessionsByToken.delete(session.token);
+    session.expires = Math.min(session.expires, this.clock.now());
+    this.store.touch();
+    for (const listener of this.sessionEndedListeners) listener(session);
+  }
+
+  /** Calls `listener` with every session that ends from now on; answers the function that unsubscribes. */
+  onSessionEnded(listener: SessionEndedListener): () => void {
+    this.sessionEndedListeners.add(listener);
+    return () => this.sessionEndedListeners.delete(listener);
   }
 
   /**
