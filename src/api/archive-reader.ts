@@ -1,5 +1,5 @@
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import yauzl from 'yauzl';
 
 /** One message of an archive's mbox. */
@@ -33,16 +33,43 @@ export async function* readArchive(zipFile: string): AsyncGenerator<MboxMessage>
   yield* readMbox(await openMbox(zipFile));
 }
 
-/** Parses an mboxrd stream: a message starts at a `From ` line; `>From ` lines in bodies are unquoted. */
+/**
+ * Parses an mboxrd stream: a message starts at a `From ` line; `>From ` lines in bodies are unquoted.
+ * The exact inverse of the service's writer (src/service/mbox.ts), so bodies come back unchanged.
+ */
 export async function* readMbox(input: Readable): AsyncGenerator<MboxMessage> {
   let current: { envelope: string; lines: string[] } | undefined;
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+  for await (const line of mboxLines(input)) {
     if (line.startsWith('From ')) {
       if (current) yield toMessage(current.envelope, current.lines);
       current = { envelope: line.slice(5), lines: [] };
     } else if (current) current.lines.push(line);
   }
   if (current) yield toMessage(current.envelope, current.lines);
+}
+
+/**
+ * The lines of an mbox. A line ends with `\n` alone (readline would also end one at a lone `\r`, which
+ * is part of a body). A file written with CRLF (its first line ends so) has the `\r` of each line taken
+ * off. A last line without its `\n` still counts; an empty one after the final `\n` does not.
+ */
+async function* mboxLines(input: Readable): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  let crlf: boolean | undefined;
+  const finish = (line: string): string => {
+    crlf ??= line.endsWith('\r');
+    return crlf && line.endsWith('\r') ? line.slice(0, -1) : line;
+  };
+  for await (const chunk of input) {
+    pending += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
+    let end = pending.indexOf('\n');
+    let start = 0;
+    for (; end !== -1; start = end + 1, end = pending.indexOf('\n', start)) yield finish(pending.slice(start, end));
+    pending = pending.slice(start);
+  }
+  pending += decoder.end();
+  if (pending !== '') yield finish(pending);
 }
 
 function toMessage(envelope: string, lines: string[]): MboxMessage {
@@ -62,5 +89,6 @@ function toMessage(envelope: string, lines: string[]): MboxMessage {
   const body = lines.slice(index + 1);
   // The blank line that separates messages belongs to the file, not the body.
   if (body.at(-1) === '') body.pop();
+  // mboxrd: exactly one `>` comes off a line that starts with `>` then `>*From ` (the writer's inverse).
   return { envelope, headers, body: body.map((line) => line.replace(/^>(>*From )/, '$1')).join('\n') };
 }

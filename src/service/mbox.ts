@@ -51,10 +51,12 @@ export function rfc2822Date(ms: number): string {
 
 /**
  * mboxrd quoting: every line that already looks like a (quoted) "From " separator gets one more `>`,
- * so a reader can split messages unambiguously and undo the quoting exactly.
+ * so a reader can split messages unambiguously and undo the quoting exactly. In an mbox a line ends
+ * with `\n` alone; a multiline `^` would also match after `\r`, U+2028 and U+2029, which readers do
+ * not take as line ends, and the quote added there would never be taken off.
  */
 export function quoteFromLines(body: string): string {
-  return body.replace(/^(>*From )/gm, '>$1');
+  return body.replace(/(^|\n)(>*From )/g, '$1>$2');
 }
 
 /** Header values are one line: a stored subject or name with a line break must not inject headers. */
@@ -110,7 +112,8 @@ function envelopeAddress(email: string): string {
 export function mboxMessage(entry: MboxEntry): string {
   const sender = envelopeAddress(entry.senderEmail);
   const kind = entry.isPlainText ? 'text/plain' : 'text/html';
-  const body = quoteFromLines(entry.body.replace(/\r\n?/g, '\n').replace(/\n$/, ''));
+  // The body as stored, `\r` and a final line feed included: the reader gives back exactly this.
+  const body = quoteFromLines(entry.body);
   const lines = [
     `From ${sender} ${asctime(entry.created)}`,
     `Date: ${rfc2822Date(entry.created)}`,
