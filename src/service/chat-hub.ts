@@ -19,21 +19,45 @@ export const CLOSE_CODES = CLOSE;
 export const HISTORY_ON_CONNECT = 50;
 /** A socket whose unsent data grows past this is cut; its client reconnects and fills in from history. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+/**
+ * Our decision (docs/protocol.md "Rate limits"): the chat sockets one user may hold open at once, all
+ * sessions and chats together; the upgrade past it is refused. A bot in many chats stays well under it.
+ */
+export const MAX_SOCKETS_PER_USER = 50;
+/** What the upgrade past the cap suggests waiting: a place frees when one of the user's sockets closes. */
+const SOCKET_CAP_RETRY_SECONDS = 5;
+/** Our decision (docs/protocol.md): the close code of a socket whose session ended (logout). */
+export const CLOSE_SESSION_ENDED = 4004;
 
 interface Connection {
   ws: WebSocket;
   chatId: string;
   subId: string;
   userId: string;
+  sessionId: string;
+  /** The per-caller limit key of the upgrade (callerKey): the socket's posts draw on the same allowance as REST. */
+  limitKey: string;
   alive: boolean;
+}
+
+/** What a granted upgrade carries to the accepted socket. */
+interface Accepted {
+  caller: Caller;
+  sub: ChatSub;
+  chat: Chat;
+  withHistory: boolean;
+  limitKey: string;
 }
 
 /** The `chatdata` websockets: upgrade checks, history on connect, fan-out, ping watchdog. */
 export class ChatHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024, perMessageDeflate: false });
   private readonly byChat = new Map<string, Set<Connection>>();
+  /** Sockets per user, counted from the granted upgrade until the connection closes (so racing upgrades cannot pass the cap). */
+  private readonly socketsByUser = new Map<string, number>();
   private readonly pingTimer: NodeJS.Timeout;
-  readonly stats = { accepted: 0, refused: 0, malformedFrames: 0, delivered: 0 };
+  private readonly stopListening: () => void;
+  readonly stats = { accepted: 0, refused: 0, malformedFrames: 0, rateLimitedPosts: 0, delivered: 0 };
 
   constructor(
     private readonly core: ServiceCore,
@@ -45,6 +69,7 @@ export class ChatHub {
     core.events.on('chat-deleted', (chat) => this.closeChat(chat.id, CLOSE_CODES.chatDeleted, 'chat deleted'));
     core.events.on('chat-sub-removed', (sub) => this.closeSub(sub, CLOSE_CODES.chatSubRemoved, 'left chat'));
     core.events.on('member-lost', (groupId, userId) => this.closeMember(groupId, userId));
+    this.stopListening = core.auth.onSessionEnded((session) => this.closeSession(session.id));
     this.pingTimer = setInterval(() => this.pingAll(), pingIntervalMs);
     this.pingTimer.unref();
   }
@@ -57,9 +82,10 @@ export class ChatHub {
 
   /** Handles an HTTP upgrade for `/api/v1/chatdata`; a refused one is answered with an error object. */
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
-    let accepted: { caller: Caller; sub: ChatSub; chat: Chat; withHistory: boolean };
+    let accepted: Accepted;
     try {
       accepted = await this.checkUpgrade(request, url);
+      this.reserveSocket(accepted.caller.user.id, socket);
     } catch (error) {
       this.stats.refused += 1;
       const apiError = error instanceof ApiError ? error : new ApiError('server', 'upgrade failed');
@@ -67,10 +93,32 @@ export class ChatHub {
       refuseUpgrade(socket, apiError);
       return;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, accepted.sub, accepted.withHistory));
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, accepted));
   }
 
-  private async checkUpgrade(request: IncomingMessage, url: URL) {
+  /**
+   * Takes one of the user's places, or refuses the upgrade past the cap. The place is given back when
+   * the raw socket closes, which it does on every path (accepted and later closed, or a handshake that failed).
+   */
+  private reserveSocket(userId: string, socket: Duplex): void {
+    const held = this.socketsByUser.get(userId) ?? 0;
+    if (held >= MAX_SOCKETS_PER_USER) {
+      throw rateLimited(SOCKET_CAP_RETRY_SECONDS, `too many open chat sockets (at most ${MAX_SOCKETS_PER_USER} per user)`);
+    }
+    this.socketsByUser.set(userId, held + 1);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      const left = (this.socketsByUser.get(userId) ?? 1) - 1;
+      if (left > 0) this.socketsByUser.set(userId, left);
+      else this.socketsByUser.delete(userId);
+    };
+    if (socket.destroyed) release();
+    else socket.once('close', release);
+  }
+
+  private async checkUpgrade(request: IncomingMessage, url: URL): Promise<Accepted> {
     const core = this.core;
     const delay = core.faults.delay();
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
@@ -99,10 +147,11 @@ export class ChatHub {
     } catch {
       throw invalidValue('no_history');
     }
-    return { caller, sub, chat, withHistory: !noHistory };
+    return { caller, sub, chat, withHistory: !noHistory, limitKey: key };
   }
 
-  private accept(ws: WebSocket, sub: ChatSub, withHistory: boolean): void {
+  private accept(ws: WebSocket, accepted: Accepted): void {
+    const { sub, withHistory } = accepted;
     // Checked again: the chat may have closed while the handshake was on the wire.
     const chat = this.core.store.chats.get(sub.chatId);
     if (!chat || !this.core.store.chatSubs.has(sub.id)) {
@@ -113,7 +162,9 @@ export class ChatHub {
       ws.close(CLOSE_CODES.chatClosed, 'closed chat');
       return;
     }
-    const connection: Connection = { ws, chatId: chat.id, subId: sub.id, userId: sub.userId, alive: true };
+    const connection: Connection = {
+      ws, chatId: chat.id, subId: sub.id, userId: sub.userId, sessionId: accepted.caller.session.id, limitKey: accepted.limitKey, alive: true,
+    };
     // History and registration happen in the same tick, so no post falls between them.
     if (withHistory) {
       const history = this.core.store.chatMessages.get(chat.id) ?? [];
@@ -138,13 +189,17 @@ export class ChatHub {
   private onFrame(connection: Connection, data: RawData, isBinary: boolean): void {
     const problem = this.post(connection, data, isBinary);
     if (problem) {
-      this.stats.malformedFrames += 1;
+      if (problem.type === 'rate_limit') this.stats.rateLimitedPosts += 1;
+      else this.stats.malformedFrames += 1;
       this.sendMessage(connection, Buffer.from(toWireJson(problem.toBody(), this.core.store.idStyle)));
     }
   }
 
   /** Handles one chat post object; answers the problem, if any, for the client's socket. */
   private post(connection: Connection, data: RawData, isBinary: boolean): ApiError | undefined {
+    // Every frame is a request, as every REST call is (refused ones included), on the caller's one allowance.
+    const wait = this.core.limiter.take(connection.limitKey);
+    if (wait > 0) return rateLimited(wait, `too many requests; retry after ${Math.max(1, Math.ceil(wait))} s`);
     if (isBinary) return badRequest('chat post must be a text frame');
     let frame: unknown;
     try {
@@ -216,6 +271,15 @@ export class ChatHub {
     }
   }
 
+  /** A session that ended (logout) takes its sockets; the user's other sessions keep theirs. */
+  private closeSession(sessionId: string): void {
+    for (const set of this.byChat.values()) {
+      for (const connection of set) {
+        if (connection.sessionId === sessionId) connection.ws.close(CLOSE_SESSION_ENDED, 'session ended');
+      }
+    }
+  }
+
   /** A member banned or removed from the group loses the chat streams of that group. */
   private closeMember(groupId: string, userId: string): void {
     for (const set of this.byChat.values()) {
@@ -260,6 +324,7 @@ export class ChatHub {
 
   stop(): void {
     clearInterval(this.pingTimer);
+    this.stopListening();
     this.dropSockets();
     this.wss.close();
   }
