@@ -8,6 +8,7 @@ import { mountAdmin } from './admin.js';
 import { ChatHub, CLOSE_CODES, refuseUpgrade } from './chat-hub.js';
 import { ServiceCore } from './core.js';
 import { DEMO_SEED } from './demo-seed.js';
+import { answerOnlyWhenSaved } from './durable-answers.js';
 import { ApiError } from './errors.js';
 import { mountApi, MAX_ATTACHMENT_BYTES, sendError } from './http-api.js';
 import type { IdStyle } from './ids.js';
@@ -113,6 +114,14 @@ export class LocalService {
     let service: LocalService | undefined;
     // The route modules do not care that the server underneath is HTTPS.
     const routes = app as unknown as FastifyInstance;
+    // Made before the routes so its hook covers every one of them.
+    const state = options.statePath
+      ? new StateFile(options.statePath, {
+        key: () => `${store.version} ${core.clock.offset}`,
+        data: () => store.snapshot(core.clock.offset),
+      }, log)
+      : undefined;
+    if (state) answerOnlyWhenSaved(routes, state, log.child({ component: 'state' }));
     mountApi(routes, core, ALL_OPERATIONS, log.child({ component: 'api' }));
     mountFiles(routes, core, log.child({ component: 'files' }));
     mountAdmin(routes, core, hub, adminToken, { restart: () => service!.restart() });
@@ -140,9 +149,6 @@ export class LocalService {
     }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
-    const state = options.statePath
-      ? new StateFile(options.statePath, () => ({ version: store.version, data: store.snapshot(core.clock.offset) }), log)
-      : undefined;
     state?.start();
     service = new LocalService(core, hub, app, state, tls.caFile, tls.ca, adminToken, host, port, log, temporaryDir);
     core.baseUrl = service.baseUrl;
