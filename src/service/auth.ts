@@ -1,6 +1,7 @@
 import { randomBytes, randomInt, scryptSync, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
-import { ApiError } from './errors.js';
+import { ApiError, rateLimited } from './errors.js';
+import { accountKey, normaliseEmail, type LoginLimits } from './login-limits.js';
 import type { Session, User } from './model.js';
 import type { Store } from './store.js';
 import { verifyTotp } from './totp.js';
@@ -24,21 +25,37 @@ export type SessionEndedListener = (session: Session) => void;
 /** Logins, sessions and tokens: spec part 5 and our decisions in docs/protocol.md ("Authentication"). */
 export class Auth {
   private readonly sessionEndedListeners = new Set<SessionEndedListener>();
+  /** Password hashes computed by logins, for tests: every refused login costs exactly one, as a right one does. */
+  passwordHashes = 0;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly loginLimits: LoginLimits,
     readonly sessionTtlMs = DEFAULT_SESSION_TTL_MS,
   ) {}
 
+  /**
+   * Checks a login. Whether the account exists or not, it costs one password hash of the same cost (an
+   * unknown address is checked against a dummy hash), so the time taken tells nothing. Wrong passwords
+   * and two-factor codes count against the account (its normalised e-mail address, existing or not);
+   * past the limit every attempt is `rate_limit`, the right password included, before any hashing.
+   */
   login(email: string | undefined, password: string | undefined, twofactor: string | undefined, wantToken: boolean) {
-    const user = email ? this.store.usersByEmail.get(email.trim().toLowerCase()) : undefined;
-    if (!user || password === undefined || !verifyPassword(user.passwordHash, password)) {
+    const account = accountKey(email ?? '');
+    const wait = this.loginLimits.perAccount.wait(account);
+    if (wait > 0) throw rateLimited(wait, 'too many failed logins for this account; wait');
+    const user = email ? this.store.usersByEmail.get(normaliseEmail(email)) : undefined;
+    this.passwordHashes += 1;
+    const matches = verifyPassword(user?.passwordHash ?? DUMMY_HASH, password ?? '');
+    if (!user || password === undefined || !matches) {
+      this.loginLimits.perAccount.take(account);
       throw new ApiError('unauthorized_error', 'incorrect e-mail address or password');
     }
     if (user.twoFactorSecret) {
       if (!twofactor) throw new ApiError('unauthorized_error', 'two_factor_required');
       if (!verifyTotp(user.twoFactorSecret, twofactor, this.clock.now())) {
+        this.loginLimits.perAccount.take(account);
         throw new ApiError('unauthorized_error', 'invalid twofactor');
       }
     }
@@ -78,6 +95,16 @@ export class Auth {
   onSessionEnded(listener: SessionEndedListener): () => void {
     this.sessionEndedListeners.add(listener);
     return () => this.sessionEndedListeners.delete(listener);
+  }
+
+  /** Who is calling, or undefined when the credentials do not authenticate (none, unknown, expired). */
+  identify(credentials: Credentials): Caller | undefined {
+    try {
+      return this.authenticate(credentials);
+    } catch (error) {
+      if (error instanceof ApiError) return undefined;
+      throw error;
+    }
   }
 
   /**
@@ -158,6 +185,12 @@ function sameSecret(expected: string, given: string): boolean {
 
 // A sandbox does not need slow hashing, only that the state file holds no password.
 const SCRYPT_OPTIONS = { N: 1024, r: 8, p: 1 };
+
+/**
+ * What a login for an unknown e-mail address is checked against: a hash of the same scheme and cost as
+ * every account's, of a password nobody knows.
+ */
+const DUMMY_HASH = hashPassword(randomBytes(18).toString('base64url'));
 
 export function hashPassword(password: string): string {
   const salt = randomBytes(16).toString('base64url');

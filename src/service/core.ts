@@ -4,6 +4,7 @@ import { Auth, type Caller } from './auth.js';
 import { Clock } from './clock.js';
 import { badRequest, noPermission } from './errors.js';
 import { Faults } from './faults.js';
+import { LoginLimits } from './login-limits.js';
 import type { Chat, ChatMessage, ChatSub, Group, Subscription } from './model.js';
 import { Pager } from './paging.js';
 import type { Params } from './params.js';
@@ -48,6 +49,8 @@ export class ServiceCore {
   readonly activity: ActivityRecorder;
   readonly limiter: RateLimiter;
   readonly upgradeLimiter: RateLimiter;
+  /** Login attempts per address and failed logins per account (docs/protocol.md "Rate limits"). */
+  readonly loginLimits: LoginLimits;
   readonly events = new EventEmitter<ServiceEvents>();
   /** API calls received per operation (refused ones included), for /_admin/stats: benches count a client's calls. */
   readonly apiCalls = new Map<string, number>();
@@ -57,7 +60,8 @@ export class ServiceCore {
     readonly store: Store,
     options: CoreOptions,
   ) {
-    this.auth = new Auth(store, this.clock, options.sessionTtlMs);
+    this.loginLimits = new LoginLimits(this.clock);
+    this.auth = new Auth(store, this.clock, this.loginLimits, options.sessionTtlMs);
     this.pager = new Pager(this.clock, store.idStyle);
     this.present = new Presenter(store, () => this.baseUrl);
     this.faults = new Faults(this.clock);
