@@ -13,8 +13,57 @@ export type GroupRef = { group_id: Id; group_name?: never } | { group_name: stri
 /** Operations where the group is optional (gettopics, getdrafts). */
 export type OptionalGroupRef = GroupRef | { group_id?: never; group_name?: never };
 
+/** The permission flags of spec 2.4 (current form); older-form flags may come too, under the index signature. */
 export interface Perms {
   object: 'perms';
+  archives_visible: boolean;
+  members_visible: boolean;
+  chat_visible: boolean;
+  calendar_visible: boolean;
+  files_visible: boolean;
+  database_visible: boolean;
+  photos_visible: boolean;
+  wiki_visible: boolean;
+  member_directory_visible: boolean;
+  hashtags_visible: boolean;
+  guidelines_visible: boolean;
+  subgroups_visible: boolean;
+  open_donations_visible: boolean;
+  polls_visible: boolean;
+  manage_subgroups: boolean;
+  delete_group: boolean;
+  download_archives: boolean;
+  download_entire_group: boolean;
+  download_members: boolean;
+  view_activity: boolean;
+  create_hashtags: boolean;
+  manage_hashtags: boolean;
+  manage_integrations: boolean;
+  manage_group_settings: boolean;
+  make_moderator: boolean;
+  manage_member_subscription_options: boolean;
+  manage_pending_members: boolean;
+  remove_members: boolean;
+  ban_members: boolean;
+  manage_group_billing: boolean;
+  manage_group_payments: boolean;
+  edit_archives: boolean;
+  manage_pending_messages: boolean;
+  invite_members: boolean;
+  can_post: boolean;
+  can_vote: boolean;
+  manage_polls: boolean;
+  manage_photos: boolean;
+  manage_members: boolean;
+  manage_calendar: boolean;
+  manage_chats: boolean;
+  view_member_directory: boolean;
+  manage_files: boolean;
+  manage_wiki: boolean;
+  manage_subscription: boolean;
+  public_page: boolean;
+  sub_page: boolean;
+  mod_page: boolean;
   [flag: string]: boolean | string;
 }
 
@@ -48,7 +97,15 @@ export interface Subscription {
   max_attachment_size: string;
   approved_posts: number;
   mod_status: string;
+  pending_msg_notify: string;
+  pending_sub_notify: string;
+  sub_notify: string;
+  storage_notify: string;
+  sub_group_notify: string;
+  message_report_notify: string;
+  /** Comma-separated `sub_perm_*` values, empty if none. */
   mod_permissions: string;
+  owner_msg_notify: string;
   email: string;
   user_status: string;
   user_name: string;
@@ -57,8 +114,14 @@ export interface Subscription {
   about_me: string;
   location: string;
   website: string;
+  /** Always in a subscription; spec 2.5 says a member_info may leave it out. */
+  about_format?: string;
+  /** Always in a subscription; spec 2.5 says a member_info may leave it out. */
+  profile_photo_id?: string;
   profile_privacy: string;
+  dont_munge_message_id: boolean;
   moderator_notes: string;
+  moderator_notes_updated: Timestamp;
   use_signature: boolean;
   use_signature_email: boolean;
   [field: string]: unknown;
@@ -70,31 +133,115 @@ export interface MemberInfo extends Subscription {
   profile_photo_url: string;
   signature: string;
   num_drafts: number;
+  pending_subs: number;
+  pending_msgs: number;
   subs_count: number;
+  cover_photo_url: string;
+  icon_url: string;
   nice_group_name: string;
   most_recent_message: Timestamp;
   perms: Perms;
 }
 
+/**
+ * The group object of spec 2.6. Settings the local service does not act on are answered with fixed
+ * values (docs/protocol.md "Groups"); enum values beyond those spec 2.12 shows may come.
+ */
 export interface Group {
   object: 'group';
   id: Id;
-  created: Timestamp;
-  updated: Timestamp;
-  title: string;
-  name: string;
-  nice_group_name: string;
-  desc: string;
-  plain_desc: string;
-  subject_tag: string;
-  default_timezone: string;
-  email_address: string;
+  /** `0` when unset, as every id below. */
+  parent_group_id: Id;
+  org_id: Id;
+  sticky_wiki_page_id: Id;
+  subgroupcategoryid: Id;
+  /** Day counts; 0 means never. */
+  unmoderate_users_after: number;
+  min_days_between_reposts: number;
+  max_number_of_reposts: number;
+  close_threads_after: number;
+  moderate_threads_after: number;
   subs_count: number;
+  pending_subs_count: number;
+  pending_msgs_count: number;
   open_chats_count: number;
   threads_count: number;
   messages_count: number;
+  created: Timestamp;
+  updated: Timestamp;
   most_recent_message: Timestamp;
+  title: string;
+  name: string;
+  nice_group_name: string;
+  alias: string;
+  /** HTML. */
+  desc: string;
+  plain_desc: string;
+  subject_tag: string;
+  footer: string;
+  website: string;
+  org_domain: string;
+  cover_photo_url: string;
+  icon_url: string;
+  group_url: string;
+  default_timezone: string;
+  email_address: string;
+  announce: boolean;
+  new_users_moderated: boolean;
+  restricted: boolean;
+  allow_non_subs_to_post: boolean;
+  force_html_emails: boolean;
+  normalize_html_emails: boolean;
+  remove_other_reply_options: boolean;
+  /** Spelled so in the spec. */
+  seperate_footers: boolean;
+  plain_text_only: boolean;
+  locked: boolean;
+  has_cover_photo: boolean;
+  has_icon: boolean;
+  hash_tags_required: boolean;
+  bounce_attachments: boolean;
+  allow_photos_in_files: boolean;
+  allow_reposts: boolean;
+  auto_follow_replies_default: boolean;
+  default_monday_start: boolean;
+  disable_edits: boolean;
+  disable_no_email: boolean;
+  auto_close_threads: boolean;
+  auto_moderate_threads: boolean;
+  allow_parent_subs_to_post: boolean;
+  send_event_summaries: boolean;
+  send_invites_on_join: boolean;
   perms: Perms;
+  // Enumerated settings (spec 2.12).
+  moderation: string;
+  reply_to: string;
+  privacy: string;
+  members_visible: string;
+  allow_downloads: string;
+  hash_tag_permissions: string;
+  email_delivery_default: string;
+  message_selection_default: string;
+  max_attachment_size_default: string;
+  subgroup_access: string;
+  calendar_access: string;
+  files_access: string;
+  database_access: string;
+  wiki_access: string;
+  photos_access: string;
+  member_directory_access: string;
+  chat_access: string;
+  polls_access: string;
+  handle_attachments: string;
+  handle_virus: string;
+  plan: string;
+  max_photo_size_email: string;
+  max_photo_size_photos: string;
+  max_photo_size_databases: string;
+  max_photo_size_wiki_images: string;
+  default_time_pref: string;
+  default_date_pref: string;
+  event_summary_schedule: string;
   [field: string]: unknown;
 }
 
@@ -104,9 +251,23 @@ export interface Hashtag {
   created: Timestamp;
   group_id: Id;
   name: string;
+  /** Its members: not shown in the spec; `{}` from the local service. */
+  alias: Record<string, unknown>;
+  mods_only_post: boolean;
+  mods_only_replies: boolean;
+  no_email: boolean;
+  moderated: boolean;
+  special: boolean;
+  replies_unmoderated: boolean;
+  locked: boolean;
+  close_instead_of_delete: boolean;
+  muted: boolean;
+  followed: boolean;
+  until: string;
   description: string;
   color_hex: string;
   color_name: string;
+  reply_to: string;
   topic_count: number;
   last_message_date: Timestamp;
   [field: string]: unknown;
@@ -268,10 +429,13 @@ export interface List<T> {
   data: T[];
 }
 
-/** Topic lists and message lists carry these further members (spec 2.3). */
+/**
+ * Topic lists and message lists carry these further members (spec 2.3). Without a group, gettopics
+ * describes the group of the page's first topic; `null` only when the caller has no group to list.
+ */
 export interface TopicList extends List<Topic> {
-  group_perms?: Perms;
-  group?: Group;
+  group_perms: Perms | null;
+  group: Group | null;
   sub_data: MemberInfo[];
 }
 
@@ -279,12 +443,20 @@ export interface MessageList extends List<Message> {
   group_perms: Perms;
   group: Group;
   sub_data: MemberInfo[];
+  /** gettopic: the topic. getmessages: the topic of the page's first message; null only for a group without topics. */
   topic: Topic | null;
   cover_photo_url: string;
 }
 
 export interface Success {
   object: 'success';
+  extra: string;
+}
+
+/** The error object of spec 2.2, as the service answers it; the client throws it as a GroupsError. */
+export interface ErrorObject {
+  object: 'error';
+  type: string;
   extra: string;
 }
 

@@ -5,10 +5,10 @@ import type {
   ActivityEntry, Attachment, Chat, ChatMessage, ChatSub, Draft, Group, Hashtag, Message, Subscription, Topic, User,
 } from './model.js';
 import { computePerms } from './perms.js';
+import { presentGroup, UNSET_TIME } from './present-group.js';
 import type { Store } from './store.js';
 
-/** An unset time, as the real service writes it. */
-export const UNSET_TIME = '0001-01-01T00:00:00Z';
+export { UNSET_TIME };
 
 type View = Record<string, unknown>;
 
@@ -51,54 +51,7 @@ export class Presenter {
   }
 
   group(group: Group, callerSub: Subscription | undefined): View {
-    const s = group.settings;
-    const messages = this.store.messagesByGroup.get(group.id) ?? [];
-    const members = [...this.store.subscriptions.values()].filter((sub) => sub.groupId === group.id && !sub.removed);
-    const openChats = [...this.store.chats.values()].filter((chat) => chat.groupId === group.id && !chat.isClosed);
-    const topics = [...this.store.topics.values()].filter((topic) => topic.groupId === group.id);
-    const last = messages.at(-1);
-    return {
-      object: 'group',
-      id: wireId(group.id),
-      created: isoTime(group.created),
-      updated: isoTime(group.updated),
-      title: group.title,
-      name: group.name,
-      nice_group_name: group.title,
-      alias: '',
-      desc: group.desc,
-      plain_desc: group.desc.replace(/<[^>]*>/g, ''),
-      subject_tag: group.subjectTag,
-      footer: '',
-      website: '',
-      announce: s.announce,
-      moderation: 'moderate_first_message',
-      new_users_moderated: false,
-      privacy: s.privacy,
-      restricted: s.restricted,
-      locked: s.locked,
-      members_visible: s.membersVisible,
-      chat_access: s.chatAccess,
-      allow_downloads: s.allowDownloads,
-      hash_tag_permissions: s.hashTagPermissions,
-      default_timezone: group.defaultTimezone,
-      email_address: `${group.name}@groups.local`,
-      group_url: `${this.baseUrl()}/g/${encodeURIComponent(group.name)}`,
-      cover_photo_url: '',
-      icon_url: '',
-      has_cover_photo: false,
-      has_icon: false,
-      parent_group_id: wireId('0'),
-      org_id: wireId('0'),
-      subs_count: members.length,
-      pending_subs_count: 0,
-      pending_msgs_count: 0,
-      open_chats_count: openChats.length,
-      threads_count: topics.length,
-      messages_count: messages.length,
-      most_recent_message: last ? isoTime(last.created) : UNSET_TIME,
-      perms: this.perms(group, callerSub),
-    };
+    return presentGroup(this.store, group, this.baseUrl(), this.perms(group, callerSub));
   }
 
   /** The subscription object; `memberInfo` adds the member_info extras used in `sub_data`. */

@@ -44,6 +44,18 @@ function visibleGroup(core: ServiceCore, params: Params, caller: Caller): GroupS
   return scope;
 }
 
+/** The topic a group's message list carries: that of `first`, else the group's most recently active. */
+function describedTopic(core: ServiceCore, groupId: string, first: Message | undefined): Record<string, unknown> | null {
+  let topic = first ? core.store.topics.get(first.topicId) : undefined;
+  if (!topic) {
+    for (const candidate of core.store.topics.values()) {
+      if (candidate.groupId !== groupId) continue;
+      if (!topic || candidate.mostRecentMessage > topic.mostRecentMessage) topic = candidate;
+    }
+  }
+  return topic ? core.present.topic(topic) : null;
+}
+
 function messagesOf(core: ServiceCore, groupId: string): Message[] {
   return core.store.messagesByGroup.get(groupId) ?? [];
 }
@@ -66,8 +78,16 @@ export const archiveOperations: Operation[] = [
     const topics = [...core.store.topics.values()].filter((t) => ids.has(t.groupId));
     const page = core.pager.page(topics, params, TOPIC_SORT, `gettopics ${caller.user.id} *`);
     const subData = groups.flatMap((g) => (g.sub ? [core.present.subscription(g.sub, true)] : []));
-    // group_perms and group describe one group, so they are left out when the list spans several.
-    return listView(page, page.items.map((t) => core.present.topic(t)), { sub_data: subData });
+    // Spec 2.3 gives a topic list group_perms and group, which describe one group: the group of the
+    // page's first topic (on an empty page the first of the caller's groups; null when there is none).
+    // Each listed group's perms are also in its member_info in sub_data.
+    const firstGroupId = page.items[0]?.groupId;
+    const described = groups.find((g) => g.group.id === firstGroupId) ?? groups[0];
+    return listView(page, page.items.map((t) => core.present.topic(t)), {
+      group_perms: described ? core.present.perms(described.group, described.sub) : null,
+      group: described ? core.present.group(described.group, described.sub) : null,
+      sub_data: subData,
+    });
   }),
 
   defineOp('gettopic', 'GET', ({ core, params, caller }) => {
@@ -91,8 +111,10 @@ export const archiveOperations: Operation[] = [
       `getmessages ${caller.user.id} ${scope.group.id}`);
     return listView(page, page.items.map((m) => core.present.message(m)), {
       ...groupMembers(core, scope),
-      // A group's messages span many topics; the member is kept (as null) so the shape matches gettopic.
-      topic: null,
+      // Spec 2.3: group messages carry the topic. A group's messages span many topics, so it is the
+      // topic of the page's first message (on an empty page the group's most recently active topic;
+      // null only when the group has no topic at all).
+      topic: describedTopic(core, scope.group.id, page.items[0]),
       cover_photo_url: '',
     });
   }),
