@@ -7,7 +7,8 @@ import type { LosslessNumber } from 'lossless-json';
 
 /** Keys whose values are identifiers (or id-like opaque tokens). */
 export function isIdKey(key: string): boolean {
-  return key === 'id' || key.endsWith('_id') || key === 'next_page_token' || key === 'subgroupcategoryid';
+  // next_attachment_id is a counter (a number in the spec's draft table), not an object's id.
+  return key === 'id' || (key.endsWith('_id') && key !== 'next_attachment_id') || key === 'next_page_token' || key === 'subgroupcategoryid';
 }
 
 /**
