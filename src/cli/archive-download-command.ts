@@ -1,11 +1,12 @@
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
+import { prepareArchiveDestination, reasonOf } from '../api/archive-destination.js';
+import { ArchiveIncompleteError } from '../api/archive-download.js';
 import { formatStartTime, GroupsError, type DownloadArchivesParams } from '../api/index.js';
 import { CLIENT_HELP, CLIENT_OPTIONS, clientFromFlags } from './client-options.js';
 import { parseFlags, requireGroup } from './command.js';
@@ -15,18 +16,20 @@ import { UsageError } from './usage-error.js';
 
 export const ARCHIVE_DOWNLOAD_HELP = `Usage: groupwire archive download --group NAME [--since-msg N | --since TIME] [--out FILE]
 
-Downloads the group's archive (a zip, streamed to a temporary file) and writes the messages.mbox it
-holds to FILE (default NAME.mbox in the current directory), as the service made it (mboxrd quoting).
-The service allows one download per person and group every 24 hours; when refused, this says when the
-next one is allowed (exit 1). A progress line shows on stderr when it is a terminal.
+Downloads the group's archive (a zip, streamed to a temporary file beside FILE) and writes the
+messages.mbox it holds to FILE (default NAME.mbox in the current directory), as the service made it
+(mboxrd quoting). The service allows one download per person and group every 24 hours; when refused,
+this says when the next one is allowed (exit 1). Where the files go is checked before the download is
+asked for, so a mistaken --out never spends the day's download; if writing fails half-way, what was
+received is kept and the message says where. A progress line shows on stderr when it is a terminal.
 
 Options:
   --group NAME             the group (required)
   --since-msg N            only messages after message number N
   --since TIME             only messages after TIME: an ISO date-time (2024-05-01T10:00:00Z,
                            2024-05-01T12:00+02:00; without an offset it is local time) or a date
-  --out FILE               where the mbox goes (default NAME.mbox)
-  --keep-zip FILE          also keep the downloaded zip as FILE
+  --out FILE               where the mbox goes (default NAME.mbox); a folder gets NAME.mbox inside
+  --keep-zip FILE          also keep the downloaded zip as FILE (a folder gets NAME.zip inside)
   -h, --help               this text
 
 ${CLIENT_HELP}`;
@@ -72,25 +75,37 @@ export async function archiveDownloadCommand(args: string[]): Promise<number> {
     start_msg_num: parseSinceMsg(values['since-msg']),
     start_time: values.since === undefined ? undefined : parseSince(values.since),
   };
-  const out = values.out ?? `${group.replace(/[/\\]/g, '_')}.mbox`;
+  const name = group.replace(/[/\\]/g, '_');
+  // Before anything is asked of the service: the day's one download must not go to a place that cannot take it.
+  const out = await prepareArchiveDestination(values.out ?? `${name}.mbox`, `${name}.mbox`);
+  const keptZip = values['keep-zip'] === undefined ? undefined : await prepareArchiveDestination(values['keep-zip'], `${name}.zip`);
   const client = clientFromFlags(values);
-  const temp = values['keep-zip'] ? undefined : await mkdtemp(join(tmpdir(), 'groupwire-'));
-  const zipFile = values['keep-zip'] ?? join(temp!, 'archive.zip');
+  // The zip goes beside the mbox (the folder checked above, the same file system) unless it is kept.
+  const work = keptZip ? undefined : await mkdtemp(join(dirname(out), '.groupwire-download-'));
+  const zipFile = keptZip ?? join(work!, `${name}.zip`);
   const progress = createProgress(`downloading ${group}`);
+  // Once the service answered with the file, the downloaded bytes are worth keeping whatever fails next.
+  let keepWork = false;
   try {
     const download = await client.downloadArchives(params, { out: zipFile, onProgress: (bytes, total) => progress.update(bytes, total) })
       .catch((error: unknown) => {
+        keepWork = error instanceof ArchiveIncompleteError;
         throw error instanceof GroupsError ? error.withContext({ params: { ...params } }) : error;
       });
     progress.done();
-    const { bytes, messages } = await extractMbox(zipFile, out);
-    const kept = values['keep-zip'] ? `; the zip (${formatBytes(download.bytes)}) is ${zipFile}` : '';
+    keepWork = true;
+    const { bytes, messages } = await extractMbox(zipFile, out).catch((error: unknown) => {
+      throw new Error(`writing ${out} failed: ${reasonOf(error)}; the downloaded archive is kept whole in ${zipFile} ` +
+        `(its messages.mbox is the mbox: unzip -p ${zipFile} messages.mbox)`, { cause: error });
+    });
+    keepWork = keptZip !== undefined;
+    const kept = keptZip ? `; the zip (${formatBytes(download.bytes)}) is ${zipFile}` : '';
     writeOut(`wrote ${out}: ${messages} message${messages === 1 ? '' : 's'}, ${formatBytes(bytes)}${kept}\n`);
     return EXIT.ok;
   } finally {
     progress.done();
     await client.close();
-    if (temp) await rm(temp, { recursive: true, force: true });
+    if (work && !keepWork) await rm(work, { recursive: true, force: true });
   }
 }
 
