@@ -63,6 +63,32 @@ export class GroupsClient {
     return this.session.user!;
   }
 
+  /**
+   * Ends the session (`logout`, our extension, docs/protocol.md): its cookie, API token and csrf stop
+   * working and its chat sockets close. Answers true when this call ended a session, false when there
+   * was none (not logged in, expired, ended before): no error, since what logout is for is so either
+   * way. Credentials with an e-mail address and password stay, so a later call logs in afresh; an API
+   * token is dead for good.
+   */
+  async logout(): Promise<boolean> {
+    if (!this.session.isLoggedIn) return false;
+    let ended = true;
+    try {
+      // Not through run(): logging in again only to log out would be absurd. Retries for rate limits do apply.
+      await withRetries(async () => {
+        const csrf = await this.csrf();
+        const response = await this.transport.send('logout', 'POST', { csrf }, this.session.headers());
+        await this.transport.readJson('logout', response);
+      }, { operation: 'logout', method: 'POST', log: this.log, options: this.retry });
+    } catch (error) {
+      if (!Session.isLoginLost(error)) throw error;
+      ended = false;
+    }
+    this.session.forget();
+    this.session.token = undefined;
+    return ended;
+  }
+
   /** The csrf token, fetched through an extended call when a token login never gave one. */
   async csrf(): Promise<string> {
     if (this.session.csrf === undefined) await this.refreshCsrf();

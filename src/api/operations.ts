@@ -1,6 +1,7 @@
 /**
  * Every operation of the described interface with its method (spec part 4 and, for the draft
- * operations and search, docs/protocol.md). `login` is handled by the session.
+ * operations and search, docs/protocol.md), and `logout`, our extension (docs/protocol.md
+ * "Authentication"; a real service may not have it). `login` is handled by the session.
  */
 export const OPERATIONS = {
   getactivitylog: 'GET',
@@ -22,6 +23,7 @@ export const OPERATIONS = {
   postdraft: 'POST',
   getdrafts: 'GET',
   deletedraft: 'POST',
+  logout: 'POST',
 } as const satisfies Record<string, 'GET' | 'POST'>;
 
 export type OperationName = keyof typeof OPERATIONS;
@@ -66,4 +68,5 @@ export const OPERATION_PARAMS: Record<OperationName, readonly string[]> = {
   postdraft: ['draft_id'],
   getdrafts: [...GROUP, ...PAGING],
   deletedraft: ['draft_id'],
+  logout: [],
 };
