@@ -420,7 +420,8 @@ describe('chatdata websocket', () => {
       const socket = await connect(member, subs.member, { no_history: 'true' });
       ok(await admin(svc, 'subscriptions/remove', { group: 'demo', user: email }));
       expect((await socket.waitForClose()).code).toBe(4003);
-      expectRefusal(await refused({ chatsub_id: subs.member, csrf: member.csrf }, member), 400, 'inadequate_permissions');
+      // No longer a member of a private group: everything in it answers as unknown (docs/protocol.md "What an outsider can tell").
+      expectRefusal(await refused({ chatsub_id: subs.member, csrf: member.csrf }, member), 400, 'bad_request', 'invalid chatsub_id');
     });
 
     it('drop-sockets can cut one group\'s sockets and leave the others', async () => {

@@ -130,7 +130,9 @@ describe('chat operations (numeric ids)', () => {
     it('refuses a member without manage_chats, a banned member and a non-member', async () => {
       for (const who of [s.bob, s.carol, s.dave, outsider]) {
         const subject = uniqueSubject('not allowed');
-        expectError(await call(svc, 'newchat', { group_name: 'demo', subject, desc: 'd' }, { method: 'POST', auth: who }), 'inadequate_permissions');
+        // A non-member of a private group is told what an unknown group gets (docs/protocol.md "What an outsider can tell").
+        const [type, extra] = who === outsider ? ['bad_request', 'invalid group_name'] : ['inadequate_permissions', undefined];
+        expectError(await call(svc, 'newchat', { group_name: 'demo', subject, desc: 'd' }, { method: 'POST', auth: who }), type, extra);
         expect((await chatsOf(svc, s.alice)).some((c) => c.subject === subject)).toBe(false);
       }
     });
@@ -181,9 +183,11 @@ describe('chat operations (numeric ids)', () => {
 
     it('refuses anyone but the chat owner, the group owner included', async () => {
       const chat = await adminChat(svc, 'mo', ['bob']);
-      for (const who of [s.alice, s.bob, s.bot, s.carol, s.dave, outsider]) {
+      for (const who of [s.alice, s.bob, s.bot, s.carol, s.dave]) {
         expectError(await call(svc, 'updatechat', { chat_id: chat.id, subject: 'hijacked', is_closed: 'true' }, { method: 'POST', auth: who }), 'inadequate_permissions');
       }
+      // A non-member of a private group is told what an unknown id gets (docs/protocol.md "What an outsider can tell").
+      expectError(await call(svc, 'updatechat', { chat_id: chat.id, subject: 'hijacked', is_closed: 'true' }, { method: 'POST', auth: outsider }), 'bad_request', 'invalid chat_id');
       const listed = (await chatsOf(svc, s.mo)).find((c) => c.id === chat.id);
       expect(listed).toMatchObject({ subject: chat.subject, is_closed: false });
     });
@@ -235,8 +239,9 @@ describe('chat operations (numeric ids)', () => {
 
     it('refuses a banned member and a non-member', async () => {
       expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: s.dave }), 'inadequate_permissions');
-      expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: outsider }), 'inadequate_permissions');
-      expectError(await call(svc, 'getchats', { group_id: demoGroupId }, { auth: outsider }), 'inadequate_permissions');
+      // A non-member of a private group is told what an unknown id gets (docs/protocol.md "What an outsider can tell").
+      expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: outsider }), 'bad_request', 'invalid group_name');
+      expectError(await call(svc, 'getchats', { group_id: demoGroupId }, { auth: outsider }), 'bad_request', 'invalid group_id');
     });
 
     it('refuses a missing or unknown group and an out-of-range limit', async () => {
@@ -266,17 +271,19 @@ describe('chat operations (numeric ids)', () => {
       const ids = items.map((c) => c.id);
       expect(new Set(ids).size).toBe(120);
       expect(new Set(ids)).toEqual(created);
-      // A member of another group sees none of them.
-      expectError(await call(svc, 'getchats', { group_name: 'pager' }, { auth: s.bob }), 'inadequate_permissions');
+      // A member of another group sees none of them, nor that the group exists.
+      expectError(await call(svc, 'getchats', { group_name: 'pager' }, { auth: s.bob }), 'bad_request', 'invalid group_name');
     });
   });
 
   describe('deletechat', () => {
     it('is for the owner only', async () => {
       const chat = await adminChat(svc, 'mo', ['bob']);
-      for (const who of [s.alice, s.bob, s.bot, s.dave, outsider]) {
+      for (const who of [s.alice, s.bob, s.bot, s.dave]) {
         expectError(await call(svc, 'deletechat', { chat_id: chat.id }, { method: 'POST', auth: who }), 'inadequate_permissions');
       }
+      // A non-member of a private group is told what an unknown id gets (docs/protocol.md "What an outsider can tell").
+      expectError(await call(svc, 'deletechat', { chat_id: chat.id }, { method: 'POST', auth: outsider }), 'bad_request', 'invalid chat_id');
       expect((await chatsOf(svc, s.mo)).some((c) => c.id === chat.id)).toBe(true);
     });
 
@@ -344,7 +351,8 @@ describe('chat operations (numeric ids)', () => {
     it('refuses a banned member and a non-member', async () => {
       const chat = await adminChat(svc, 'mo');
       expectError(await call(svc, 'joinchat', { chat_id: chat.id }, { method: 'POST', auth: s.dave }), 'inadequate_permissions');
-      expectError(await call(svc, 'joinchat', { chat_id: chat.id }, { method: 'POST', auth: outsider }), 'inadequate_permissions');
+      // A non-member of a private group is told what an unknown id gets (docs/protocol.md "What an outsider can tell").
+      expectError(await call(svc, 'joinchat', { chat_id: chat.id }, { method: 'POST', auth: outsider }), 'bad_request', 'invalid chat_id');
     });
   });
 
@@ -448,7 +456,8 @@ describe('chat operations (numeric ids)', () => {
       const chat = await adminChat(svc, 'mo');
       await adminPost(svc, chat.id, 'mo', 'secret');
       expectError(await call(svc, 'getchathistory', { chat_id: chat.id }, { auth: s.dave }), 'inadequate_permissions');
-      expectError(await call(svc, 'getchathistory', { chat_id: chat.id }, { auth: outsider }), 'inadequate_permissions');
+      // A non-member of a private group is told what an unknown id gets (docs/protocol.md "What an outsider can tell").
+      expectError(await call(svc, 'getchathistory', { chat_id: chat.id }, { auth: outsider }), 'bad_request', 'invalid chat_id');
     });
 
     it('answers invalid chat_id for a missing or unknown chat_id', async () => {

@@ -151,7 +151,8 @@ describe('newdraft', () => {
 
   it('needs can_post: banned members and non-members are refused', async () => {
     expectError(await op(dave, 'newdraft', { group_name: 'demo', draft_type: 'draft_type_post' }), 'inadequate_permissions', 'can_post');
-    expectError(await op(olga, 'newdraft', { group_name: 'demo', draft_type: 'draft_type_post' }), 'inadequate_permissions', 'can_post');
+    // A non-member of a private group is told what an unknown group gets (docs/protocol.md "What an outsider can tell").
+    expectError(await op(olga, 'newdraft', { group_name: 'demo', draft_type: 'draft_type_post' }), 'bad_request', 'invalid group_name');
   });
 
   it('needs a caller and the csrf token', async () => {
@@ -318,7 +319,8 @@ describe('postdraft', () => {
     const fetched = await download(url, carol);
     expect(fetched.status).toBe(200);
     expect(fetched.data.equals(PNG)).toBe(true);
-    expect((await download(url, olga)).json()).toEqual({ object: 'error', type: 'inadequate_permissions', extra: 'archives_visible' });
+    // A non-member of a private group is told what an unknown message gets (docs/protocol.md "What an outsider can tell").
+    expect((await download(url, olga)).json()).toEqual({ object: 'error', type: 'bad_request', extra: 'invalid message_id' });
     expect((await download(url, dave)).json()).toMatchObject({ type: 'inadequate_permissions' });
 
     // The draft is gone.

@@ -11,6 +11,7 @@ import { ApiError, badRequest, invalidValue, rateLimited } from './errors.js';
 import { toWireJson } from './json.js';
 import type { Chat, ChatMessage, ChatSub } from './model.js';
 import { Params } from './params.js';
+import { canSeeChat, visibleChat } from './visibility.js';
 
 /** Close codes the local service uses on chat sockets (our decision, docs/protocol.md). */
 export const CLOSE_CODES = CLOSE;
@@ -34,6 +35,7 @@ interface Connection {
   chatId: string;
   subId: string;
   userId: string;
+  caller: Caller;
   sessionId: string;
   /** The per-caller limit key of the upgrade (callerKey): the socket's posts draw on the same allowance as REST. */
   limitKey: string;
@@ -136,10 +138,9 @@ export class ChatHub {
     const subId = params.string('chatsub_id');
     const sub = subId ? core.store.chatSubs.get(subId) : undefined;
     if (!sub || sub.userId !== caller.user.id) throw badRequest('invalid chatsub_id');
-    const chat = core.store.chats.get(sub.chatId);
-    if (!chat) throw badRequest('invalid chatsub_id');
-    // A chat_sub outlives a ban or a removal from the group; the stream does not.
-    core.requireMember(core.scopeOf(core.store.groups.get(chat.groupId)!, caller));
+    // The same visibility as every chat operation: a chat_sub outlives a ban, a removal or a lost
+    // chat_visible (chat_access), the stream does not.
+    const { chat } = visibleChat(core, core.store.chats.get(sub.chatId), caller, 'invalid chatsub_id');
     if (chat.isClosed) throw badRequest('closed chat');
     let noHistory: boolean | undefined;
     try {
@@ -163,7 +164,8 @@ export class ChatHub {
       return;
     }
     const connection: Connection = {
-      ws, chatId: chat.id, subId: sub.id, userId: sub.userId, sessionId: accepted.caller.session.id, limitKey: accepted.limitKey, alive: true,
+      ws, chatId: chat.id, subId: sub.id, userId: sub.userId, caller: accepted.caller, sessionId: accepted.caller.session.id,
+      limitKey: accepted.limitKey, alive: true,
     };
     // History and registration happen in the same tick, so no post falls between them.
     if (withHistory) {
@@ -217,9 +219,13 @@ export class ChatHub {
     const chat = this.core.store.chats.get(connection.chatId);
     const user = this.core.store.users.get(connection.userId);
     if (!chat || !user || !this.core.store.chatSubs.has(connection.subId)) return badRequest('invalid chatsub_id');
+    try {
+      visibleChat(this.core, chat, connection.caller, 'invalid chatsub_id');
+    } catch (error) {
+      if (error instanceof ApiError) return error;
+      throw error;
+    }
     if (chat.isClosed) return badRequest('closed chat');
-    const sub = this.core.store.subscriptionOf(user.id, chat.groupId);
-    if (!sub || sub.role === 'banned') return new ApiError('inadequate_permissions', 'subscribed to the group');
     postChatMessage(this.core, chat, user, text);
     return undefined;
   }
@@ -234,7 +240,16 @@ export class ChatHub {
     if (!set || set.size === 0) return;
     const frame = this.encode(message);
     const everyone = message.type === CHAT_MSG_CLOSED;
+    // Delivering is a chat operation too: a member who no longer sees the chat (a lost moderator role in
+    // a chat_access limited group) is closed rather than sent to. One check per user per message.
+    const sees = new Map<string, boolean>();
     for (const connection of set) {
+      let allowed = sees.get(connection.userId);
+      if (allowed === undefined) sees.set(connection.userId, (allowed = canSeeChat(this.core, chat, connection.userId)));
+      if (!allowed) {
+        connection.ws.close(CLOSE_CODES.notMember, 'cannot see the chat');
+        continue;
+      }
       if (!everyone && connection.userId === message.userId) continue;
       this.sendMessage(connection, frame);
       const sub = this.core.store.chatSubs.get(connection.subId);

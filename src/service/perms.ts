@@ -42,6 +42,15 @@ export function standingOf(sub: Subscription | undefined): Standing {
 }
 
 /**
+ * Whether the caller may know the group exists (docs/protocol.md "What an outsider can tell"): it holds a
+ * live subscription to it (a banned member knows the group it is banned from), or the group's archives
+ * are public. Anything in a group the caller may not see answers exactly as an unknown id does.
+ */
+export function seesGroup(group: Group, sub: Subscription | undefined): boolean {
+  return standingOf(sub) !== 'none' || group.settings.privacy === 'group_privacy_none';
+}
+
+/**
  * Our decision (docs/protocol.md, "Permissions"): the flags follow from the standing and the group's
  * settings; a subscription's `grants` add flags on top for anyone not banned.
  */

@@ -1,3 +1,4 @@
+import type { Caller } from '../auth.js';
 import { CHAT_MSG_CLOSED, postChatMessage } from '../chat-messages.js';
 import type { ServiceCore } from '../core.js';
 import { badRequest, noPermission } from '../errors.js';
@@ -6,6 +7,7 @@ import { afterMsgNum } from '../msg-num.js';
 import { defineOp, EMPTY_OK, type Operation } from '../operation.js';
 import { listView, type SortSpec } from '../paging.js';
 import type { Params } from '../params.js';
+import { seenGroupScope, visibleChat, type ChatAccess } from '../visibility.js';
 
 /** Our decisions: a subject is 1 to 255 characters after trimming; desc is required, at most 64 KiB. */
 const MAX_SUBJECT = 255;
@@ -17,10 +19,9 @@ const CHAT_SORT: SortSpec<Chat> = {
   defaultDir: 'desc',
 };
 
-function chatFrom(core: ServiceCore, params: Params): Chat {
-  const chat = core.store.chats.get(params.requiredId('chat_id'));
-  if (!chat) throw badRequest('invalid chat_id');
-  return chat;
+/** The chat a call names, through the one visibility check every chat operation makes (visibility.ts). */
+function chatFrom(core: ServiceCore, params: Params, caller: Caller): ChatAccess {
+  return visibleChat(core, core.store.chats.get(params.requiredId('chat_id')), caller);
 }
 
 function validSubject(params: Params, required: boolean): string | undefined {
@@ -44,7 +45,7 @@ function requireChatOwner(chat: Chat, userId: string): void {
 
 export const chatOperations: Operation[] = [
   defineOp('newchat', 'POST', ({ core, params, caller }) => {
-    const scope = core.groupScope(params, caller);
+    const scope = seenGroupScope(core, params, caller);
     core.require(scope, 'manage_chats');
     const subject = validSubject(params, true)!;
     const desc = validDesc(params, true)!;
@@ -60,12 +61,13 @@ export const chatOperations: Operation[] = [
   }),
 
   defineOp('updatechat', 'POST', ({ core, params, caller }) => {
-    const chat = chatFrom(core, params);
+    // Ownership counts only while the owner still sees the chat: a banned or removed owner has no power.
+    const { chat, scope } = chatFrom(core, params, caller);
     requireChatOwner(chat, caller.user.id);
     const subject = validSubject(params, false);
     const desc = validDesc(params, false);
     const isClosed = params.boolean('is_closed');
-    const group = core.store.groups.get(chat.groupId)!;
+    const group = scope.group;
     if (subject !== undefined) chat.subject = subject;
     if (desc !== undefined) chat.desc = desc;
     chat.updated = core.now();
@@ -86,7 +88,7 @@ export const chatOperations: Operation[] = [
   }),
 
   defineOp('getchats', 'GET', ({ core, params, caller }) => {
-    const scope = core.groupScope(params, caller);
+    const scope = seenGroupScope(core, params, caller);
     core.require(scope, 'chat_visible');
     const showClosed = params.boolean('show_closed') ?? false;
     const chats = [...core.store.chats.values()].filter(
@@ -97,19 +99,16 @@ export const chatOperations: Operation[] = [
   }),
 
   defineOp('deletechat', 'POST', ({ core, params, caller }) => {
-    const chat = chatFrom(core, params);
+    const { chat, scope } = chatFrom(core, params, caller);
     requireChatOwner(chat, caller.user.id);
     core.store.removeChat(chat);
     core.events.emit('chat-deleted', chat);
-    const group = core.store.groups.get(chat.groupId);
-    if (group) core.activity.record(group, 'chat_deleted', caller.user, `deleted the chat "${chat.subject}"`);
+    core.activity.record(scope.group, 'chat_deleted', caller.user, `deleted the chat "${chat.subject}"`);
     return EMPTY_OK;
   }),
 
   defineOp('joinchat', 'POST', ({ core, params, caller }) => {
-    const chat = chatFrom(core, params);
-    const scope = core.scopeOf(core.store.groups.get(chat.groupId)!, caller);
-    core.require(scope, 'chat_visible');
+    const { chat, scope } = chatFrom(core, params, caller);
     if (chat.isClosed) throw badRequest('closed chat');
     if (core.store.chatSubOf(caller.user.id, chat.id)) throw badRequest('already subscribed');
     const now = core.now();
@@ -123,19 +122,17 @@ export const chatOperations: Operation[] = [
   defineOp('leavechat', 'POST', ({ core, params, caller }) => {
     const sub = core.store.chatSubs.get(params.requiredId('chatsub_id'));
     if (!sub) throw badRequest('invalid chatsub_id');
+    // Someone else's chat_sub in a chat the caller may not see answers as an unknown one.
+    const { chat, scope } = visibleChat(core, core.store.chats.get(sub.chatId), caller, 'invalid chatsub_id');
     if (sub.userId !== caller.user.id) throw noPermission('chat_sub owner');
     core.store.removeChatSub(sub);
     core.events.emit('chat-sub-removed', sub);
-    const group = core.store.groups.get(sub.groupId);
-    const chat = core.store.chats.get(sub.chatId);
-    if (group) core.activity.record(group, 'chat_left', caller.user, `left the chat "${chat?.subject ?? ''}"`);
+    core.activity.record(scope.group, 'chat_left', caller.user, `left the chat "${chat.subject}"`);
     return EMPTY_OK;
   }),
 
   defineOp('getchathistory', 'GET', ({ core, params, caller }) => {
-    const chat = chatFrom(core, params);
-    const scope = core.scopeOf(core.store.groups.get(chat.groupId)!, caller);
-    core.requireMember(scope);
+    const { chat } = chatFrom(core, params, caller);
     const history = core.store.chatMessages.get(chat.id) ?? [];
     const after = params.integer('start_msg_num', 0);
     const messages = after === undefined ? history : afterMsgNum(history, after);

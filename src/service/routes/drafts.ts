@@ -6,6 +6,7 @@ import { defineOp, EMPTY_OK, type Operation, type UploadedFile } from '../operat
 import { listView, type SortSpec } from '../paging.js';
 import type { Params } from '../params.js';
 import { appendMessage, hashtagIdsFor, hashtagNames, startTopic } from '../posting.js';
+import { seenGroupScope } from '../visibility.js';
 
 /** Our decisions (spec part 8 leaves them open): subject up to 255 characters, body up to 1 MB. */
 const MAX_SUBJECT = 255;
@@ -55,6 +56,19 @@ function ownDraft(core: ServiceCore, params: Params, caller: Caller): Draft {
   const draft = core.store.drafts.get(params.requiredId('draft_id'));
   if (!draft || draft.userId !== caller.user.id) throw badRequest('invalid draft_id');
   return draft;
+}
+
+/**
+ * The caller's draft, for a change: authorship gives nothing once the author may not post in the group
+ * (banned, removed, the group locked), so the author's standing is checked as newdraft checks it.
+ */
+function editableDraft(core: ServiceCore, params: Params, caller: Caller): { draft: Draft; scope: GroupScope } {
+  const draft = ownDraft(core, params, caller);
+  const group = core.store.groups.get(draft.groupId);
+  if (!group) throw badRequest('invalid draft_id');
+  const scope = core.scopeOf(group, caller);
+  core.require(scope, 'can_post');
+  return { draft, scope };
 }
 
 function repliedMessage(core: ServiceCore, group: Group, messageId: string | undefined): Message {
@@ -152,7 +166,7 @@ function publish(core: ServiceCore, group: Group, caller: Caller, draft: Draft, 
 
 export const draftOperations: Operation[] = [
   defineOp('newdraft', 'POST', ({ core, params, caller }) => {
-    const scope = core.groupScope(params, caller);
+    const scope = seenGroupScope(core, params, caller);
     core.require(scope, 'can_post');
     const draftType = params.oneOf('draft_type', DRAFT_TYPES);
     if (!draftType) throw badRequest('invalid draft_type');
@@ -175,7 +189,7 @@ export const draftOperations: Operation[] = [
   }),
 
   defineOp('updatedraft', 'POST', ({ core, params, caller }) => {
-    const draft = ownDraft(core, params, caller);
+    const { draft } = editableDraft(core, params, caller);
     applyEdits(draft, readEdits(params));
     draft.updated = core.now();
     core.store.touch();
@@ -183,7 +197,7 @@ export const draftOperations: Operation[] = [
   }),
 
   defineOp('addattachments', 'POST', ({ core, params, caller, files }) => {
-    const draft = ownDraft(core, params, caller);
+    const { draft } = editableDraft(core, params, caller);
     if (files.length === 0) throw badRequest('no attachments');
     attachFiles(draft, files);
     draft.updated = core.now();
@@ -192,20 +206,16 @@ export const draftOperations: Operation[] = [
   }),
 
   defineOp('postdraft', 'POST', ({ core, params, caller }) => {
-    const draft = ownDraft(core, params, caller);
-    const group = core.store.groups.get(draft.groupId);
-    if (!group) throw badRequest('invalid draft_id');
     // Standing may have changed since newdraft (banned, left, group locked).
-    const scope = core.scopeOf(group, caller);
-    core.require(scope, 'can_post');
+    const { draft, scope } = editableDraft(core, params, caller);
     const post = checkPost(core, scope, draft);
-    return core.present.message(publish(core, group, caller, draft, post));
+    return core.present.message(publish(core, scope.group, caller, draft, post));
   }),
 
   defineOp('getdrafts', 'GET', ({ core, params, caller }) => {
     // The group is optional here: drafts are the caller's own, so no permission is needed to list them.
     const named = params.has('group_id') || params.has('group_name');
-    const groupId = named ? core.groupScope(params, caller).group.id : undefined;
+    const groupId = named ? seenGroupScope(core, params, caller).group.id : undefined;
     const drafts = [...core.store.drafts.values()].filter(
       (draft) => draft.userId === caller.user.id && (groupId === undefined || draft.groupId === groupId),
     );
