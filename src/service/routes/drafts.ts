@@ -11,6 +11,12 @@ import { seenGroupScope } from '../visibility.js';
 /** Our decisions (spec part 8 leaves them open): subject up to 255 characters, body up to 1 MB. */
 const MAX_SUBJECT = 255;
 const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * Our decision (docs/protocol.md "Drafts"): a draft holds at most this many attachments and bytes of
+ * them in total, however many addattachments calls bring them (each call is also bounded on its own).
+ */
+export const MAX_DRAFT_ATTACHMENTS = 20;
+export const MAX_DRAFT_ATTACHMENT_BYTES = 25 * 1024 * 1024;
 const DRAFT_TYPES = ['draft_type_post', 'draft_type_reply'] as const;
 const BODY_TYPES = ['text', 'html'] as const;
 
@@ -93,7 +99,16 @@ function cleanMediaType(mediaType: string): string {
     : 'application/octet-stream';
 }
 
+/** Refuses a call that would take the draft past either bound, before anything of it is stored. */
+function checkTotals(draft: Draft, files: UploadedFile[]): void {
+  if (draft.attachments.length + files.length > MAX_DRAFT_ATTACHMENTS) throw badRequest('too many attachments');
+  const held = draft.attachments.reduce((sum, attachment) => sum + Buffer.byteLength(attachment.content, 'base64'), 0);
+  const added = files.reduce((sum, file) => sum + file.data.length, 0);
+  if (held + added > MAX_DRAFT_ATTACHMENT_BYTES) throw badRequest('attachments too large');
+}
+
 function attachFiles(draft: Draft, files: UploadedFile[]): void {
+  checkTotals(draft, files);
   for (const file of files) {
     const attachment: Attachment = {
       id: String(draft.nextAttachmentId),
