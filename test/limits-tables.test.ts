@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_SESSIONS_PER_USER } from '../src/service/auth.js';
 import { Clock } from '../src/service/clock.js';
 import { accountKey, LoginLimits } from '../src/service/login-limits.js';
 import { RateLimiter } from '../src/service/rate-limit.js';
 import { tryChatdata } from './helpers/chat-socket.js';
-import { call, expectError, startTestService, type TestService } from './helpers/service.js';
+import { admin, call, DEMO, expectError, loginAs, ok, startTestService, type TestService } from './helpers/service.js';
 
 /**
  * Issue 15 item 2: no table an unauthenticated caller can grow is unbounded. Requests with ever-new
@@ -88,5 +89,35 @@ describe('the limiter tables', () => {
     expect([...limiter.keys()]).toEqual(['user 8']);
     // A bucket still filling is kept: user 8 is refused until it refills.
     expect(limiter.take('user 8')).toBeGreaterThan(0);
+  });
+});
+
+describe('the session table (logins with the demo\'s public passwords are open to anyone)', () => {
+  it('holds at most MAX_SESSIONS_PER_USER live sessions of one user: a login past it ends the oldest', async () => {
+    svc = await startTestService();
+    const core = svc.service.core;
+    const bob = core.store.usersByEmail.get(DEMO.bob[0])!;
+    const carolSession = await loginAs(svc, 'carol');
+    const opened = Array.from({ length: MAX_SESSIONS_PER_USER + 5 }, () => core.auth.openSession(bob, true));
+    const bobs = [...core.store.sessions.values()].filter((session) => session.userId === bob.id);
+    expect(bobs.length).toBe(MAX_SESSIONS_PER_USER);
+    const getchats = (token: string) => call(svc!, 'getchats', { group_name: 'demo' }, { auth: { bearer: token } });
+    for (const ended of opened.slice(0, 5)) expectError(await getchats(ended.token!), 'authentication');
+    expect((await getchats(opened[5]!.token!)).status).toBe(200);
+    expect((await getchats(opened.at(-1)!.token!)).status).toBe(200);
+    // Another user's session is not touched.
+    expect((await call(svc, 'getchats', { group_name: 'demo' }, { auth: carolSession })).status).toBe(200);
+  });
+
+  it('forgets sessions long past their lifetime at the next login; until then they answer expired', async () => {
+    svc = await startTestService();
+    const old = await loginAs(svc, 'bob');
+    ok(await admin(svc, 'clock/advance', { seconds: 15 * 24 * 3600 }));
+    await loginAs(svc, 'carol');
+    expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: old }), 'expired');
+    ok(await admin(svc, 'clock/advance', { seconds: 14 * 24 * 3600 }));
+    await loginAs(svc, 'carol');
+    expectError(await call(svc, 'getchats', { group_name: 'demo' }, { auth: old }), 'authentication');
+    expect([...svc.service.core.store.sessions.values()].some((session) => `groupsio=${session.cookie}` === old.cookie.split('; ')[0])).toBe(false);
   });
 });

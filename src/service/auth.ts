@@ -8,6 +8,10 @@ import { verifyTotp } from './totp.js';
 
 export const SESSION_COOKIE = 'groupsio';
 export const DEFAULT_SESSION_TTL_MS = 14 * 24 * 3600 * 1000;
+/** Our decision: the live sessions one user may hold; the login past it ends that user's oldest session. */
+export const MAX_SESSIONS_PER_USER = 1000;
+/** A session past its lifetime still answers `expired` this long, then it is forgotten. */
+const EXPIRED_SESSION_KEPT_MS = DEFAULT_SESSION_TTL_MS;
 
 export interface Caller {
   user: User;
@@ -65,6 +69,7 @@ export class Auth {
   /** A new session for a user: the cookie, a csrf token and (when asked) an API token. */
   openSession(user: User, withToken: boolean): Session {
     const now = this.clock.now();
+    this.makeRoomFor(user, now);
     return this.store.addSession({
       id: randomBytes(12).toString('hex'),
       userId: user.id,
@@ -82,13 +87,32 @@ export class Auth {
    * listeners are told (the chat hub closes the session's sockets).
    */
   endSession(session: Session): void {
+    this.forget(session);
+    session.expires = Math.min(session.expires, this.clock.now());
+    for (const listener of this.sessionEndedListeners) listener(session);
+  }
+
+  /**
+   * Keeps the session table bounded, since logins with the demo's public passwords are open to anyone:
+   * sessions long past their lifetime are forgotten, and a user at the cap loses the oldest live one
+   * (ended, so its sockets close too). One pass over the table per login.
+   */
+  private makeRoomFor(user: User, now: number): void {
+    const live: Session[] = [];
+    // Deleting while iterating a Map is safe; the table is in order of creation.
+    for (const session of this.store.sessions.values()) {
+      if (session.expires + EXPIRED_SESSION_KEPT_MS <= now) this.forget(session);
+      else if (session.userId === user.id && session.expires > now) live.push(session);
+    }
+    for (const oldest of live.slice(0, Math.max(0, live.length - MAX_SESSIONS_PER_USER + 1))) this.endSession(oldest);
+  }
+
+  private forget(session: Session): void {
     // The store has no removal of its own for sessions; the three indexes are all there is.
     this.store.sessions.delete(session.id);
     this.store.sessionsByCookie.delete(session.cookie);
     if (session.token) this.store.sessionsByToken.delete(session.token);
-    session.expires = Math.min(session.expires, this.clock.now());
     this.store.touch();
-    for (const listener of this.sessionEndedListeners) listener(session);
   }
 
   /** Calls `listener` with every session that ends from now on; answers the function that unsubscribes. */
