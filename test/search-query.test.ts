@@ -77,6 +77,12 @@ describe('search text', () => {
 
   it('drops the text after a signature delimiter and the stored signature', () => {
     expect(withoutSignature('Hello\n-- \nBen\nAcme', '')).toBe('Hello\n');
+    expect(withoutSignature('-- \r\nBen', '')).toBe('');
+    expect(withoutSignature('Hello\r\n--\r\nBen', '')).toBe('Hello\r\n');
+    // Only \n starts a line: a "-- " after U+2028, U+2029 or a lone \r is text, not a signature.
+    for (const separator of ['\u2028', '\u2029', '\r', '\u0085']) {
+      expect(withoutSignature(`Hello${separator}-- ${separator}keep this`, '')).toBe(`Hello${separator}-- ${separator}keep this`);
+    }
     expect(withoutSignature('Hello\n\nBen Bennett\n  Acme   Widgets\nPS', 'Ben Bennett\nAcme Widgets')).toBe('Hello\n\n \nPS');
     expect(withoutSignature('a -- b', '')).toBe('a -- b');
   });

@@ -8,6 +8,7 @@ export type { RetryOptions } from './retry.js';
 export { Paginator } from './paginate.js';
 export { OPERATIONS, OPERATION_PARAMS, LIST_OPERATIONS, isOperation, type OperationName } from './operations.js';
 export { readArchive, readMbox, type MboxMessage } from './archive-reader.js';
-export { formatStartTime, type DownloadOptions, type DownloadResult } from './archive-download.js';
+export { ArchiveIncompleteError, formatStartTime, type DownloadOptions, type DownloadResult } from './archive-download.js';
+export { ArchiveDestinationError } from './archive-destination.js';
 export type { ChatSocketOptions } from './chat-socket.js';
 export { parseWireJson } from './wire-json.js';

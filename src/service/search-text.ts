@@ -23,8 +23,11 @@ const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/
  * member's stored signature, matched with any run of whitespace standing for any other.
  */
 export function withoutSignature(text: string, signature: string): string {
-  const delimiter = /^-- ?$/m.exec(text);
-  let out = delimiter ? text.slice(0, delimiter.index) : text;
+  // A delimiter is a line of its own: lines end at \n (an \r before it is the line's end too); a
+  // U+2028 or a lone \r does not start a line, which `^`/`$` in multiline mode would take it to.
+  const delimiter = /(?:^|\n)-- ?(?=\r?\n|$)/.exec(text);
+  const at = delimiter ? delimiter.index + (delimiter[0].startsWith('\n') ? 1 : 0) : -1;
+  let out = at >= 0 ? text.slice(0, at) : text;
   const sigText = looksLikeHtml(signature) ? htmlToText(signature) : signature;
   const words = sigText.trim().split(/\s+/).filter(Boolean);
   if (words.length > 0) out = out.replace(new RegExp(words.map(escapeRegExp).join('\\s+'), 'g'), ' ');
