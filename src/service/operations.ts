@@ -5,8 +5,12 @@ import { chatOperations } from './routes/chats.js';
 import { downloadOperations } from './routes/download.js';
 import { draftOperations } from './routes/drafts.js';
 import { searchOperations } from './routes/search.js';
+import { sessionOperations } from './routes/session.js';
 
-/** Every operation of the described interface (login is handled by the HTTP layer itself). */
+/**
+ * Every operation of the described interface (login is handled by the HTTP layer itself), and our
+ * extension `logout` (docs/protocol.md).
+ */
 export const ALL_OPERATIONS: Operation[] = [
   ...activityOperations,
   ...archiveOperations,
@@ -14,4 +18,5 @@ export const ALL_OPERATIONS: Operation[] = [
   ...searchOperations,
   ...chatOperations,
   ...draftOperations,
+  ...sessionOperations,
 ];
