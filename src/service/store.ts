@@ -38,6 +38,11 @@ export class Store {
   readonly groups = new Map<string, Group>();
   readonly groupsByName = new Map<string, Group>();
   readonly subscriptions = new Map<string, Subscription>();
+  /**
+   * `${userId} ${groupId}` -> every subscription of that pair (removed ones included: `removed` is set in
+   * place). subscriptionOf is asked for every delivery to a chat socket (the visibility check).
+   */
+  private readonly subscriptionsByMember = new Map<string, Subscription[]>();
   readonly hashtags = new Map<string, Hashtag>();
   readonly topics = new Map<string, Topic>();
   readonly messages = new Map<string, Message>();
@@ -86,7 +91,9 @@ export class Store {
   }
 
   addSubscription(fields: WithoutIdentity<Subscription>): Subscription {
-    return this.insert(this.subscriptions, fields);
+    const sub = this.insert(this.subscriptions, fields);
+    listFor(this.subscriptionsByMember, `${sub.userId} ${sub.groupId}`).push(sub);
+    return sub;
   }
 
   addHashtag(fields: WithoutIdentity<Hashtag>): Hashtag {
@@ -160,10 +167,7 @@ export class Store {
 
   /** The live (not removed) subscription of a user to a group. */
   subscriptionOf(userId: string, groupId: string): Subscription | undefined {
-    for (const sub of this.subscriptions.values()) {
-      if (sub.userId === userId && sub.groupId === groupId && sub.removed === undefined) return sub;
-    }
-    return undefined;
+    return this.subscriptionsByMember.get(`${userId} ${groupId}`)?.find((sub) => sub.removed === undefined);
   }
 
   chatSubOf(userId: string, chatId: string): ChatSub | undefined {
@@ -195,7 +199,10 @@ export class Store {
     const store = new Store(data.idStyle);
     for (const user of data.users) store.addUser(user);
     for (const group of data.groups) store.addGroup(group);
-    for (const row of data.subscriptions) store.subscriptions.set(row.id, row);
+    for (const row of data.subscriptions) {
+      store.subscriptions.set(row.id, row);
+      listFor(store.subscriptionsByMember, `${row.userId} ${row.groupId}`).push(row);
+    }
     for (const row of data.hashtags) store.hashtags.set(row.id, row);
     for (const row of data.topics) store.topics.set(row.id, row);
     for (const message of data.messages) store.addMessage(message);
