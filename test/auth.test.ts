@@ -151,7 +151,7 @@ describe('requests that are not operations', () => {
   it('answers an unknown operation, a wrong method and a malformed body with the error object', async () => {
     const session = await loginAs(svc, 'bob');
     const unknown = await call(svc, 'nosuchop', {}, { auth: session });
-    expect(unknown.status).toBe(404);
+    expect(unknown.status).toBe(400);
     expect(unknown.body).toMatchObject({ object: 'error', type: 'bad_request' });
     expectError(await call(svc, 'newchat', { group_name: 'demo' }, { auth: session }), 'bad_request', 'newchat takes POST, not GET');
     const garbage = await call(svc, 'newchat', {}, {
