@@ -5,10 +5,11 @@ import { call, expectError, loginAs, ok, startTestService, type ApiResponse, typ
 /**
  * A draft's attachments are bounded in total (#15 item 9, docs/protocol.md "Drafts"): at most 20 files
  * and 25 MiB together, however many addattachments calls bring them; a call that would pass either
- * bound is refused whole and stores nothing.
+ * bound is refused whole and stores nothing. The same class: a user's drafts are bounded in number.
  */
 
 const MAX_FILES = 20;
+const MAX_DRAFTS = 50;
 const MiB = 1024 * 1024;
 
 describe('the attachments of a draft, in total', () => {
@@ -62,5 +63,16 @@ describe('the attachments of a draft, in total', () => {
     expectError(await upload(id, [1, 7 * MiB]), 'bad_request', 'attachments too large');
     expect(await stored(id)).toMatchObject({ num_attachments: 3, next_attachment_id: 4 });
     ok(await upload(id, [7 * MiB - 1]));
+  });
+
+  it(`keeps at most ${MAX_DRAFTS} drafts per user; the next newdraft is refused until one goes`, async () => {
+    const carol = await loginAs(svc, 'carol');
+    const create = () => call(svc, 'newdraft', { group_name: 'demo', draft_type: 'draft_type_post' }, { method: 'POST', auth: carol });
+    const ids: string[] = [];
+    for (let n = 0; n < MAX_DRAFTS; n += 1) ids.push(String(ok(await create()).id));
+    expectError(await create(), 'bad_request', 'too many drafts');
+    expect(ok(await call(svc, 'getdrafts', { limit: 100 }, { auth: carol })).total_count).toBe(MAX_DRAFTS);
+    expect((await call(svc, 'deletedraft', { draft_id: ids[0] }, { method: 'POST', auth: carol })).status).toBe(200);
+    ok(await create());
   });
 });

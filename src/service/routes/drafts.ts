@@ -17,6 +17,8 @@ const MAX_BODY_BYTES = 1024 * 1024;
  */
 export const MAX_DRAFT_ATTACHMENTS = 20;
 export const MAX_DRAFT_ATTACHMENT_BYTES = 25 * 1024 * 1024;
+/** Our decision: the drafts one user keeps at once (all groups); newdraft past it is refused. */
+export const MAX_DRAFTS_PER_USER = 50;
 const DRAFT_TYPES = ['draft_type_post', 'draft_type_reply'] as const;
 const BODY_TYPES = ['text', 'html'] as const;
 
@@ -194,6 +196,9 @@ export const draftOperations: Operation[] = [
       subject = replySubject(message.subject);
     }
     const edits = readEdits(params);
+    let held = 0;
+    for (const draft of core.store.drafts.values()) if (draft.userId === caller.user.id) held += 1;
+    if (held >= MAX_DRAFTS_PER_USER) throw badRequest('too many drafts');
     const now = core.now();
     const draft = core.store.addDraft({
       groupId: scope.group.id, userId: caller.user.id, draftType, messageId, subject, body: '', bodyType: 'text',
