@@ -100,3 +100,26 @@ describe('a body larger than the call can need', () => {
     expect(answer.body).toMatchObject({ object: 'error', type: 'authentication' });
   });
 });
+
+describe('limits met while reading', () => {
+  it('stops a chunked login body at 64 KiB', async () => {
+    const head = requestHead('POST', '/api/v1/login', { 'Content-Type': 'application/x-www-form-urlencoded', 'Transfer-Encoding': 'chunked' });
+    const chunk = 'a'.repeat(70 * 1024);
+    const answer = await sendPartly(svc, head, `${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+    expect(answer.body).toEqual({ object: 'error', type: 'bad_request', extra: 'body too large' });
+  });
+
+  it('refuses an eleventh file and a file over 10 MiB', async () => {
+    const eleven = new FormData();
+    eleven.append('draft_id', draftId);
+    eleven.append('csrf', bob.csrf);
+    for (let i = 0; i < 11; i += 1) eleven.append('file', new Blob([Buffer.from(`file ${i}`)]), `f${i}.txt`);
+    expectError(await send(svc, '/api/v1/addattachments', 'POST', { cookie: bob.cookie }, eleven), 'bad_request', 'at most 10 files a call');
+    const large = new FormData();
+    large.append('draft_id', draftId);
+    large.append('csrf', bob.csrf);
+    large.append('file', new Blob([Buffer.alloc(10 * 1024 * 1024 + 1)]), 'large.bin');
+    expectError(await send(svc, '/api/v1/addattachments', 'POST', { cookie: bob.cookie }, large), 'bad_request',
+      'an attachment is over 10485760 bytes');
+  });
+});
