@@ -37,6 +37,7 @@ describe('paths, operations and methods', () => {
     expectBadRequest(await send(svc, '/api/v1/nosuchop', 'GET', { cookie: bob.cookie }), 'unknown operation', /unknown operation nosuchop/);
     expectBadRequest(await send(svc, '/api/v1/getchats/extra', 'GET', { cookie: bob.cookie }), 'a path below an operation');
     expectBadRequest(await send(svc, '/api/v2/getchats', 'POST', { cookie: bob.cookie }), 'another version');
+    expectBadRequest(await send(svc, '/api/v1/', 'GET', { cookie: bob.cookie }), 'no operation', /no operation named in the path/);
   });
 
   it('answers a method the operation does not take, including methods no operation takes', async () => {

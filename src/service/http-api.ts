@@ -63,7 +63,7 @@ export function mountApi(app: FastifyInstance, core: ServiceCore, operations: Op
       throw badRequest(`${name} is not supported by the local service; use login`);
     }
     const op = byName.get(name);
-    if (!op) throw badRequest(`unknown operation ${name}`);
+    if (!op) throw badRequest(name === '' ? 'no operation named in the path' : `unknown operation ${name}`);
     if (request.method !== op.method) throw badRequest(`${name} takes ${op.method}, not ${request.method}`);
     const caller = core.auth.authenticate({ authorization: request.headers.authorization, cookieHeader: request.headers.cookie });
     const takesFiles = TAKES_FILES.has(name);
