@@ -11,7 +11,12 @@ import { ApiError, badRequest, invalidValue, rateLimited } from './errors.js';
 import { toWireJson } from './json.js';
 import type { Chat, ChatMessage, ChatSub } from './model.js';
 import { Params } from './params.js';
+import { refuseUpgrade } from './refuse-upgrade.js';
+import { SocketPlaces } from './socket-places.js';
 import { canSeeChat, visibleChat } from './visibility.js';
+
+// Where the service's other upgrade paths (local-service.ts) have long imported it from.
+export { refuseUpgrade };
 
 /** Close codes the local service uses on chat sockets (our decision, docs/protocol.md). */
 export const CLOSE_CODES = CLOSE;
@@ -20,13 +25,6 @@ export const CLOSE_CODES = CLOSE;
 export const HISTORY_ON_CONNECT = 50;
 /** A socket whose unsent data grows past this is cut; its client reconnects and fills in from history. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-/**
- * Our decision (docs/protocol.md "Rate limits"): the chat sockets one user may hold open at once, all
- * sessions and chats together; the upgrade past it is refused. A bot in many chats stays well under it.
- */
-export const MAX_SOCKETS_PER_USER = 50;
-/** What the upgrade past the cap suggests waiting: a place frees when one of the user's sockets closes. */
-const SOCKET_CAP_RETRY_SECONDS = 5;
 /** Our decision (docs/protocol.md): the close code of a socket whose session ended (logout). */
 export const CLOSE_SESSION_ENDED = 4004;
 
@@ -55,8 +53,8 @@ interface Accepted {
 export class ChatHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024, perMessageDeflate: false });
   private readonly byChat = new Map<string, Set<Connection>>();
-  /** Sockets per user, counted from the granted upgrade until the connection closes (so racing upgrades cannot pass the cap). */
-  private readonly socketsByUser = new Map<string, number>();
+  /** The sockets each user holds, capped (socket-places.ts). */
+  private readonly places = new SocketPlaces();
   private readonly pingTimer: NodeJS.Timeout;
   private readonly stopListening: () => void;
   readonly stats = { accepted: 0, refused: 0, malformedFrames: 0, rateLimitedPosts: 0, delivered: 0 };
@@ -87,7 +85,7 @@ export class ChatHub {
     let accepted: Accepted;
     try {
       accepted = await this.checkUpgrade(request, url);
-      this.reserveSocket(accepted.caller.user.id, socket);
+      this.places.take(accepted.caller.user.id, socket);
     } catch (error) {
       this.stats.refused += 1;
       const apiError = error instanceof ApiError ? error : new ApiError('server', 'upgrade failed');
@@ -96,28 +94,6 @@ export class ChatHub {
       return;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, accepted));
-  }
-
-  /**
-   * Takes one of the user's places, or refuses the upgrade past the cap. The place is given back when
-   * the raw socket closes, which it does on every path (accepted and later closed, or a handshake that failed).
-   */
-  private reserveSocket(userId: string, socket: Duplex): void {
-    const held = this.socketsByUser.get(userId) ?? 0;
-    if (held >= MAX_SOCKETS_PER_USER) {
-      throw rateLimited(SOCKET_CAP_RETRY_SECONDS, `too many open chat sockets (at most ${MAX_SOCKETS_PER_USER} per user)`);
-    }
-    this.socketsByUser.set(userId, held + 1);
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      const left = (this.socketsByUser.get(userId) ?? 1) - 1;
-      if (left > 0) this.socketsByUser.set(userId, left);
-      else this.socketsByUser.delete(userId);
-    };
-    if (socket.destroyed) release();
-    else socket.once('close', release);
   }
 
   private async checkUpgrade(request: IncomingMessage, url: URL): Promise<Accepted> {
@@ -343,19 +319,4 @@ export class ChatHub {
     this.dropSockets();
     this.wss.close();
   }
-}
-
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 429: 'Too Many Requests', 503: 'Service Unavailable' };
-
-/** Answers a refused upgrade with the error object as an ordinary HTTP response. */
-export function refuseUpgrade(socket: Duplex, error: ApiError): void {
-  const body = JSON.stringify(error.toBody());
-  const headers = [
-    `HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status] ?? 'Error'}`,
-    'Content-Type: application/json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Connection: close',
-    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
-  ];
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
 }
