@@ -1,10 +1,16 @@
-import { badRequest, invalidValue } from './errors.js';
+import { ApiError, badRequest, invalidValue } from './errors.js';
+import { BrokenEncoding } from './form-decode.js';
+import { cleanText, refusalOf, TEXT_FIELDS, type TextKind } from './text-rules.js';
 
-type RawValue = string | string[] | undefined;
+type RawValue = string | string[] | BrokenEncoding | undefined;
 
 /**
  * The parameters of one call: query string and form body merged (the body wins), as the real service
  * accepts either. Unknown parameters are ignored, as the spec's versioning rules require.
+ *
+ * Text is read through the rules of text-rules.ts, here and nowhere else: a field of TEXT_FIELDS
+ * (`subject`, `desc`, `body`) is cleaned or refused whichever operation reads it, and a value whose
+ * %-encoding was broken (form-decode.ts) is refused when it is read (docs/protocol.md "Text fields").
  */
 export class Params {
   private readonly values = new Map<string, RawValue>();
@@ -13,7 +19,7 @@ export class Params {
     for (const source of sources) {
       if (!source || typeof source !== 'object') continue;
       for (const [key, value] of Object.entries(source)) {
-        if (typeof value === 'string') this.values.set(key, value);
+        if (typeof value === 'string' || value instanceof BrokenEncoding) this.values.set(key, value);
         else if (Array.isArray(value)) this.values.set(key, value.map(String));
         else if (typeof value === 'number' || typeof value === 'boolean') this.values.set(key, String(value));
       }
@@ -25,16 +31,31 @@ export class Params {
     return value !== undefined && value !== '';
   }
 
-  /** A single string value; a repeated parameter is an invalid value. */
+  /**
+   * A single string value; a repeated parameter is an invalid value. A text field of TEXT_FIELDS comes
+   * back cleaned by its kind's rules, or is refused with its error.
+   */
   string(name: string): string | undefined {
-    const value = this.values.get(name);
-    if (Array.isArray(value)) throw invalidValue(name);
-    return value;
+    const value = this.single(name, () => refusalOf(name));
+    const kindOf = TEXT_FIELDS[name];
+    if (value === undefined || !kindOf) return value;
+    return this.cleaned(name, value, kindOf((other) => this.rawText(other)));
+  }
+
+  /** A text value read by the rules of `kind` (text-rules.ts), for a field TEXT_FIELDS does not name. */
+  text(name: string, kind: TextKind): string | undefined {
+    const value = this.single(name, () => refusalOf(name));
+    return value === undefined ? undefined : this.cleaned(name, value, kind);
+  }
+
+  /** An HTML field: the `html` rules, so what comes back is sanitised. */
+  html(name: string): string | undefined {
+    return this.text(name, 'html');
   }
 
   /** A required id-like value; missing or empty is `bad_request` with the given extra. */
   requiredId(name: string, extra = `invalid ${name}`): string {
-    const value = this.string(name);
+    const value = this.single(name, () => badRequest(extra));
     if (value === undefined || value === '' || value.length > 255) throw badRequest(extra);
     return value;
   }
@@ -66,10 +87,30 @@ export class Params {
 
   /** One of a fixed set of values; anything else is `bad_request` with the given extra. */
   oneOf<T extends string>(name: string, allowed: readonly T[], extra = `invalid ${name}`): T | undefined {
-    const value = this.string(name);
+    const value = this.single(name, () => badRequest(extra));
     if (value === undefined || value === '') return undefined;
     if (!(allowed as readonly string[]).includes(value)) throw badRequest(extra);
     return value as T;
+  }
+
+  /** The one value sent for `name`; a repeated one is `invalid_value`, a broken one `refused()`. */
+  private single(name: string, refused: () => ApiError): string | undefined {
+    const value = this.values.get(name);
+    if (Array.isArray(value)) throw invalidValue(name);
+    if (value instanceof BrokenEncoding) throw refused();
+    return value;
+  }
+
+  /** A value as sent, for the rules that depend on another field (`body` on `body_type`). */
+  private rawText(name: string): string | undefined {
+    const value = this.values.get(name);
+    return typeof value === 'string' ? value : undefined;
+  }
+
+  private cleaned(name: string, value: string, kind: TextKind): string {
+    const clean = cleanText(value, kind);
+    if (clean === undefined) throw refusalOf(name);
+    return clean;
   }
 }
 
