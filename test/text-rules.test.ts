@@ -1,5 +1,5 @@
+import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrokenEncoding, decodeForm, decodeQuery } from '../src/service/form-decode.js';
 import { Params } from '../src/service/params.js';
 import { cleanChatMessage, cleanFileName, cleanText } from '../src/service/text-rules.js';
 import {
@@ -9,7 +9,7 @@ import {
 /**
  * Issue #15 item 16: text fields follow one set of rules (src/service/text-rules.ts, applied by Params;
  * the table is in docs/protocol.md "Text fields"). Real calls over HTTPS for what operations store;
- * the decoder and the rules themselves also directly, for what no operation can send yet.
+ * the rules themselves also directly.
  */
 
 const RLO = '\u202E';
@@ -112,45 +112,44 @@ describe('draft subjects and bodies (newdraft, updatedraft, postdraft: topic sub
   });
 });
 
-describe('strict %-decoding (form-decode.ts) and Params', () => {
-  it('decodes forms as fastify does where the encoding is whole', () => {
-    const fields = decodeForm('a=1&b=x+y&b=%C3%A9&empty=&flag&c=50%25off');
-    expect({ ...fields }).toEqual({ a: '1', b: ['x y', '\u00e9'], empty: '', flag: '', c: '50%off' });
-    expect({ ...decodeQuery('/api/v1/x?q=a%20b#frag') }).toEqual({ q: 'a b' });
-    expect(Object.getPrototypeOf(decodeForm('__proto__=x'))).toBeNull();
-  });
+describe('what comes around the rules', () => {
+  /** A form body exactly as written, so its %-escapes can be broken. */
+  const rawForm = (name: string, form: string): Promise<ApiResponse> => send(svc, `/api/v1/${name}`, 'POST',
+    { cookie: alice.cookie, 'content-type': 'application/x-www-form-urlencoded' }, `${form}&csrf=${encodeURIComponent(alice.csrf)}`);
 
   it.each([
     ['a % without hex digits', 'subject=%ZZ'],
-    ['a cut sequence', 'subject=%E0%A4%A'],
+    ['a cut sequence', 'subject=tea%E0%A4%A'],
     ['a byte that is not UTF-8', 'subject=%FF'],
     ['an encoded surrogate', 'subject=%ED%A0%80'],
-    ['one broken copy of a repeated field', 'subject=ok&subject=%'],
-  ])('%s marks the field broken instead of keeping its raw text', (_label, form) => {
-    expect(decodeForm(form).subject).toBe(BrokenEncoding.instance);
+  ])('broken percent-encoding (%s) is refused, not stored literally', async (_label, subject) => {
+    const response = await rawForm('newchat', `group_name=demo&desc=&${subject}`);
+    expect(response.status, response.text).toBe(400);
+    expect(response.body.object).toBe('error');
+    const chats = ok(await call(svc, 'getchats', { group_name: 'demo', limit: 100 }, { auth: alice })).data;
+    expect(chats.filter((c: any) => c.subject.includes('%'))).toEqual([]);
   });
 
-  it('raw bytes that are not UTF-8 are broken too (a body read as bytes)', () => {
-    const body = Buffer.concat([Buffer.from('subject='), Buffer.from([0xc3, 0x28]), Buffer.from('&ok=%C3%A9+caf\u00e9')]);
-    const fields = decodeForm(body);
-    expect(fields.subject).toBe(BrokenEncoding.instance);
-    expect(fields.ok).toBe('\u00e9 caf\u00e9');
+  it('attachment names are cleaned where uploads are read (cleanFileName)', async () => {
+    const draft = ok(await newDraft({ subject: unique('files') }));
+    const form = new FormData();
+    form.append('draft_id', String(draft.id));
+    form.append('csrf', alice.csrf);
+    for (const name of [`${RLO}gnp.exe`, 'in\u0000voice.pdf', '../../etc/passwd', ZWSP]) {
+      form.append('file', new Blob([Buffer.from('x')], { type: 'text/plain' }), name);
+    }
+    const updated = ok(await call(svc, 'addattachments', {}, { auth: alice, method: 'POST', csrf: false, body: form as never }));
+    expect(updated.attachments.map((a: any) => a.filename)).toEqual(['gnp.exe', 'invoice.pdf', 'passwd', 'attachment']);
   });
 
-  it('Params refuses a broken field when it is read, with the field\'s error, and ignores it otherwise', () => {
-    const params = new Params(decodeQuery('?subject=%ZZ&limit=%&chat_id=%E0&draft_type=%&unknown=%FF&csrf=%'));
-    expect(() => params.string('subject')).toThrow(expect.objectContaining({ type: 'bad_request', extra: 'invalid subject' }));
-    expect(() => params.integer('limit')).toThrow(expect.objectContaining({ type: 'invalid_value', extra: 'limit' }));
-    expect(() => params.requiredId('chat_id')).toThrow(expect.objectContaining({ type: 'bad_request', extra: 'invalid chat_id' }));
-    expect(() => params.oneOf('draft_type', ['draft_type_post'])).toThrow(expect.objectContaining({ extra: 'invalid draft_type' }));
-    expect(() => params.string('csrf')).toThrow(expect.objectContaining({ type: 'bad_csrf' }));
-    expect(params.has('subject')).toBe(true);
-    expect(params.string('other')).toBeUndefined();
-  });
-
-  it('a whole value in the body wins over a broken one in the query, and the other way round', () => {
-    expect(new Params(decodeQuery('?subject=%ZZ'), { subject: 'fine' }).string('subject')).toBe('fine');
-    expect(() => new Params({ subject: 'fine' }, decodeForm('subject=%ZZ')).string('subject')).toThrow();
+  it('Params: a refused text field has its own error; text() and html() read any other field by a kind', () => {
+    expect(() => new Params({ subject: 'a\u0000' }).string('subject')).toThrow(expect.objectContaining({ type: 'bad_request', extra: 'invalid subject' }));
+    expect(() => new Params({ note: 'a\u0000' }).text('note', 'line')).toThrow(expect.objectContaining({ type: 'invalid_value', extra: 'note' }));
+    expect(new Params({ note: '<b onclick="x()">b</b>' }).html('note')).toBe('<b>b</b>');
+    expect(new Params({ body: '<b onclick="x()">b</b>', body_type: 'html' }).string('body')).toBe('<b>b</b>');
+    expect(new Params({ body: '<b onclick="x()">b</b>', body_type: 'text' }).string('body')).toBe('<b onclick="x()">b</b>');
+    // Fields that are not text pass as sent (a password is never altered).
+    expect(new Params({ password: ' p\u0000w ' }).string('password')).toBe(' p\u0000w ');
   });
 });
 

@@ -1,16 +1,15 @@
-import { ApiError, badRequest, invalidValue } from './errors.js';
-import { BrokenEncoding } from './form-decode.js';
-import { cleanText, refusalOf, TEXT_FIELDS, type TextKind } from './text-rules.js';
+import { badRequest, invalidValue, type ApiError } from './errors.js';
+import { cleanText, TEXT_FIELDS, type TextKind } from './text-rules.js';
 
-type RawValue = string | string[] | BrokenEncoding | undefined;
+type RawValue = string | string[] | undefined;
 
 /**
  * The parameters of one call: query string and form body merged (the body wins), as the real service
  * accepts either. Unknown parameters are ignored, as the spec's versioning rules require.
  *
  * Text is read through the rules of text-rules.ts, here and nowhere else: a field of TEXT_FIELDS
- * (`subject`, `desc`, `body`) is cleaned or refused whichever operation reads it, and a value whose
- * %-encoding was broken (form-decode.ts) is refused when it is read (docs/protocol.md "Text fields").
+ * (`subject`, `desc`, `body`) is cleaned or refused whichever operation reads it (docs/protocol.md
+ * "Text fields"). Broken %-encoding never gets here: form-decoding.ts refuses it.
  */
 export class Params {
   private readonly values = new Map<string, RawValue>();
@@ -19,7 +18,7 @@ export class Params {
     for (const source of sources) {
       if (!source || typeof source !== 'object') continue;
       for (const [key, value] of Object.entries(source)) {
-        if (typeof value === 'string' || value instanceof BrokenEncoding) this.values.set(key, value);
+        if (typeof value === 'string') this.values.set(key, value);
         else if (Array.isArray(value)) this.values.set(key, value.map(String));
         else if (typeof value === 'number' || typeof value === 'boolean') this.values.set(key, String(value));
       }
@@ -36,16 +35,19 @@ export class Params {
    * back cleaned by its kind's rules, or is refused with its error.
    */
   string(name: string): string | undefined {
-    const value = this.single(name, () => refusalOf(name));
-    const kindOf = TEXT_FIELDS[name];
-    if (value === undefined || !kindOf) return value;
-    return this.cleaned(name, value, kindOf((other) => this.rawText(other)));
+    const value = this.single(name);
+    const field = TEXT_FIELDS[name];
+    if (value === undefined || !field) return value;
+    return this.cleaned(value, field.kind((other) => this.rawText(other)), field.refused);
   }
 
-  /** A text value read by the rules of `kind` (text-rules.ts), for a field TEXT_FIELDS does not name. */
+  /**
+   * A text value read by the rules of `kind` (text-rules.ts), for a field TEXT_FIELDS does not name;
+   * refused as `invalid_value` naming it.
+   */
   text(name: string, kind: TextKind): string | undefined {
-    const value = this.single(name, () => refusalOf(name));
-    return value === undefined ? undefined : this.cleaned(name, value, kind);
+    const value = this.single(name);
+    return value === undefined ? undefined : this.cleaned(value, kind, () => invalidValue(name));
   }
 
   /** An HTML field: the `html` rules, so what comes back is sanitised. */
@@ -55,7 +57,7 @@ export class Params {
 
   /** A required id-like value; missing or empty is `bad_request` with the given extra. */
   requiredId(name: string, extra = `invalid ${name}`): string {
-    const value = this.single(name, () => badRequest(extra));
+    const value = this.single(name);
     if (value === undefined || value === '' || value.length > 255) throw badRequest(extra);
     return value;
   }
@@ -87,17 +89,16 @@ export class Params {
 
   /** One of a fixed set of values; anything else is `bad_request` with the given extra. */
   oneOf<T extends string>(name: string, allowed: readonly T[], extra = `invalid ${name}`): T | undefined {
-    const value = this.single(name, () => badRequest(extra));
+    const value = this.single(name);
     if (value === undefined || value === '') return undefined;
     if (!(allowed as readonly string[]).includes(value)) throw badRequest(extra);
     return value as T;
   }
 
-  /** The one value sent for `name`; a repeated one is `invalid_value`, a broken one `refused()`. */
-  private single(name: string, refused: () => ApiError): string | undefined {
+  /** The one value sent for `name`, as sent; a repeated one is `invalid_value`. */
+  private single(name: string): string | undefined {
     const value = this.values.get(name);
     if (Array.isArray(value)) throw invalidValue(name);
-    if (value instanceof BrokenEncoding) throw refused();
     return value;
   }
 
@@ -107,9 +108,9 @@ export class Params {
     return typeof value === 'string' ? value : undefined;
   }
 
-  private cleaned(name: string, value: string, kind: TextKind): string {
+  private cleaned(value: string, kind: TextKind, refused: () => ApiError): string {
     const clean = cleanText(value, kind);
-    if (clean === undefined) throw refusalOf(name);
+    if (clean === undefined) throw refused();
     return clean;
   }
 }

@@ -1,4 +1,4 @@
-import { ApiError, badRequest, invalidValue } from './errors.js';
+import { badRequest, type ApiError } from './errors.js';
 import { sanitizeHtml } from './html-sanitize.js';
 
 /**
@@ -63,36 +63,23 @@ export function cleanChatMessage(text: string): string | undefined {
   return cleanText(text, 'multiline');
 }
 
+/** How a text parameter is read: its kind (which may depend on another field), and its refusal. */
+export interface TextField {
+  kind: (read: (name: string) => string | undefined) => TextKind;
+  refused: () => ApiError;
+}
+
 /**
  * The text parameters whose rules every operation follows when it reads them through Params: a field
  * is the same kind wherever it appears. `body` is HTML when the same call says `body_type=html`; a
- * route that knows the type otherwise (a stored draft) sanitises it itself (sanitizeHtml).
+ * route that knows the type otherwise (a stored draft's) sanitises it itself (sanitizeHtml). A refused
+ * value gets the error the spec (4.3) or docs/protocol.md names for the field in every operation that
+ * takes it.
  */
-export const TEXT_FIELDS: Record<string, (read: (name: string) => string | undefined) => TextKind> = {
-  subject: () => 'line',
-  desc: () => 'html',
-  body: (read) => (read('body_type') === 'html' ? 'html' : 'multiline'),
-};
-
-/**
- * The error for a refused value of `field`: what the spec (or docs/protocol.md) names for that field in
- * every operation that takes it, else `invalid_value` with the field's name (spec part 7).
- */
-export function refusalOf(field: string): ApiError {
-  const named = NAMED_REFUSALS[field];
-  return named ? named() : invalidValue(field);
-}
-
-const NAMED_REFUSALS: Record<string, () => ApiError> = {
-  subject: () => badRequest('invalid subject'),
-  desc: () => badRequest('invalid desc'),
-  body: () => badRequest('invalid body'),
-  draft_type: () => badRequest('invalid draft_type'),
-  filter_by: () => badRequest('invalid filter_by'),
-  restrict_date: () => badRequest('invalid restrict_date'),
-  action: () => badRequest('invalid action'),
-  start_time: () => badRequest('invalid start_time format'),
-  csrf: () => new ApiError('bad_csrf', 'csrf incorrect'),
+export const TEXT_FIELDS: Record<string, TextField> = {
+  subject: { kind: () => 'line', refused: () => badRequest('invalid subject') },
+  desc: { kind: () => 'html', refused: () => badRequest('invalid desc') },
+  body: { kind: (read) => (read('body_type') === 'html' ? 'html' : 'multiline'), refused: () => badRequest('invalid body') },
 };
 
 /** True when a reader would see nothing: empty, white space, zero-width characters only. */
