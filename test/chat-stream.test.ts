@@ -284,7 +284,7 @@ describe('chatdata websocket', () => {
       const outcome = await socket.outcome;
       expect(outcome.kind).toBe('refused');
       if (outcome.kind === 'refused') {
-        expect(outcome.status).toBe(404);
+        expect(outcome.status).toBe(400);
         expect(outcome.body).toMatchObject({ object: 'error', type: 'bad_request' });
       }
     });

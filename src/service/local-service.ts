@@ -127,14 +127,15 @@ export class LocalService {
     mountAdmin(routes, core, hub, adminToken, { restart: () => service!.restart() });
     // Malformed bodies and the like fail before any route runs: they still get the error object.
     app.setErrorHandler((error, _request, reply) => sendError(core, reply, error, log, 'http'));
+    // Every failure is HTTP 400 with the error object (spec 4.1), an unknown path too.
     app.setNotFoundHandler((request, reply) => {
-      reply.code(404).header('content-type', 'application/json; charset=utf-8');
+      reply.code(400).header('content-type', 'application/json; charset=utf-8');
       return reply.send({ object: 'error', type: 'bad_request', extra: `no such path ${request.url.split('?')[0]}` });
     });
     app.server.on('upgrade', (request, socket, head) => {
       const url = new URL(request.url ?? '/', 'https://localhost');
       if (url.pathname !== '/api/v1/chatdata') {
-        refuseUpgrade(socket, new ApiError('bad_request', `no websocket at ${url.pathname}`, { status: 404 }));
+        refuseUpgrade(socket, new ApiError('bad_request', `no websocket at ${url.pathname}`));
         return;
       }
       void hub.handleUpgrade(request, socket, head, url);
