@@ -35,7 +35,7 @@ interface Connection {
   userId: string;
   caller: Caller;
   sessionId: string;
-  /** The per-caller limit key of the upgrade (callerKey): the socket's posts draw on the same allowance as REST. */
+  /** The per-caller limit key of the upgrade (callerKey): all the caller's sockets share one allowance for posts. */
   limitKey: string;
   alive: boolean;
 }
@@ -175,8 +175,10 @@ export class ChatHub {
 
   /** Handles one chat post object; answers the problem, if any, for the client's socket. */
   private post(connection: Connection, data: RawData, isBinary: boolean): ApiError | undefined {
-    // Every frame is a request, as every REST call is (refused ones included), on the caller's one allowance.
-    const wait = this.core.limiter.take(connection.limitKey);
+    // Every frame counts (refused ones included), under the caller's key, in an allowance of its own with
+    // the numbers of --rate-limit: shared with REST, a bot's history reads starved its own posts, and a
+    // post refused on the socket is not sent again by clients until they reconnect.
+    const wait = this.core.limiter.take(`chat posts ${connection.limitKey}`);
     if (wait > 0) return rateLimited(wait, `too many requests; retry after ${Math.max(1, Math.ceil(wait))} s`);
     if (isBinary) return badRequest('chat post must be a text frame');
     let frame: unknown;
