@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sanitizeHtml } from '../src/service/html-sanitize.js';
+import { MAX_HTML_NESTING, nestingBound, sanitizeHtml } from '../src/service/html-sanitize.js';
+import { cleanText } from '../src/service/text-rules.js';
 import { call, expectError, loginAs, ok, startTestService, type ApiResponse, type Session, type TestService } from './helpers/service.js';
 
 /**
@@ -61,6 +62,22 @@ describe('sanitizeHtml', () => {
   it('text is kept (escaped where needed), the writing direction too', () => {
     expect(sanitizeHtml('<p dir="rtl">שלום</p> a < b')).toBe('<p dir="rtl">שלום</p> a &lt; b');
     expect(sanitizeHtml('<p>hi</p><script>alert(1)</script>after')).toBe('<p>hi</p>after');
+  });
+
+  it('bounds how deep HTML could nest in one pass, from above', () => {
+    expect(nestingBound('<div><p>a<b>b</b></p><br><img src=x><hr/></div>')).toBe(3);
+    expect(nestingBound('<b></x><b></x><b>')).toBe(3); // a stray end tag closes nothing
+    expect(nestingBound('<p>one<p>two<p>three')).toBe(3); // implied ends are not guessed: a bound
+    expect(nestingBound('<B>x</b>'.repeat(5))).toBe(1);
+  });
+
+  it('HTML that could nest too deep is refused by the rules and never parsed', () => {
+    const deep = '<b>'.repeat(MAX_HTML_NESTING + 1);
+    expect(cleanText(deep, 'html')).toBeUndefined();
+    // Called directly (a route sanitising a stored body), it is shown as text, never run nor parsed.
+    expect(sanitizeHtml(`${deep}<script>`)).toBe(`${'&lt;b&gt;'.repeat(MAX_HTML_NESTING + 1)}&lt;script&gt;`);
+    const nested = `${'<div>'.repeat(60)}deep${'</div>'.repeat(60)}`;
+    expect(cleanText(nested, 'html')).toBe(nested);
   });
 
   it('cleaning what it cleaned changes nothing', () => {
@@ -129,6 +146,14 @@ describe('HTML fields over the API', () => {
   it('a desc that is only a script is an empty desc, which newchat accepts', async () => {
     const chat = ok(await post('newchat', { group_name: 'demo', subject: `empty ${++n}`, desc: '<script>alert(1)</script>' }));
     expect(chat.desc).toBe('');
+  });
+
+  it('an HTML desc or body nested absurdly deep is refused (a parser costs its square)', async () => {
+    const deep = '<b>'.repeat(20_000);
+    expectError(await post('newchat', { group_name: 'demo', subject: `deep ${++n}`, desc: deep }), 'bad_request', 'invalid desc');
+    expectError(await post('newdraft', {
+      group_name: 'demo', draft_type: 'draft_type_post', subject: `deep ${++n}`, body: '<i>'.repeat(200_000), body_type: 'html',
+    }), 'bad_request', 'invalid body');
   });
 
   it('an HTML desc is refused, not cleaned, when it holds NUL', async () => {

@@ -1,5 +1,5 @@
 import { badRequest, type ApiError } from './errors.js';
-import { sanitizeHtml } from './html-sanitize.js';
+import { sanitizeHtml, tooCostlyToParse } from './html-sanitize.js';
 
 /**
  * What the service keeps of the text people send: one set of rules for every text field, so no
@@ -39,7 +39,8 @@ export const MAX_FILE_NAME_BYTES = 255;
  * - `multiline`: what people write (plain-text bodies, chat messages). Tab, LF and CR stay; other
  *   controls and lone surrogates are refused; bidi controls stay (the bidi algorithm ends them with
  *   their paragraph, and right-to-left writers need them); kept as written otherwise (no NFC).
- * - `html`: `multiline`, then sanitised (html-sanitize.ts).
+ * - `html`: `multiline`, then sanitised (html-sanitize.ts); over 1 MiB or nesting deeper than 10,000
+ *   elements, refused.
  * In every kind a value with nothing visible (only white space and zero-width characters) is empty.
  */
 export type TextKind = 'line' | 'multiline' | 'html';
@@ -55,7 +56,8 @@ export function cleanText(value: string, kind: TextKind): string | undefined {
   }
   if (CONTROL_IN_TEXT.test(value)) return undefined;
   if (isInvisible(value)) return '';
-  return kind === 'html' ? sanitizeHtml(value) : value;
+  if (kind !== 'html') return value;
+  return tooCostlyToParse(value) ? undefined : sanitizeHtml(value);
 }
 
 /** A chat message (sent over the chat socket, not as a parameter) follows the `multiline` rules. */
