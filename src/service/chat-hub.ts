@@ -13,6 +13,7 @@ import type { Chat, ChatMessage, ChatSub } from './model.js';
 import { Params } from './params.js';
 import { refuseUpgrade } from './refuse-upgrade.js';
 import { SocketPlaces } from './socket-places.js';
+import { cleanChatMessage } from './text-rules.js';
 import { canSeeChat, visibleChat } from './visibility.js';
 
 // Where the service's other upgrade paths (local-service.ts) have long imported it from.
@@ -194,6 +195,9 @@ export class ChatHub {
     if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_CHAT_MESSAGE_LENGTH) {
       return invalidValue('message');
     }
+    // The text rules of a multi-line field (text-rules.ts): no parameter carries a post, so they apply here.
+    const clean = cleanChatMessage(text);
+    if (!clean) return invalidValue('message');
     const chat = this.core.store.chats.get(connection.chatId);
     const user = this.core.store.users.get(connection.userId);
     if (!chat || !user || !this.core.store.chatSubs.has(connection.subId)) return badRequest('invalid chatsub_id');
@@ -204,7 +208,7 @@ export class ChatHub {
       throw error;
     }
     if (chat.isClosed) return badRequest('closed chat');
-    postChatMessage(this.core, chat, user, text);
+    postChatMessage(this.core, chat, user, clean);
     return undefined;
   }
 

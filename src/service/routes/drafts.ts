@@ -1,6 +1,7 @@
 import type { Caller } from '../auth.js';
 import type { GroupScope, ServiceCore } from '../core.js';
 import { badRequest } from '../errors.js';
+import { sanitizeHtml } from '../html-sanitize.js';
 import type { Attachment, Draft, Group, Message, Topic } from '../model.js';
 import { defineOp, EMPTY_OK, type Operation, type UploadedFile } from '../operation.js';
 import { listView, type SortSpec } from '../paging.js';
@@ -57,6 +58,8 @@ function applyEdits(draft: Draft, edits: DraftEdits): void {
   if (edits.bodyType !== undefined) draft.bodyType = edits.bodyType;
   if (edits.bccMe !== undefined) draft.bccMe = edits.bccMe;
   if (edits.bccAll !== undefined) draft.bccAll = edits.bccAll;
+  // Params sanitises a body only when the same call says body_type=html; the draft's own type decides.
+  if (draft.bodyType === 'html' && (edits.body !== undefined || edits.bodyType !== undefined)) draft.body = sanitizeHtml(draft.body);
 }
 
 /** The caller's draft. Someone else's answers exactly like a missing one: drafts are private. */
