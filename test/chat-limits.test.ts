@@ -1,3 +1,5 @@
+import { PassThrough } from 'node:stream';
+import { SOCKET_CAPS, SocketPlaces } from '../src/service/socket-places.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChatSocket, expectRefused, openChat, pollUntil } from './helpers/chat-socket.js';
 import {
@@ -12,8 +14,8 @@ import {
  * ends takes its sockets.
  */
 
-/** docs/protocol.md: at most this many open chat sockets per user. */
-const SOCKETS_PER_USER = 50;
+/** docs/protocol.md: at most this many open chat sockets on one chat_sub (and 12,000 per user in all). */
+const SOCKETS_PER_SUB = SOCKET_CAPS.perChatSub;
 
 let counter = 0;
 const unique = (label: string): string => `${label} ${++counter}`;
@@ -98,14 +100,14 @@ describe('chat sockets per user', () => {
   });
   afterAll(async () => svc?.close());
 
-  it(`holds at most ${SOCKETS_PER_USER} open sockets per user (all sessions together); the next upgrade is refused with the error object`, async () => {
+  it(`holds at most ${SOCKETS_PER_SUB} open sockets on one chat_sub (all sessions of the user together); the next upgrade is refused with the error object`, async () => {
     const { chatId, subId } = await ownChat(svc, 'bob', ['carol']);
     const token = ok(await admin(svc, 'tokens', { user: EMAILS.bob }));
     const tokenAuth = { bearer: String(token.token) };
     // Half on the cookie session, half on a token session of the same user.
-    for (let n = 0; n < SOCKETS_PER_USER / 2; n += 1) opened.push(await openChat(svc, s.bob, subId, { no_history: 'true' }));
+    for (let n = 0; n < SOCKETS_PER_SUB / 2; n += 1) opened.push(await openChat(svc, s.bob, subId, { no_history: 'true' }));
     const bobSocketsByToken: ChatSocket[] = [];
-    for (let n = 0; n < SOCKETS_PER_USER / 2; n += 1) {
+    for (let n = 0; n < SOCKETS_PER_SUB / 2; n += 1) {
       const outcome = await expectOpen(svc, { chatsub_id: subId, csrf: String(token.csrf), no_history: 'true' }, tokenAuth);
       bobSocketsByToken.push(outcome);
     }
@@ -130,6 +132,30 @@ describe('chat sockets per user', () => {
     );
     expect(again.isOpen).toBe(true);
     opened.push(again, ...bobSocketsByToken);
+  });
+});
+
+describe('the cap on a user\'s sockets in all', () => {
+  it('counts every chat_sub of the user together, and frees a place when a socket closes', () => {
+    const places = new SocketPlaces({ perChatSub: 2, perUser: 3 });
+    const sockets = Array.from({ length: 4 }, () => new PassThrough());
+    places.take('u1', 'sub-a', sockets[0]!);
+    places.take('u1', 'sub-b', sockets[1]!);
+    places.take('u1', 'sub-c', sockets[2]!);
+    expect(() => places.take('u1', 'sub-d', sockets[3]!)).toThrow(/at most 3 per user/);
+    // Another user is counted apart.
+    places.take('u2', 'sub-e', new PassThrough());
+    sockets[0]!.destroy();
+    return new Promise<void>((done) => setImmediate(() => {
+      expect(places.heldBy('u1')).toBe(2);
+      places.take('u1', 'sub-d', sockets[3]!);
+      expect(places.heldBy('u1')).toBe(3);
+      done();
+    }));
+  });
+
+  it('is far above what a bot needs: one socket per chat, 10,000 chats in one supervisor', () => {
+    expect(SOCKET_CAPS.perUser).toBeGreaterThanOrEqual(10_000);
   });
 });
 

@@ -86,7 +86,7 @@ export class ChatHub {
     let accepted: Accepted;
     try {
       accepted = await this.checkUpgrade(request, url);
-      this.places.take(accepted.caller.user.id, socket);
+      this.places.take(accepted.caller.user.id, accepted.sub.id, socket);
     } catch (error) {
       this.stats.refused += 1;
       const apiError = error instanceof ApiError ? error : new ApiError('server', 'upgrade failed');
