@@ -175,8 +175,8 @@ describe('downloadarchives', () => {
     await admin(svc, 'subscriptions', { group: 'modsonly', user: 'mo@example.com', role: 'moderator' });
     expectError(asApiResponse(await download(svc, bot, { group_name: 'modsonly' })), 'inadequate_permissions');
     expect((await download(svc, mo, { group_name: 'modsonly' })).status).toBe(200);
-    // Not a member at all.
-    expectError(asApiResponse(await download(svc, carol, { group_name: 'modsonly' })), 'inadequate_permissions');
+    // Not a member at all: the private group answers as one that does not exist (#15 item 8).
+    expectError(asApiResponse(await download(svc, carol, { group_name: 'modsonly' })), 'bad_request', 'invalid group_name');
 
     expectError(asApiResponse(await download(svc, bot, { group_name: 'no-such-group' })), 'bad_request', 'invalid group_name');
     expectError(asApiResponse(await download(svc, bot, { group_id: '999999' })), 'bad_request', 'invalid group_id');

@@ -49,6 +49,15 @@ describe('an outsider cannot tell which ids exist', () => {
     await same('leavechat', 'chatsub_id', String(general.chat_sub.id), 'invalid chatsub_id', {}, 'POST');
   });
 
+  it('answers a real group, and a topic in it, as unknown ones in the archive, activity, search and download calls', async () => {
+    for (const operation of ['gettopics', 'getmessages', 'getactivitylog', 'searcharchives']) {
+      await same(operation, 'group_id', demoId, 'invalid group_id', operation === 'searcharchives' ? { q: 'x' } : {});
+    }
+    await same('downloadarchives', 'group_id', demoId, 'invalid group_id');
+    const topic = ok(await call(svc, 'gettopics', { group_name: 'demo', limit: 1 }, { auth: alice })).data[0];
+    await same('gettopic', 'topic_id', String(topic.id), 'invalid topic_id');
+  });
+
   it('answers a real group of someone else as an unknown one, by id and by name', async () => {
     await same('getchats', 'group_id', demoId, 'invalid group_id');
     await same('newchat', 'group_id', demoId, 'invalid group_id', { subject: 's', desc: 'd' }, 'POST');

@@ -8,7 +8,7 @@ import { LoginLimits } from './login-limits.js';
 import type { Chat, ChatMessage, ChatSub, Group, Subscription } from './model.js';
 import { Pager } from './paging.js';
 import type { Params } from './params.js';
-import { computePerms, type PermFlag, type Perms } from './perms.js';
+import { computePerms, seesGroup, type PermFlag, type Perms } from './perms.js';
 import { Presenter } from './present.js';
 import { RateLimiter, type RateLimitConfig } from './rate-limit.js';
 import type { Store } from './store.js';
@@ -91,7 +91,10 @@ export class ServiceCore {
       group = this.store.groupsByName.get(name.toLowerCase());
       if (!group) throw badRequest('invalid group_name');
     } else throw badRequest('invalid group_id');
-    return this.scopeOf(group, caller);
+    const scope = this.scopeOf(group, caller);
+    // A group the caller may not see answers exactly as one that does not exist (docs/protocol.md).
+    if (!seesGroup(group, scope.sub)) throw badRequest(id !== undefined ? 'invalid group_id' : 'invalid group_name');
+    return scope;
   }
 
   scopeOf(group: Group, caller: Caller): GroupScope {

@@ -1,4 +1,5 @@
 import type { Caller } from '../auth.js';
+import { seenScope } from '../visibility.js';
 import type { GroupScope, ServiceCore } from '../core.js';
 import { badRequest } from '../errors.js';
 import type { Message, Topic } from '../model.js';
@@ -93,8 +94,9 @@ export const archiveOperations: Operation[] = [
   defineOp('gettopic', 'GET', ({ core, params, caller }) => {
     const topic = core.store.topics.get(params.requiredId('topic_id'));
     const group = topic && core.store.groups.get(topic.groupId);
+    // A topic of a group the caller may not see answers as an unknown one (docs/protocol.md).
     if (!topic || !group) throw badRequest('invalid topic_id');
-    const scope = core.scopeOf(group, caller);
+    const scope = seenScope(core, group, caller, () => badRequest('invalid topic_id'));
     core.require(scope, 'archives_visible');
     const messages = messagesOf(core, group.id).filter((m) => m.topicId === topic.id);
     const page = core.pager.page(messages, params, TOPIC_MESSAGE_SORT, `gettopic ${caller.user.id} ${topic.id}`);
