@@ -113,6 +113,7 @@ describe('closeAction', () => {
     chatDeleted: 'deleted',
     chatSubRemoved: 'rejoin',
     notMember: 'forbidden',
+    sessionEnded: 'login',
     slowConsumer: 'backoff',
   };
 
@@ -126,7 +127,7 @@ describe('closeAction', () => {
   it('the codes are those of docs/protocol.md', () => {
     expect(CLOSE).toEqual({
       normal: 1000, goingAway: 1001, abnormal: 1006, tooBig: 1009, serviceRestart: 1012,
-      chatClosed: 4000, chatDeleted: 4001, chatSubRemoved: 4002, notMember: 4003, slowConsumer: 4009,
+      chatClosed: 4000, chatDeleted: 4001, chatSubRemoved: 4002, notMember: 4003, sessionEnded: 4004, slowConsumer: 4009,
     });
   });
 

@@ -12,5 +12,7 @@ export const CLOSE = {
   chatDeleted: 4001,
   chatSubRemoved: 4002,
   notMember: 4003,
+  /** The socket's session ended (logout, or a newer login past the user's session cap). */
+  sessionEnded: 4004,
   slowConsumer: 4009,
 } as const;

@@ -14,6 +14,12 @@ import { CLOSE, closeAction, type CloseAction } from './close-codes.js';
 
 export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed' | 'stopped';
 
+/** A post the service refused on the socket: the error object's type and extra. */
+export interface PostRefusal {
+  type: string;
+  extra: string;
+}
+
 export interface ChatConnectionEvents {
   state: (state: ConnectionState, previous: ConnectionState) => void;
   /**
@@ -25,6 +31,11 @@ export interface ChatConnectionEvents {
   message: (message: ChatMessage, fromHistory: boolean) => void;
   /** The last frame of the history sent on connect has been emitted (after an `open` with history). */
   historyEnd: () => void;
+  /**
+   * The service refused a post sent on this socket (an error object as a frame: `rate_limit`, an
+   * invalid message). Refusals come in the order of the posts.
+   */
+  postRefused: (refusal: PostRefusal) => void;
   /** The chat was deleted: the connection has stopped for good. */
   deleted: () => void;
 }
@@ -232,7 +243,9 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
       this.emit('message', frame as ChatMessage, fromHistory);
     } else if (object === 'error') {
       this.stats.errorFrames += 1;
+      const refusal = frame as { type?: unknown; extra?: unknown };
       this.options.log.warn({ error: frame }, 'the service refused a chat post');
+      this.emit('postRefused', { type: String(refusal.type ?? ''), extra: String(refusal.extra ?? '') });
     } else {
       this.stats.malformedFrames += 1;
       this.options.log.warn({ object }, 'unexpected chat frame ignored');

@@ -23,6 +23,8 @@ export function closeAction(code: number): CloseAction {
       return { kind: 'rejoin', why: 'the chat_sub was removed' };
     case CLOSE.notMember:
       return { kind: 'forbidden', why: 'no longer a member of the group' };
+    case CLOSE.sessionEnded:
+      return { kind: 'login', why: 'the session ended (logged out)' };
     default:
       // 1000/1001/1006/1012, slow consumer, anything unknown: the service or the network; come back.
       return { kind: 'backoff', why: `closed with ${code}` };

@@ -27,7 +27,7 @@ export const HISTORY_ON_CONNECT = 50;
 /** A socket whose unsent data grows past this is cut; its client reconnects and fills in from history. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 /** Our decision (docs/protocol.md): the close code of a socket whose session ended (logout). */
-export const CLOSE_SESSION_ENDED = 4004;
+export const CLOSE_SESSION_ENDED = CLOSE.sessionEnded;
 
 interface Connection {
   ws: WebSocket;

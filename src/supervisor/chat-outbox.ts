@@ -65,6 +65,11 @@ export class ChatOutbox {
   private ready = false;
   private confirmTimer: NodeJS.Timeout | undefined;
   private lastLookUp = 0;
+  /** Refusals the socket brought that no post was matched with yet, oldest first. */
+  private readonly refusals: Array<{ type: string; extra: string }> = [];
+  private settlingRefusals = false;
+  /** No post goes out before this (performance.now()): the service asked to wait (a refused post). */
+  private resumeAt = 0;
   /** msg_nums of own messages that already confirmed a post: one message confirms one post. */
   private readonly used = new Set<number>();
   readonly stats = { sent: 0, confirmed: 0, resent: 0, failed: 0 };
@@ -142,7 +147,7 @@ export class ChatOutbox {
       if (!this.ready) return;
       const item = this.items().find((candidate) => candidate.state === 'queued');
       if (!item) return;
-      const wait = this.takeToken();
+      const wait = this.resumeAt > performance.now() ? this.resumeAt - performance.now() : this.takeToken();
       if (wait > 0) {
         await sleep(wait);
         continue;
@@ -190,6 +195,46 @@ export class ChatOutbox {
       });
     }, delay);
     this.confirmTimer.unref();
+  }
+
+  /**
+   * The service refused a post on the socket. Which one: the service takes a socket's posts in order,
+   * so every post sent before the refused one was stored or refused before the refusal came. After a
+   * history read made now (which confirms what was stored), the oldest posts still unconfirmed are
+   * the refused ones, one per refusal. A `rate_limit` post is sent again after the wait the service
+   * names; any other refusal (an invalid message) can never succeed: that post fails, loudly.
+   */
+  refused(refusal: { type: string; extra: string }): void {
+    this.refusals.push(refusal);
+    if (this.settlingRefusals) return;
+    this.settlingRefusals = true;
+    void this.lookUp().finally(() => {
+      this.settlingRefusals = false;
+      this.settleRefusals();
+    });
+  }
+
+  private settleRefusals(): void {
+    const sent = this.items().filter((item) => item.state === 'sent');
+    for (const [index, refusal] of this.refusals.splice(0).entries()) {
+      const item = sent[index];
+      if (!item) break;
+      if (refusal.type === 'rate_limit') {
+        const seconds = Number(/retry after (\d+(?:\.\d+)?)/i.exec(refusal.extra)?.[1] ?? 1);
+        this.resumeAt = Math.max(this.resumeAt, performance.now() + seconds * 1000);
+        item.state = 'queued';
+        this.stats.resent += 1;
+        this.options.log.info({ outboxId: item.id, retryAfterSeconds: seconds }, 'a post was refused for rate; sending it again after the wait');
+        continue;
+      }
+      this.options.file.remove(item.id);
+      this.stats.failed += 1;
+      this.options.log.error({ outboxId: item.id, refusal }, 'the service refused a post; it is not sent again');
+      this.waiting.get(item.id)?.reject(new PostFailedError(`post refused: ${refusal.type} ${refusal.extra}`));
+      this.waiting.delete(item.id);
+    }
+    this.options.file.changed();
+    this.pump();
   }
 
   /** The bot's own message showed up in the chat: it confirms the oldest sent post with that text. */

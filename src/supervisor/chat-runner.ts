@@ -105,6 +105,7 @@ export class ChatRunner {
     });
     this.connection.on('message', (message, fromHistory) => this.sequencer.live(message, fromHistory));
     this.connection.on('historyEnd', () => this.sequencer.historyEnded());
+    this.connection.on('postRefused', (refusal) => this.outbox.refused(refusal));
     this.connection.on('deleted', () => {
       this.outbox.failAll('the chat was deleted');
       this.sequencer.stop();
