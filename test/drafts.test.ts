@@ -237,7 +237,7 @@ describe('addattachments', () => {
     const draft = ok(await upload(bob, id, [{ name: 'secret.txt', type: 'text/plain', data: Buffer.from('secret') }]));
     const url = draft.attachments[0].download_url as string;
     const other = await download(url, alice);
-    expect(other.status).toBe(404);
+    expect(other.status).toBe(400);
     expect(other.json()).toEqual({ object: 'error', type: 'bad_request', extra: 'invalid draft_id' });
     expect((await download(url)).json()).toMatchObject({ object: 'error', type: 'authentication' });
     expect((await download(url.replace(/\/1\/secret\.txt$/, '/9/secret.txt'), bob)).json())

@@ -10,8 +10,8 @@ import { seenScope } from '../visibility.js';
 const MESSAGES_PREFIX = '/files/messages/';
 const DRAFTS_PREFIX = '/files/drafts/';
 
-/** Our decision: an unknown file is the error object with HTTP 404, as a download link that went stale. */
-const notFound = (what: string): ApiError => new ApiError('bad_request', `invalid ${what}`, { status: 404 });
+/** An unknown file (a download link that went stale) is the error object with HTTP 400, as every failure (spec 4.1). */
+const notFound = (what: string): ApiError => new ApiError('bad_request', `invalid ${what}`);
 
 /** The ids a download URL names: its message or draft, and the attachment within it. */
 interface FilePath {
