@@ -27,6 +27,10 @@ describe('the logout operation', () => {
     expect(ok(await getchats({ bearer: bob.token! })).object).toBe('list');
     const answer = await call(svc, 'logout', {}, { method: 'POST', auth: bob });
     expect(answer.status).toBe(200);
+    // A browser is told to drop the session's cookies.
+    const cookies = [answer.headers['set-cookie']].flat().join('\n');
+    expect(cookies).toMatch(/groupsio=; Path=\/; Max-Age=0/);
+    expect(cookies).toMatch(/haslogin=; Path=\/; Max-Age=0/);
     expectError(await getchats(bob), 'authentication');
     expectError(await getchats({ bearer: bob.token! }), 'authentication');
     expectError(await getchats({ basic: bob.token! }), 'authentication');

@@ -182,6 +182,14 @@ export class Auth {
     return count;
   }
 
+  /** The cookies a browser must drop once its session ended (logout): the same names, expired. */
+  endedCookies(): string[] {
+    return [
+      `${SESSION_COOKIE}=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Lax`,
+      'haslogin=; Path=/; Max-Age=0; Secure; SameSite=Lax',
+    ];
+  }
+
   sessionCookie(session: Session): string[] {
     const maxAge = Math.max(0, Math.floor((session.expires - this.clock.now()) / 1000));
     return [

@@ -79,6 +79,8 @@ export function mountApi(app: FastifyInstance, core: ServiceCore, operations: Op
     csrfOnPost?.(params);
     const extended = params.boolean('extended') ?? false;
     const result = await op.run({ core, params, caller, files });
+    // A browser drops the ended session's cookies (logout, our extension).
+    if (op.name === 'logout') reply.header('set-cookie', core.auth.endedCookies());
     return send(core, reply, result, extended ? caller : undefined);
   };
 
