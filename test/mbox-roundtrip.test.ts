@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readArchive, readMbox } from '../src/api/index.js';
 import { quoteFromLines } from '../src/service/mbox.js';
 import type { Seed } from '../src/service/seed.js';
+import { seededRandom } from './helpers/chaos.js';
 import { Clients } from './helpers/client.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
@@ -15,18 +16,6 @@ import { startTestService, type TestService } from './helpers/service.js';
  * line ends with `\n` alone: `\r`, U+2028, U+2029 and U+0085 are characters like any other.
  */
 
-/** mulberry32: a small seeded generator, so a failing body can be made again from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Pieces chosen to meet at line starts: separators-to-be, every kind of line break, quoting traps. */
 const PIECES = [
   'From ', '>From ', '>>From ', '>>>From x', 'From', 'from ', ' From ', '>', '> From ', 'From:',
@@ -35,7 +24,7 @@ const PIECES = [
 ];
 
 function generatedBody(seed: number): string {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const length = Math.floor(next() * 40);
   let body = '';
   for (let i = 0; i < length; i += 1) body += PIECES[Math.floor(next() * PIECES.length)]!;
