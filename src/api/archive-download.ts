@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { prepareArchiveDestination, reasonOf } from './archive-destination.js';
-import type { GroupsClient } from './client.js';
+import type { ClientAccess } from './client-access.js';
 import type { DownloadArchivesParams } from './params.js';
 import type { RawResponse, WireParams } from './transport.js';
 
@@ -54,7 +54,7 @@ export function formatStartTime(value: string | Date): string {
  * error class before any file is written; a transfer that stops half-way keeps what arrived
  * (ArchiveIncompleteError names the file), since the day's download is spent either way.
  */
-export async function downloadArchiveToFile(client: GroupsClient, params: DownloadArchivesParams, options: DownloadOptions): Promise<DownloadResult> {
+export async function downloadArchiveToFile(client: ClientAccess, params: DownloadArchivesParams, options: DownloadOptions): Promise<DownloadResult> {
   const out = await prepareArchiveDestination(options.out, defaultZipName(params));
   const wire: WireParams = { ...params, start_time: params.start_time === undefined ? undefined : formatStartTime(params.start_time) };
   const response = await client.run('downloadarchives', 'GET', async (): Promise<RawResponse> => {

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import type { GroupsClient } from './client.js';
+import type { ClientAccess } from './client-access.js';
 import { errorFromObject, ResponseFormatError } from './errors.js';
 import type { Id } from './types.js';
 import { parseWireJson } from './wire-json.js';
@@ -17,7 +17,7 @@ export interface ChatSocketOptions {
  * promise settles when the socket is open; a refused upgrade rejects with the matching error class
  * (`closed chat`, `invalid chatsub_id`, `expired`, `rate_limit`, ...). Reconnecting is the caller's job.
  */
-export async function openChatSocket(client: GroupsClient, options: ChatSocketOptions): Promise<WebSocket> {
+export async function openChatSocket(client: ClientAccess, options: ChatSocketOptions): Promise<WebSocket> {
   const csrf = await client.csrf();
   const query = new URLSearchParams({ chatsub_id: options.chatsubId, csrf });
   if (options.noHistory) query.set('no_history', 'true');

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../api/types.js';
-import type { ChatInfo } from '../pipeline/plugin.js';
+import type { ChatInfo } from '../chat/chat-info.js';
 
 /**
  * The one shape of what travels through a gateway (docs/gateways.md). Each platform turns its own

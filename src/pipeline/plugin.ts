@@ -5,14 +5,9 @@ import type { ChatMessage, Id } from '../api/types.js';
 import type { KeyValueStore } from '../store/kv-store.js';
 import type { Direction, IncomingMessage, OutgoingMessage, OwnPost, Speaker } from '../gateway/message.js';
 
-/** The chat a message belongs to, as the bot knows it. */
-export interface ChatInfo {
-  id: Id;
-  subject: string;
-  groupId: Id;
-  groupName: string;
-  chatsubId: Id;
-}
+import type { ChatInfo } from '../chat/chat-info.js';
+
+export type { ChatInfo };
 
 /**
  * A chat's history was reset: the service's newest msg_num went below the bot's cursor (`behind`), the
