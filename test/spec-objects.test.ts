@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseLossless } from 'lossless-json';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import type { GroupsClient } from '../src/api/index.js';
 import { ID_STYLES, type IdStyle } from '../src/service/ids.js';
 import { Clients } from './helpers/client.js';
 import { admin, call, loginAs, ok, startTestService, type Session, type TestService } from './helpers/service.js';
-import { readSpecTables, type SpecTables } from './helpers/spec-tables.js';
+import { readSpecTables, SHARED_SPEC_FILE, SPEC_COPY_FILE, SPEC_FILE, type SpecTables } from './helpers/spec-tables.js';
 import { NULLABLE, SpecChecker } from './helpers/spec-values.js';
 
 /**
@@ -19,6 +19,13 @@ import { NULLABLE, SpecChecker } from './helpers/spec-values.js';
 const SPEC: SpecTables = readSpecTables();
 
 describe('the spec tables', () => {
+  it('come from the spec beside the repository, and the repository\'s copy (read on a clean clone) is it word for word', () => {
+    const copy = readFileSync(SPEC_COPY_FILE, 'utf8');
+    expect(copy).toMatch(/^## 2\b/m);
+    if (existsSync(SHARED_SPEC_FILE)) expect(copy).toBe(readFileSync(SHARED_SPEC_FILE, 'utf8'));
+    else expect(SPEC_FILE).toBe(SPEC_COPY_FILE);
+  });
+
   it('reads every object of part 2, with the group table whole', () => {
     for (const name of ['success', 'error', 'list', 'perms', 'subscription', 'member_info', 'group', 'topic', 'hashtag',
       'message', 'attachment', 'activity_log', 'chat', 'chat_sub', 'chat_message', 'draft']) {
