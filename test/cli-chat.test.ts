@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, ROOT, type CliResult } from './helpers/cli.js';
+import { openChat } from './helpers/chat-socket.js';
 import { call, loginAs, ok, startTestService, type TestService } from './helpers/service.js';
 import { post } from './helpers/supervisor.js';
 
@@ -19,8 +20,8 @@ afterAll(async () => {
   await svc?.close();
 });
 
-/** Runs `groupwire chat ARGS`, writes `input` to its stdin and closes it. */
-function chat(args: string[], input: string, vars: Record<string, string> = {}): Promise<CliResult> {
+/** Runs `groupwire chat ARGS`, writes `input` to its stdin and closes it (`holdMs` later: as a person typing would). */
+function chat(args: string[], input: string, vars: Record<string, string> = {}, holdMs = 0): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', TSX, `${ROOT}src/cli/main.ts`, 'chat', ...args], {
       cwd: ROOT, env: cleanEnv({ GROUPWIRE_URL: svc.baseUrl, GROUPWIRE_CA_FILE: svc.service.caFile!, ...vars }), stdio: ['pipe', 'pipe', 'pipe'],
@@ -31,7 +32,11 @@ function chat(args: string[], input: string, vars: Record<string, string> = {}):
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-    child.stdin.end(input);
+    if (holdMs === 0) child.stdin.end(input);
+    else {
+      child.stdin.write(input);
+      setTimeout(() => child.stdin.end(), holdMs);
+    }
   });
 }
 
@@ -63,6 +68,28 @@ describe('groupwire chat with piped input', () => {
     expect(result.stdout).not.toContain('general> ');
     const stored = (await generalHistory()).filter((m) => m.user_name === 'bob').map((m) => m.message);
     expect(stored.slice(-3)).toEqual(lines);
+  });
+
+  it('a line answered at once by someone else is shown before the answer, in the chat\'s order', { timeout: 60_000 }, async () => {
+    // carol answers bob's line the moment it reaches her socket: her answer can reach bob's terminal
+    // before bob's own line is confirmed (the service does not echo a member's own posts).
+    const carol = await loginAs(svc, 'carol');
+    const general = ok(await call(svc, 'getchats', { group_name: 'demo', limit: 100 }, { auth: carol })).data
+      .find((c: { subject: string }) => c.subject === 'general');
+    const socket = await openChat(svc, carol, String(general.chat_sub.id), { no_history: 'true' });
+    const answered = socket.waitForMessage('question from bob', 30_000).then(() => {
+      socket.ws.send(JSON.stringify({ object: 'chat_post', message: 'answer from carol' }));
+    });
+    // The input stays open a while, as at a terminal: the line is confirmed by the CLI's own look at
+    // the history, not by the end of input.
+    const result = await chat(['--as', 'bob', 'general'], 'question from bob\n', {}, 2_000);
+    await answered;
+    socket.ws.close();
+    expect(result.code, result.stderr).toBe(0);
+    const question = result.stdout.search(new RegExp(`^${TIME} <Bob Member> question from bob$`, 'm'));
+    const answer = result.stdout.search(new RegExp(`^${TIME} <Carol Member> answer from carol$`, 'm'));
+    expect(question, result.stdout).toBeGreaterThanOrEqual(0);
+    expect(answer, result.stdout).toBeGreaterThan(question);
   });
 
   it('--as a demo member uses that member\'s password, not GROUPWIRE_PASSWORD exported for another account (the demo\'s export lines)', { timeout: 60_000 }, async () => {

@@ -125,11 +125,25 @@ async function talk(
     },
   });
   own.seen(newestMsgNum);
+  // Others' lines that came while a line of ours was not confirmed yet: they may answer it, so ours is
+  // looked for first and the lines are shown in the chat's order (the service does not echo our posts).
+  let held: ChatMessage[] = [];
+  let confirming: Promise<void> | undefined;
+  const showOthers = (message: ChatMessage) => {
+    if (own.count === 0 && held.length === 0) return print(formatChatLine(message));
+    held.push(message);
+    confirming ??= own.confirmNow().then(() => {
+      confirming = undefined;
+      const ready = held.sort((a, b) => a.msg_num - b.msg_num);
+      held = [];
+      for (const line of ready) print(formatChatLine(line));
+    });
+  };
   ws.on('message', (data) => {
     const frame = parseWireJson(String(data)) as ChatMessage | { object: 'error'; type: string; extra: string };
     if (frame.object === 'chat_message') {
       own.seen(frame.msg_num);
-      print(formatChatLine(frame));
+      showOthers(frame);
     } else if (frame.object === 'error') {
       const reason = explainError(errorFromObject(frame, 400, 'chat_post'));
       refused += 1;

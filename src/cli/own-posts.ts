@@ -73,6 +73,11 @@ export class OwnPosts {
     return this.pending.map((post) => post.text);
   }
 
+  /** Looks at the history now for pending posts (never throws): before showing a line that came after them. */
+  confirmNow(): Promise<void> {
+    return this.serialized(() => this.lookUp()).catch(() => undefined);
+  }
+
   stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
