@@ -135,7 +135,8 @@ describe('gateways: the endpoint interface', () => {
       '<uma> the start of a thread about tea',
       '> uma: the start of a thread about tea\n<zed> green, please',
       '(edit) <uma> the start of a thread about coffee',
-      '* uma deleted a message: "the start of a thread about tea"',
+      // The notice quotes what was last said: the edit.
+      '* uma deleted a message: "the start of a thread about coffee"',
     ]);
     expect(hub.sent.a ?? []).toEqual([]);
   });

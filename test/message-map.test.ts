@@ -48,6 +48,17 @@ describe('MessageMap', () => {
     expect(map.find('chat:7@bot', 'm-43')?.key).toBe('k1');
   });
 
+  it('knows the newest edit of a message, across a restart (what a deletion notice quotes)', () => {
+    const file = path();
+    const map = MessageMap.open(file);
+    map.begin(record('k1', '1.000'));
+    expect(map.latestEdit('slack:C1@bot/relay-slack', '1.000')).toBeUndefined();
+    map.begin(record('k1~edit~a', '1.000', 'edit'));
+    map.begin(record('k1~edit~b', '1.000', 'edit'));
+    expect(map.latestEdit('slack:C1@bot/relay-slack', '1.000')?.key).toBe('k1~edit~b');
+    expect(MessageMap.open(file).latestEdit('slack:C1@bot/relay-slack', '1.000')?.text).toBe('text of k1~edit~b');
+  });
+
   it('is bounded: the oldest lines go first, and the file is compacted', () => {
     const file = path();
     const map = MessageMap.open(file, { maxRecords: 100, maxAgeMs: 60_000 });

@@ -65,8 +65,8 @@ describe('relay-slack in a gateway: threads, edits, deletions', () => {
       '> alice.l: the plan is here (https://example.com)\n<Bob Builder> sounds good',
       '(edit) <alice.l> the plan is there (https://example.org)',
     ]);
-    // The notice quotes the deleted message as the core's map has it (its first text, for now).
-    expect(lines[3]).toMatch(/^\* alice\.l deleted a message: "the plan is/);
+    // The notice quotes what was last said before the deletion: the edit.
+    expect(lines[3]).toBe('* alice.l deleted a message: "the plan is there (https://example.org)"');
 
     // A member's chat message goes to both channels, once each.
     await post(env.svc, 'general', 'carol', 'from the chat');

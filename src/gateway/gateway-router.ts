@@ -196,7 +196,9 @@ export class GatewayRouter {
     });
     this.counters.from_relays += 1;
     const quoted = message.replyTo !== undefined ? this.map.find(originId, message.replyTo) : undefined;
-    const changed = message.kind === 'edit' || message.kind === 'delete' ? this.map.find(originId, message.nativeId) : undefined;
+    // A deletion quotes what was last said: the newest edit, else the message as first said.
+    const changed = message.kind === 'delete' ? this.map.latestEdit(originId, message.nativeId) ?? this.map.find(originId, message.nativeId)
+      : message.kind === 'edit' ? this.map.find(originId, message.nativeId) : undefined;
     const line = chatLineOf(record, message.chatText, quoted, changed);
     const targets: Array<{ bot: GatewayBot; chat: ChatInfo; id: string; bus: boolean }> = [];
     for (const { gateway } of entering) {

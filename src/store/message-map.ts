@@ -49,6 +49,8 @@ export class MessageMap {
   private readonly records = new Map<string, MapRecord>();
   /** `<endpoint> <native id>` of every copy and origin → record key. */
   private readonly index = new Map<string, string>();
+  /** `<origin> <native id>` of an edited message → the key of its newest edit. */
+  private readonly edits = new Map<string, string>();
   private readonly file: JsonLinesFile | undefined;
 
   private constructor(path: string | undefined, entries: Entry[], private readonly limits: MessageMapLimits) {
@@ -77,6 +79,12 @@ export class MessageMap {
   /** The record of a line by its native id on an endpoint (where it was said, or a copy of it). */
   find(endpoint: string, nativeId: string): MapRecord | undefined {
     const key = this.index.get(`${endpoint} ${nativeId}`);
+    return key === undefined ? undefined : this.records.get(key);
+  }
+
+  /** The newest edit known of the message `nativeId` said on `endpoint` (what a deletion notice quotes). */
+  latestEdit(endpoint: string, nativeId: string): MapRecord | undefined {
+    const key = this.edits.get(`${endpoint} ${nativeId}`);
     return key === undefined ? undefined : this.records.get(key);
   }
 
@@ -111,6 +119,7 @@ export class MessageMap {
       this.records.set(record.key, record);
       // An edit or deletion names the message it changes: the index keeps pointing at that message.
       if (record.kind !== 'edit' && record.kind !== 'delete') this.index.set(`${record.origin} ${record.nativeId}`, record.key);
+      if (record.kind === 'edit') this.edits.set(`${record.origin} ${record.nativeId}`, record.key);
       for (const [endpoint, copy] of Object.entries(record.copies)) this.index.set(`${baseOf(endpoint)} ${copy.id}`, record.key);
       return;
     }
@@ -127,6 +136,7 @@ export class MessageMap {
       if (record.at >= oldest && this.records.size <= this.limits.maxRecords) break;
       this.records.delete(record.key);
       if (this.index.get(`${record.origin} ${record.nativeId}`) === record.key) this.index.delete(`${record.origin} ${record.nativeId}`);
+      if (this.edits.get(`${record.origin} ${record.nativeId}`) === record.key) this.edits.delete(`${record.origin} ${record.nativeId}`);
       for (const [endpoint, copy] of Object.entries(record.copies)) this.index.delete(`${baseOf(endpoint)} ${copy.id}`);
     }
   }
