@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -139,6 +139,31 @@ describe('gateways: the endpoint interface', () => {
       '* uma deleted a message: "the start of a thread about coffee"',
     ]);
     expect(hub.sent.a ?? []).toEqual([]);
+  });
+
+  test('a relayed line the logger reads back from the chat\'s history names who said it (relayed_from), as one that came round the chain does', { timeout: 60_000 }, async () => {
+    const { env, chatTexts } = await setUp();
+    await platform().say.a!('#a', said('h1', 'said before the logger came'));
+    await waitFor('the line in the chat', async () => (await chatTexts()).includes('<uma> said before the logger came'));
+    await env.supervisor!.stop();
+    // The same bot again, now with a logger that writes the chat's whole history on its first transcript.
+    env.writeConfig([{
+      chats: [{ chat: 'general' }],
+      plugins: [
+        { use: 'logger', with: { dir: './transcripts', format: 'jsonl', include_own: true, full_history: true, flush_interval_ms: 50 } },
+        { use: './relay-memory.mjs', with: { id: 'a', channels: { general: '#a' } } },
+      ],
+    }]);
+    await env.start();
+    const entries = async () => {
+      const files = readdirSync(join(env.dir, 'transcripts'), { recursive: true }).map(String).filter((f) => f.endsWith('.jsonl'));
+      return files.flatMap((f) => readFileSync(join(env.dir, 'transcripts', f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+    };
+    const entry = await waitFor('the line in the transcript', async () =>
+      (await entries().catch(() => [])).find((e: any) => e.message === '<uma> said before the logger came'), 20_000);
+    expect(entry.relayed_from).toEqual({ platform: 'memory', id: 'id-uma', name: 'uma', gateway: 'general' });
+    // A member's message read from the history carries none.
+    expect((await entries()).filter((e: any) => e.relayed_from !== undefined)).toHaveLength(1);
   });
 
   test('!ping said on a remote side is answered once, on every side', { timeout: 60_000 }, async () => {

@@ -21,6 +21,8 @@ export interface TrailOptions {
   onRecovered?(): void;
   /** True while there is no room for more messages in memory. */
   full(): boolean;
+  /** A message read from the chat's history as the transcript keeps it (the origin of a relayed line added). */
+  fromHistory?(message: ChatMessage): ChatMessage;
 }
 
 export class StoppedError extends Error {
@@ -199,7 +201,7 @@ export class ChatTrail {
             return;
           }
           if (message.user_id === this.options.botUserId && !this.options.includeOwn) this.last = message.msg_num;
-          else this.accept(message);
+          else this.accept(this.options.fromHistory?.(message) ?? message);
           if (this.options.signal.aborted) throw new StoppedError('stopped');
         }
         this.mustFill = false;

@@ -1,9 +1,9 @@
-import type { ChatMessage, PluginContext } from '../../src/index.js';
+import type { ChatMessage, OwnPost, PluginContext } from '../../src/index.js';
 
 /**
  * Who said a line the bot relayed from another side of a gateway (IRC, Slack, another chat): the chat
- * message is the bot's, so the jsonl entry names the speaker beside it. Only for lines that came round
- * the chain; one read back from the chat's history (after a crash) carries no origin and has none.
+ * message is the bot's, so the jsonl entry names the speaker beside it, whether the line came round the
+ * chain or was read back from the chat's history (the origin is in the gateways' message map).
  */
 export interface RelayedFrom {
   platform: string;
@@ -17,8 +17,13 @@ export type LoggedMessage = ChatMessage & { relayed_from?: RelayedFrom };
 
 /** The chain's message, with `relayed_from` when the bot relayed it (a copy: the chain's message is shared). */
 export function loggedMessage(ctx: PluginContext): LoggedMessage {
-  const relayed = ctx.own?.relayed;
-  if (!relayed) return ctx.message;
+  return withOrigin(ctx.message, ctx.own);
+}
+
+/** A message with `relayed_from` when `own` says the bot relayed it (a copy; the message itself is shared). */
+export function withOrigin(message: ChatMessage, own: OwnPost | undefined): LoggedMessage {
+  const relayed = own?.relayed;
+  if (!relayed) return message;
   const { platform, id, name } = relayed.speaker;
-  return { ...ctx.message, relayed_from: { platform, id, name, gateway: relayed.gateway } };
+  return { ...message, relayed_from: { platform, id, name, gateway: relayed.gateway } };
 }

@@ -3,7 +3,7 @@ import type { ChatInfo, ChatReset, PluginContext, PluginEnv, PluginInstance } fr
 import { ChatTrail } from './chat-trail.js';
 import { DiskTrouble } from './disk-trouble.js';
 import { FORMATS } from './formats.js';
-import { loggedMessage } from './logged-message.js';
+import { loggedMessage, withOrigin } from './logged-message.js';
 import type { LoggerOptions } from './options.js';
 import { PathPattern } from './path-pattern.js';
 import { TranscriptWriter } from './writer.js';
@@ -119,6 +119,7 @@ export class TranscriptLogger implements PluginInstance {
         chat, botUserId: this.env.bot.userId, includeOwn: this.options.include_own, fullHistory: this.options.full_history,
         client: this.env.client, writer: this.writer, trouble: this.trouble, log: this.env.log, signal: this.stopper.signal,
         retryMaxMs: this.options.retry_max_ms, full: () => this.full(), onRecovered: () => this.refillDropped(),
+        fromHistory: (message) => withOrigin(message, this.env.ownPost(chat, message)),
       });
       this.trails.set(chat.id, trail);
       void trail.init();

@@ -108,6 +108,12 @@ export interface PluginEnv {
   chats(): ChatInfo[];
   /** For platform relays: the gateways their channels are in (docs/bots.md "Writing a relay for a new platform"). */
   readonly gateway: GatewayPort;
+  /**
+   * What the chain would give as `ctx.own` for a message read elsewhere (the chat's history, for a
+   * plugin that fills gaps from it): undefined when the bot did not post it, else where it was relayed
+   * from, if it was (the gateways' message map).
+   */
+  ownPost(chat: ChatInfo, message: ChatMessage): OwnPost | undefined;
 }
 
 /** What a platform relay gets to take part in gateways. */

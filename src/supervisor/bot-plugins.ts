@@ -71,6 +71,7 @@ export class BotPlugins {
         send: (chat, text) => options.send(chat, text),
         chats: () => options.chats(),
         gateway: platform && options.gateways ? options.gateways.port(bot.name, instanceName, platform.channelKey) : NO_GATEWAY,
+        ownPost: (chat, message) => String(message.user_id) !== String(bot.userId) ? undefined : (options.gateways?.ownPost(bot.name, chat, message) ?? {}),
       };
       try {
         const instance = await plugin.definition.create(plugin.options, env);
