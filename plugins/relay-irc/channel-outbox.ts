@@ -60,6 +60,8 @@ export class ChannelOutbox {
    * a line sent before that could be one the history shows was taken already.
    */
   settled = false;
+  /** When the lines go out even if the replay was not read (a server that never answered the PING). */
+  settleBy = 0;
 
   constructor(
     readonly channel: ChannelToJoin,

@@ -25,6 +25,9 @@ export interface OutboundSettings {
   onPosted?(line: string, channel: string, msgid: string): void;
 }
 
+/** How long a joined channel's lines wait for its history replay to be read, at most. */
+const SETTLE_TIMEOUT_MS = 10_000;
+
 /** In barrier mode, a PING after this many lines at the latest. */
 const BARRIER_EVERY = 10;
 
@@ -130,6 +133,8 @@ export class Outbound {
     if (!box) return;
     box.settled = this.link.mode !== 'labeled' || box.queue.size === 0 || box.lastDelivered === undefined;
     if (!box.settled && !this.link.send(this.history.begin(channelKey))) box.settled = true;
+    // A server that never answers the PING must not hold the channel's lines for ever: they go after this.
+    box.settleBy = Date.now() + SETTLE_TIMEOUT_MS;
     this.wakeup.notify();
   }
 
@@ -233,7 +238,7 @@ export class Outbound {
   }
 
   private sendable(box: ChannelOutbox): boolean {
-    return this.link.ready && this.link.isJoined(box.channel.key) && box.settled && box.unsent > 0 &&
+    return this.link.ready && this.link.isJoined(box.channel.key) && (box.settled || Date.now() > box.settleBy) && box.unsent > 0 &&
       box.flight.length < this.settings.inFlight && box.retryAt <= Date.now();
   }
 
