@@ -26,8 +26,6 @@ export const CLOSE_CODES = CLOSE;
 export const HISTORY_ON_CONNECT = 50;
 /** A socket whose unsent data grows past this is cut; its client reconnects and fills in from history. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-/** Our decision (docs/protocol.md): the close code of a socket whose session ended (logout). */
-export const CLOSE_SESSION_ENDED = CLOSE.sessionEnded;
 
 interface Connection {
   ws: WebSocket;
@@ -272,7 +270,7 @@ export class ChatHub {
   private closeSession(sessionId: string): void {
     for (const set of this.byChat.values()) {
       for (const connection of set) {
-        if (connection.sessionId === sessionId) connection.ws.close(CLOSE_SESSION_ENDED, 'session ended');
+        if (connection.sessionId === sessionId) connection.ws.close(CLOSE_CODES.sessionEnded, 'session ended');
       }
     }
   }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { ApiError } from './errors.js';
 import type { StateFile } from './state-file.js';
 
 /**
@@ -26,7 +27,7 @@ export function answerOnlyWhenSaved(app: FastifyInstance, state: StateFile, log:
       reply.code(400);
       reply.removeHeader('content-disposition');
       reply.header('content-type', 'application/json; charset=utf-8');
-      return JSON.stringify({ object: 'error', type: 'server', extra: 'the service could not save this change; try again later' });
+      return JSON.stringify(new ApiError('server', 'the service could not save this change; try again later').toBody());
     }
   });
 }
