@@ -108,6 +108,13 @@ export default definePlugin({
         await link.stop();
         toChat!.stop();
       },
+      // The IRC connection and both queues, for the operations endpoint.
+      status() {
+        return {
+          connection: { state: link.ready ? 'connected' : link.stopped ? 'stopped' : 'connecting', detail: `${options.server}:${options.port ?? (options.tls ? 6697 : 6667)}${link.ready ? ` as ${link.nick}` : ''}` },
+          queues: { to_irc: outbound!.queued, to_chat: toChat!.waiting },
+        };
+      },
       stats() {
         return {
           irc_connected: link.ready ? 1 : 0,

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
-import { DurableQueue, failureFields, MsgNumMarks, QueueFullError, type ChatReset, type OutgoingMessage, type PluginEnv, type PluginInstance } from '../../src/index.js';
+import { DurableQueue, failureFields, MsgNumMarks, QueueFullError, type ChatReset, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { ChannelIds } from './channel-ids.js';
 import { ChannelMap, channelKey } from './channels.js';
 import { counters } from './counters.js';
@@ -97,6 +97,16 @@ export class SlackRelay {
       chatReset: (reset) => this.chatReset(reset),
       stop: () => this.stop(),
       stats: () => this.stats(),
+      status: () => this.status(),
+    };
+  }
+
+  /** The Socket Mode connection (Slack → chat) and the queues both ways, for the operations endpoint. */
+  status(): PluginStatus {
+    const state = this.failure ? 'failed' : this.socket.state === 'open' ? 'connected' : this.socket.state === 'idle' ? 'connecting' : this.socket.state;
+    return {
+      connection: { state, detail: this.failure ? describe(this.failure) : 'Socket Mode' },
+      queues: { to_slack: this.outbound.size, from_slack: this.inbound.size },
     };
   }
 

@@ -4,6 +4,7 @@ import { Blob } from 'node:buffer';
 import { FormData } from 'undici';
 import type WebSocket from 'ws';
 import { downloadArchiveToFile, type DownloadOptions, type DownloadResult } from './archive-download.js';
+import { CallCounts } from './call-counts.js';
 import { BadCsrfError, GroupsError } from './errors.js';
 import { openChatSocket, type ChatSocketOptions } from './chat-socket.js';
 import { isOperation, OPERATIONS, type OperationName } from './operations.js';
@@ -40,6 +41,8 @@ export type Extended<Params, Result> = 'extended' extends keyof Params
 export class GroupsClient {
   readonly transport: Transport;
   readonly session: Session;
+  /** Every attempt's answer by operation (the operations endpoint's REST metrics). */
+  readonly calls = new CallCounts();
   private readonly log: Logger;
   private readonly retry: RetryOptions | undefined;
   private pendingCsrf: Promise<void> | undefined;
@@ -120,7 +123,14 @@ export class GroupsClient {
         // A lost session is replaced here, inside the retries, so the new login gets them too.
         if (!this.session.isLoggedIn && this.session.canLogIn) await this.session.login();
         generation = this.session.generation;
-        return attempt();
+        try {
+          const result = await attempt();
+          this.calls.note(operation, 'ok');
+          return result;
+        } catch (error) {
+          this.calls.noteFailure(operation, error);
+          throw error;
+        }
       };
       try {
         return await (options.retry === false ? once() : withRetries(once, { operation, method, log: this.log, options: this.retry }));

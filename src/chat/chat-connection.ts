@@ -81,6 +81,11 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
   private readonly backoff: Backoff;
   chatsubId: Id;
   readonly stats = { opened: 0, dropped: 0, refused: 0, malformedFrames: 0, errorFrames: 0 };
+  /** Why the socket had to be opened again, by what the close or refusal asked for (metrics: reconnects by cause). */
+  readonly reconnectCauses: Record<CloseAction['kind'], number> = { rejoin: 0, closed: 0, deleted: 0, login: 0, wait: 0, forbidden: 0, backoff: 0 };
+  /** When the state last changed (ms since the epoch), and the last close or refusal, for the status page. */
+  stateSince = Date.now();
+  lastTrouble: { at: number; what: string } | undefined;
 
   constructor(private readonly options: ChatConnectionOptions) {
     super();
@@ -131,6 +136,7 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
     const previous = this.current;
     if (previous === next || previous === 'stopped') return;
     this.current = next;
+    this.stateSince = Date.now();
     this.options.log.debug({ state: next, previous }, 'chat socket state');
     this.emit('state', next, previous);
   }
@@ -255,6 +261,8 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
   /** Waits or repairs according to what went wrong, then lets the loop connect again. */
   private async recover(action: CloseAction, error: unknown): Promise<void> {
     const log = this.options.log;
+    this.reconnectCauses[action.kind] += 1;
+    this.lastTrouble = { at: Date.now(), what: error ? `${action.kind}: ${(error as Error)?.message ?? String(error)}` : `${action.kind}: ${action.why}` };
     const signal = this.stopper.signal;
     switch (action.kind) {
       case 'rejoin':

@@ -88,6 +88,8 @@ export class ChatSequencer {
   private resets = 0;
   private anchorResets = 0;
   readonly stats = { delivered: 0, backfilled: 0, duplicates: 0, gapFills: 0, own: 0, resets: 0 };
+  /** When the plugins were last done with a message (ms since the epoch): how long a chat has been quiet or stuck. */
+  lastHandedAt: number | undefined;
 
   constructor(private readonly options: SequencerOptions) {
     this.cursor = options.cursor;
@@ -321,6 +323,7 @@ export class ChatSequencer {
       this.stats.delivered += 1;
       if (backfilled) this.stats.backfilled += 1;
     }
+    this.lastHandedAt = Date.now();
     this.setCursor(message.msg_num);
   }
 

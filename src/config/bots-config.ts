@@ -62,6 +62,29 @@ const gatewayEndpoint = z.object({
   }
 });
 
+/** `host:port` (an IPv6 host in brackets); port 0 takes a free port (`<state_dir>/ops.json` says which). */
+const listenAddress = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'expected host:port, like 127.0.0.1:9464')
+  .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, 'a port is 0 to 65535');
+
+/** Whether a listen address is on this machine only (no token needed there). */
+export function isLoopback(listen: string): boolean {
+  const host = listen.slice(0, listen.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The operations endpoint (docs/operations.md): /metrics, /healthz, /readyz, /status. */
+export const DEFAULT_OPS_LISTEN = '127.0.0.1:9464';
+const ops = z.union([
+  z.literal(false),
+  z.strictObject({
+    listen: listenAddress.default(DEFAULT_OPS_LISTEN),
+    /** Asked of every caller as `Authorization: Bearer <token>` (or `?token=` on the status page); required off loopback. */
+    token: z.string().min(16, 'a token of at least 16 characters').optional(),
+    /** How often the newest msg_num of a chat whose socket is down is read, for its lag (seconds; 0: never). */
+    lag_probe_seconds: z.number().min(0).default(15),
+  }),
+], { error: 'expected false, or { listen: host:port, token?: ... }' }).prefault({});
+
 const gateway = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a gateway name (letters, digits, _ . -)'),
   endpoints: z.array(gatewayEndpoint).min(2, 'a gateway joins at least two endpoints'),
@@ -100,7 +123,11 @@ export const botsConfigSchema = z.strictObject({
     max_lines: z.number().int().min(100).default(20_000),
     max_age_days: z.number().positive().default(14),
   }).prefault({}),
+  ops,
 }).superRefine((config, ctx) => {
+  if (config.ops && !isLoopback(config.ops.listen) && !config.ops.token) {
+    ctx.addIssue({ code: 'custom', message: `ops.listen ${config.ops.listen} is reachable from other machines: give ops.token (at least 16 characters), or listen on 127.0.0.1`, path: ['ops', 'listen'] });
+  }
   const gatewayNames = new Set<string>();
   config.gateways.forEach((g, index) => {
     if (gatewayNames.has(g.name)) ctx.addIssue({ code: 'custom', message: `a second gateway named ${g.name}; names must differ`, path: ['gateways', index, 'name'] });
@@ -117,6 +144,7 @@ export type BotsConfig = z.output<typeof botsConfigSchema>;
 export type BotConfig = BotsConfig['bots'][number];
 export type ChatConfig = BotConfig['chats'][number];
 export type PluginConfig = BotConfig['plugins'][number];
+export type OpsConfig = Exclude<BotsConfig['ops'], false>;
 export type GatewayConfig = BotsConfig['gateways'][number];
 export type GatewayEndpointConfig = GatewayConfig['endpoints'][number];
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { LatencyHistogram } from './latency-histogram.js';
 import type { Next, PluginContext, PluginInstance } from './plugin.js';
 
 /** One plugin in a bot's chain, running. */
@@ -85,7 +86,10 @@ class LinkRun implements SignalSource {
  */
 export class PluginChain {
   readonly stats = new Map<string, LinkStats>();
+  /** Per plugin: the time it spent on each message (its own, not the plugins after it). */
+  readonly latency = new Map<string, LatencyHistogram>();
   private readonly linkStats: LinkStats[];
+  private readonly linkLatency: LatencyHistogram[];
   private readonly running = new Set<LinkRun>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
@@ -98,6 +102,11 @@ export class PluginChain {
       const stats = { handled: 0, errors: 0, timeouts: 0 };
       this.stats.set(link.name, stats);
       return stats;
+    });
+    this.linkLatency = links.map((link) => {
+      const histogram = new LatencyHistogram();
+      this.latency.set(link.name, histogram);
+      return histogram;
     });
     stopSignal.addEventListener('abort', () => {
       for (const run of this.running) run.controller?.abort(stopSignal.reason);
@@ -152,6 +161,9 @@ export class PluginChain {
 
   /** Counts and logs how a plugin ended; one that failed or hung before passing the message on still passes it on. */
   private settle(run: LinkRun, outcome: Outcome): Promise<void> {
+    // Its own time: what it used of its allowance (the clock is paused while the rest runs).
+    const left = outcome === 'timeout' ? 0 : run.deadline === Number.POSITIVE_INFINITY ? run.remaining : run.deadline - performance.now();
+    this.linkLatency[run.index]!.observe(Math.max(0, this.links[run.index]!.timeoutMs - left) / 1000);
     run.settled = true;
     run.deadline = Number.POSITIVE_INFINITY;
     this.running.delete(run);

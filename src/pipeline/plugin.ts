@@ -161,8 +161,18 @@ export interface PluginInstance {
   chatReset?(reset: ChatReset): Promise<void> | void;
   /** A platform relay (`platform` in the definition): sends gateway lines into its channels. */
   endpoint?: PlatformEndpoint;
-  /** Counters for the supervisor's stats (messages relayed, queue length, write errors, ...). */
+  /** Counters for the supervisor's stats (messages relayed, queue length, write errors, ...); exported as metrics under the plugin's name. */
   stats?(): Record<string, number>;
+  /** How the plugin is doing, for `/status`, `/readyz` and the queue-depth metrics (relays: their connection and queues). */
+  status?(): PluginStatus;
+}
+
+/** A plugin's health as the operations endpoint shows it (docs/operations.md). */
+export interface PluginStatus {
+  /** A relay's connection to its platform: `connected`, `connecting`, `disconnected`, ... and a line about it. */
+  connection?: { state: string; detail?: string };
+  /** Lines waiting, by queue (`to_irc`, `to_chat`, a channel's name, ...). */
+  queues?: Record<string, number>;
 }
 
 export interface PluginDefinition<S extends z.ZodType = z.ZodType> {

@@ -3,11 +3,14 @@ import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage } from '../api/types.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
-import { PluginChain, type BaseContext, type ChainLink } from '../pipeline/chain.js';
+import { PluginChain, type BaseContext, type ChainLink, type LinkStats } from '../pipeline/chain.js';
+import type { LatencyHistogram } from '../pipeline/latency-histogram.js';
 import { LinkContext } from '../pipeline/link-context.js';
 import { instanceNames } from '../gateway/gateway-plan.js';
 import type { GatewayRouter } from '../gateway/gateway-router.js';
-import type { BotInfo, ChatInfo, ChatReset, ChatTarget, GatewayPort, PlatformEndpoint, PluginContext, PluginEnv } from '../pipeline/plugin.js';
+import type {
+  BotInfo, ChatInfo, ChatReset, ChatTarget, GatewayPort, PlatformEndpoint, PluginContext, PluginEnv, PluginStatus,
+} from '../pipeline/plugin.js';
 import { KeyValueStore } from '../store/kv-store.js';
 
 /** The gateway step keeps nothing of its own. */
@@ -47,6 +50,8 @@ export class BotPlugins {
   private links: ChainLink[] = [];
   private chain: PluginChain | undefined;
   private readonly stores: KeyValueStore[] = [];
+  /** Each instance's plugin (definition) name: `relay-irc-2` is a `relay-irc`. */
+  private readonly definitionOf = new Map<string, string>();
 
   constructor(private readonly options: BotPluginsOptions) {}
 
@@ -64,6 +69,7 @@ export class BotPlugins {
       const log = options.log.child({ plugin: instanceName });
       const store = await KeyValueStore.open(join(options.dir, 'kv', `${instanceName}.json`));
       this.stores.push(store);
+      this.definitionOf.set(instanceName, plugin.definition.name);
       const platform = plugin.definition.platform;
       const env: PluginEnv = {
         bot, log, client: options.client, store, configDir: options.configDir, dataDir: join(options.dir, 'plugins', instanceName),
@@ -125,12 +131,46 @@ export class BotPlugins {
     await Promise.all(this.stores.map((store) => store.flush()));
   }
 
+  /** Per instance, for the operations endpoint: its plugin, the chain's counters and latency, its own stats() and status(). */
+  reports(): PluginReport[] {
+    const chain = this.chain;
+    if (!chain) return [];
+    return this.links.map((link) => {
+      const plugin = this.definitionOf.get(link.name) ?? link.name;
+      return {
+        instance: link.name, plugin, chain: chain.stats.get(link.name)!, latency: chain.latency.get(link.name)!,
+        stats: safely(() => link.instance.stats?.(), link.log) ?? {}, status: safely(() => link.instance.status?.(), link.log) ?? {},
+      };
+    });
+  }
+
   /** Per instance: the chain's counters and the plugin's own stats(). */
   stats(): Record<string, Record<string, number>> {
     return Object.fromEntries([...(this.chain?.stats ?? [])].map(([name, chain]) => {
       const own = this.links.find((link) => link.name === name)?.instance.stats?.();
       return [name, { ...chain, ...own }];
     }));
+  }
+}
+
+/** One plugin instance as the operations endpoint reports it. */
+export interface PluginReport {
+  instance: string;
+  /** The plugin's definition name (`relay-irc`), the metric names' prefix. */
+  plugin: string;
+  chain: LinkStats;
+  latency: LatencyHistogram;
+  stats: Record<string, number>;
+  status: PluginStatus;
+}
+
+/** A plugin's stats() or status() that throws is logged and reported as empty: a scrape never fails for it. */
+function safely<T>(read: () => T, log: Logger): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    log.warn({ err: error }, 'plugin stats() or status() failed');
+    return undefined;
   }
 }
 

@@ -16,7 +16,7 @@ import type { Speaker } from '../gateway/message.js';
 import type { BotInfo, ChatInfo, ChatTarget, ReplyOptions } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
-import { BotPlugins } from './bot-plugins.js';
+import { BotPlugins, type PluginReport } from './bot-plugins.js';
 import { ChatDirectory, ChatSetupError } from './chat-directory.js';
 import { setUpChat } from './chat-joiner.js';
 import { PostFailedError } from './chat-outbox.js';
@@ -298,6 +298,18 @@ export class Bot {
     await this.plugins.stop();
     this.cursors?.close();
     await this.client.close();
+  }
+
+  /** Where the bot is: `starting` (logging in, joining), `running`, `login_refused` (waiting for a fix), `stopping`. */
+  get phase(): 'starting' | 'running' | 'login_refused' | 'stopping' {
+    if (this.stopping) return 'stopping';
+    if (this.refusal) return 'login_refused';
+    return this.startedOnce ? 'running' : 'starting';
+  }
+
+  /** Its plugin instances as the operations endpoint reports them. */
+  pluginReports(): PluginReport[] {
+    return this.plugins.reports();
   }
 
   stats() {

@@ -52,6 +52,8 @@ export class ChatRunner {
   private lookedUpTo = 0;
   /** A reset for a chat made again is queued: a rejoin meanwhile must not queue a second. */
   private resetQueued = false;
+  /** The newest msg_num the service is known to have (frames seen, or read by probeNewest), for the lag. */
+  private newestKnown = 0;
 
   constructor(private readonly options: ChatRunnerOptions) {
     const { client, info, log } = options;
@@ -103,7 +105,10 @@ export class ChatRunner {
       if (state !== 'open') this.outbox.hold();
       if (state === 'closed') this.outbox.failAll('the chat is closed');
     });
-    this.connection.on('message', (message, fromHistory) => this.sequencer.live(message, fromHistory));
+    this.connection.on('message', (message, fromHistory) => {
+      if (message.msg_num > this.newestKnown) this.newestKnown = message.msg_num;
+      this.sequencer.live(message, fromHistory);
+    });
     this.connection.on('historyEnd', () => this.sequencer.historyEnded());
     this.connection.on('postRefused', (refusal) => this.outbox.refused(refusal));
     this.connection.on('deleted', () => {
@@ -139,6 +144,31 @@ export class ChatRunner {
       return Promise.reject(new PostFailedError(`post to ${this.options.info.subject} not made: ${why}`));
     }
     return this.outbox.enqueue(text, origin, relay);
+  }
+
+  /**
+   * How far behind the chat the bot is: the newest msg_num known minus the cursor. While the socket is
+   * down nothing new is seen, so the operations endpoint reads the newest now and then (probeNewest).
+   */
+  get lag(): { newest: number; behind: number } {
+    const cursor = this.sequencer.position ?? 0;
+    const newest = Math.max(this.newestKnown, cursor);
+    return { newest, behind: newest - cursor };
+  }
+
+  /** Reads the chat's newest msg_num from the service (one getchathistory call). */
+  async probeNewest(): Promise<number> {
+    const page = await this.options.client.call<{ data?: ChatMessage[] }>('getchathistory', {
+      chat_id: this.options.info.id, sort_dir: 'desc', limit: 1,
+    });
+    const newest = page.data?.[0]?.msg_num ?? 0;
+    if (newest > this.newestKnown) this.newestKnown = newest;
+    return newest;
+  }
+
+  /** Whether the chat is waiting to be joined (it was closed when the bot started). */
+  get waitingToJoin(): boolean {
+    return this.waiting !== undefined;
   }
 
   /** Settled: open, or waiting for a closed chat, or given up. */
@@ -200,6 +230,7 @@ export class ChatRunner {
       created = await this.options.joined.directory.find(info.id, 0).then((chat) => chat?.created, () => undefined);
     }
     this.lookedUpTo = 0;
+    this.newestKnown = 0;
     this.outbox.historyReset();
     outboxFile.forgetDone(info.id, Number.POSITIVE_INFINITY);
     await this.options.chatReset({
