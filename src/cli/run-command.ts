@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { configPath, loadBotsConfig } from '../config/bots-config.js';
+import { Operations } from '../ops/operations.js';
+import { RecentErrors } from '../ops/recent-errors.js';
 import { createLogger } from '../supervisor/logging.js';
 import { describeEndpoint, planGateways } from '../gateway/gateway-plan.js';
 import { Supervisor } from '../supervisor/supervisor.js';
@@ -57,24 +59,32 @@ export async function runCommand(args: string[]): Promise<number> {
   const options = fileArgument(args, RUN_HELP);
   if (!options) return 0;
   const loaded = await loadBotsConfig(options.file);
-  const log = createLogger({ level: options.logLevel ?? loaded.config.log.level, pretty: loaded.config.log.pretty });
+  // The status page lists the last warnings and errors: they are taken off the log lines as written.
+  const errors = new RecentErrors();
+  const log = createLogger({ level: options.logLevel ?? loaded.config.log.level, pretty: loaded.config.log.pretty, tee: errors });
   ignoreHangup((message) => log.warn(message), 'SIGHUP ignored: reload is not supported yet; restart to apply bots.yaml changes');
   const supervisor = await Supervisor.start(loaded, { log });
+  const stateDir = configPath(loaded, loaded.config.state_dir);
+  const operations = new Operations({ supervisor, config: loaded.config.ops, log, errors, stateDir });
+  await operations.start();
   const service = supervisor.localService;
   if (service) {
     // An embedded service: client commands (chat, api, ...) run from here find it, as they find the demo.
-    const stateDir = configPath(loaded, loaded.config.state_dir);
     const announced = await announceLocalService(
       { base_url: service.baseUrl, ca_file: service.caFile, state_dir: stateDir }, (line) => log.warn(line));
     if (announced) log.info({ baseUrl: service.baseUrl, file: DEMO_FILE }, 'the embedded service is up; client commands run from this directory find it');
   }
   const outcome = await Promise.race([
-    stopOnSignal(() => supervisor.stop()).then(() => 'stopped' as const),
+    stopOnSignal(async () => {
+      await operations.close();
+      await supervisor.stop();
+    }).then(() => 'stopped' as const),
     supervisor.everyLoginRefused(),
   ]);
   if (outcome === 'stopped') return 0;
   // Exiting at once (not after a retry): a person at the terminal gets the reason now, and under a
   // service manager the documented exit code 3 tells it not to restart (see docs/bots.md).
+  await operations.close();
   await supervisor.stop(0);
   const lines = outcome.map((refusal) => `groupwire: ${describeRefusal(refusal)}\n`);
   sayOnStderr(redact(`${lines.join('')}groupwire: no bot can log in; exiting (code ${EXIT_LOGIN_REFUSED})`));

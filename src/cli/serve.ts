@@ -133,6 +133,13 @@ export function ignoreHangup(notice: HangupNotice = (message) => sayOnStderr(`gr
   process.on('SIGHUP', () => notice(message));
 }
 
+/** SIGHUP runs `handler` (`groupwire run` reloads bots.yaml) instead of being ignored. Installed once per process. */
+export function onHangup(handler: () => void): void {
+  if (hangupIgnored) return;
+  hangupIgnored = true;
+  process.on('SIGHUP', handler);
+}
+
 /**
  * Resolves after the first SIGINT/SIGTERM has been handled; a second signal exits at once. SIGHUP is
  * ignored (ignoreHangup), with `notice` if none was installed yet.

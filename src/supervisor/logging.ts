@@ -16,6 +16,8 @@ export interface LoggingOptions {
   level: string;
   /** Human-readable lines (pino-pretty); 'auto' means when stderr is a terminal. */
   pretty: boolean | 'auto';
+  /** Also given every JSON line before it is written (the operations endpoint keeps the last errors). */
+  tee?: { take(line: string): void };
 }
 
 /**
@@ -28,7 +30,9 @@ export function createLogger(options: LoggingOptions): Logger {
   const base = { level: options.level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
   const sink = new StderrSink();
   const format = pretty ? prettyFormatter() : undefined;
-  if (format) return pino(base, { write: (line: string) => sink.write(format(line)) });
+  const tee = options.tee;
+  if (format) return pino(base, { write: (line: string) => { tee?.take(line); return sink.write(format(line)); } });
+  if (tee) return pino(base, { write: (line: string) => { tee.take(line); return sink.write(line); } });
   return pino(base, sink);
 }
 

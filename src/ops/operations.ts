@@ -1,0 +1,121 @@
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { OpsConfig } from '../config/bots-config.js';
+import { packageRoot } from '../config/package-root.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
+import { LagProbe } from './lag-probe.js';
+import { createMetrics } from './metrics.js';
+import { eventLoopLag, OpsServer } from './ops-server.js';
+import type { RecentErrors } from './recent-errors.js';
+import type { SnapshotSources, StatusSnapshot } from './status-snapshot.js';
+
+/** `<state_dir>/ops.json`: where a running `groupwire run` answers (`groupwire status` and `reload` read it). */
+export const OPS_FILE = 'ops.json';
+
+export interface OperationsOptions {
+  supervisor: Supervisor;
+  /** `false`: no endpoint (ops.json still names the pid, for `groupwire reload`). */
+  config: OpsConfig | false;
+  log: Logger;
+  errors: RecentErrors;
+  stateDir: string;
+  reload?: () => Promise<unknown>;
+  /** Reload counts and the last outcome, as the supervisor keeps them. */
+  lastReload?: () => StatusSnapshot['lastReload'] | undefined;
+  reloads?: () => { applied: number; refused: number };
+}
+
+/** How long to wait before trying a port that was in use again (an old process may still be stopping). */
+const RETRY_LISTEN_MS = 10_000;
+
+/**
+ * The operations side of `groupwire run`: the endpoint (metrics, health, status page, reload), the lag
+ * probe, and ops.json. A port in use is a warning and is tried again: the bots never wait for it.
+ */
+export class Operations {
+  private server: OpsServer | undefined;
+  private probe: LagProbe | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private readonly lag = eventLoopLag();
+  private readonly startedAt = Date.now();
+  private closed = false;
+
+  constructor(private readonly options: OperationsOptions) {}
+
+  get url(): string | undefined {
+    return this.server?.url;
+  }
+
+  /** Starts (or, after a reload changed `ops:`, starts again with) the endpoint. */
+  async start(config: OpsConfig | false = this.options.config): Promise<void> {
+    await this.stopEndpoint();
+    this.options.config = config;
+    this.writeOpsFile();
+    if (!config) return;
+    const { supervisor, log } = this.options;
+    const sources: SnapshotSources = {
+      bots: () => supervisor.bots,
+      version: version(),
+      startedAt: this.startedAt,
+      errors: this.options.errors,
+      eventLoopLagMs: () => this.lag.read(),
+      lastReload: () => this.options.lastReload?.(),
+    };
+    const metrics = createMetrics({
+      ...sources, gate: supervisor.upgradeGate, reloads: () => this.options.reloads?.() ?? { applied: 0, refused: 0 },
+    });
+    this.probe = new LagProbe(() => supervisor.bots, log.child({ component: 'lag-probe' }), config.lag_probe_seconds * 1000);
+    this.server = new OpsServer({ config, log: log.child({ component: 'ops' }), sources, metrics, reload: this.options.reload });
+    await this.listen(config);
+  }
+
+  private async listen(config: OpsConfig): Promise<void> {
+    const server = this.server;
+    if (!server || this.closed) return;
+    try {
+      const url = await server.listen();
+      this.options.log.info({ url: `${url}/status`, metrics: `${url}/metrics` }, 'operations endpoint listening');
+      this.writeOpsFile();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      this.options.log.warn({ listen: config.listen, code, retryInSeconds: RETRY_LISTEN_MS / 1000 },
+        code === 'EADDRINUSE' ? 'the operations endpoint\'s port is in use (another groupwire run?); the bots go on, trying the port again'
+          : 'the operations endpoint could not listen; the bots go on, trying again');
+      this.retry = setTimeout(() => void this.listen(config), RETRY_LISTEN_MS).unref();
+    }
+  }
+
+  private async stopEndpoint(): Promise<void> {
+    clearTimeout(this.retry);
+    this.probe?.stop();
+    await this.server?.close();
+    this.server = undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stopEndpoint();
+    this.lag.stop();
+    rmSync(join(this.options.stateDir, OPS_FILE), { force: true });
+  }
+
+  private writeOpsFile(): void {
+    const url = this.server?.url;
+    try {
+      // Written whole and renamed: a `groupwire status` reading it meanwhile never sees half a file.
+      mkdirSync(this.options.stateDir, { recursive: true });
+      const path = join(this.options.stateDir, OPS_FILE);
+      writeFileSync(`${path}.${process.pid}.tmp`, `${JSON.stringify({ pid: process.pid, ...(url ? { url } : {}) })}\n`);
+      renameSync(`${path}.${process.pid}.tmp`, path);
+    } catch (error) {
+      this.options.log.warn({ err: error }, `could not write ${OPS_FILE} (groupwire status and reload will not find this process)`);
+    }
+  }
+}
+
+let cachedVersion: string | undefined;
+function version(): string {
+  cachedVersion ??= (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  return cachedVersion;
+}

@@ -1,0 +1,141 @@
+import type { ConnectionState } from '../chat/chat-connection.js';
+import type { Bot } from '../supervisor/bot.js';
+import type { ChatRunner } from '../supervisor/chat-runner.js';
+import type { RecentError, RecentErrors } from './recent-errors.js';
+
+/** What `/status`, `/status.json`, `/readyz` and `groupwire status` show (docs/operations.md). */
+export interface StatusSnapshot {
+  version: string;
+  /** ISO 8601 times, and the process's uptime in seconds. */
+  now: string;
+  startedAt: string;
+  uptimeSeconds: number;
+  pid: number;
+  /** Every bot logged in and every chat open or waiting for a documented reason. */
+  ready: boolean;
+  bots: BotStatus[];
+  /** The process's last warnings and errors, newest first. */
+  errors: RecentError[];
+  process: { rssBytes: number; heapUsedBytes: number; eventLoopLagMs: number };
+  /** The last reload (SIGHUP, `groupwire reload`), if any. */
+  lastReload?: { at: string; applied: boolean; changes: string[]; problems: string[] };
+}
+
+export interface BotStatus {
+  name: string;
+  phase: 'starting' | 'running' | 'login_refused' | 'stopping';
+  ready: boolean;
+  /** Why the bot is not ready (a refused login, still starting). */
+  reason?: string;
+  chats: ChatStatus[];
+  plugins: PluginStatusLine[];
+}
+
+export interface ChatStatus {
+  id: string;
+  subject: string;
+  group: string;
+  /** The socket's state, or `waiting_to_join` for a chat that was closed when the bot started. */
+  state: ConnectionState | 'waiting_to_join';
+  /** Since when (ISO 8601). */
+  since: string;
+  ready: boolean;
+  /** Why it is not open: a documented wait (closed chat, deleted) or the last trouble. */
+  reason?: string;
+  cursor: number | null;
+  newest: number;
+  lag: number;
+  /** When the plugins were last done with a message of this chat (ISO 8601), and how long ago in seconds. */
+  lastMessageAt: string | null;
+  secondsSinceLastMessage: number | null;
+  outbox: number;
+  handled: number;
+  opened: number;
+  reconnects: number;
+  upgradesRefused: number;
+  lastTrouble?: { at: string; what: string };
+}
+
+export interface PluginStatusLine {
+  instance: string;
+  plugin: string;
+  handled: number;
+  errors: number;
+  timeouts: number;
+  connection?: { state: string; detail?: string };
+  queues?: Record<string, number>;
+}
+
+export interface SnapshotSources {
+  bots(): readonly Bot[];
+  version: string;
+  startedAt: number;
+  errors: RecentErrors;
+  eventLoopLagMs(): number;
+  lastReload(): StatusSnapshot['lastReload'] | undefined;
+}
+
+/** The whole process as the status page shows it, read now (cheap: counters and states, no I/O). */
+export function takeSnapshot(sources: SnapshotSources): StatusSnapshot {
+  const now = Date.now();
+  const bots = sources.bots().map((bot) => botStatus(bot, now));
+  const memory = process.memoryUsage();
+  const lastReload = sources.lastReload();
+  return {
+    version: sources.version,
+    now: new Date(now).toISOString(),
+    startedAt: new Date(sources.startedAt).toISOString(),
+    uptimeSeconds: Math.round((now - sources.startedAt) / 1000),
+    pid: process.pid,
+    ready: bots.length > 0 && bots.every((bot) => bot.ready),
+    bots,
+    errors: sources.errors.list(),
+    process: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, eventLoopLagMs: Math.round(sources.eventLoopLagMs() * 100) / 100 },
+    ...(lastReload ? { lastReload } : {}),
+  };
+}
+
+function botStatus(bot: Bot, now: number): BotStatus {
+  const phase = bot.phase;
+  const chats = bot.runners.map((runner) => chatStatus(runner, now));
+  const plugins = bot.pluginReports().map((report): PluginStatusLine => ({
+    instance: report.instance, plugin: report.plugin, ...report.chain,
+    ...(report.status.connection ? { connection: report.status.connection } : {}),
+    ...(report.status.queues ? { queues: report.status.queues } : {}),
+  }));
+  let reason: string | undefined;
+  if (phase === 'login_refused') reason = `login refused: ${bot.loginRefusal?.said ?? 'see the log'}`;
+  else if (phase === 'starting') reason = 'starting (logging in, joining its chats)';
+  else if (phase === 'stopping') reason = 'stopping';
+  else if (chats.some((chat) => !chat.ready)) reason = 'some chats are not open';
+  return { name: bot.name, phase, ready: reason === undefined, ...(reason ? { reason } : {}), chats, plugins };
+}
+
+function chatStatus(runner: ChatRunner, now: number): ChatStatus {
+  const { connection, sequencer, info } = runner;
+  const state = runner.waitingToJoin ? 'waiting_to_join' : connection.state;
+  const { newest, behind } = runner.lag;
+  const last = sequencer.lastHandedAt;
+  const trouble = connection.lastTrouble;
+  const causes = Object.values(connection.reconnectCauses).reduce((sum, count) => sum + count, 0);
+  const status: ChatStatus = {
+    id: String(info.id), subject: info.subject, group: info.groupName, state,
+    since: new Date(connection.stateSince).toISOString(), ready: false,
+    cursor: sequencer.position ?? null, newest, lag: behind,
+    lastMessageAt: last === undefined ? null : new Date(last).toISOString(),
+    secondsSinceLastMessage: last === undefined ? null : Math.round((now - last) / 1000),
+    outbox: runner.outbox.pending, handled: sequencer.stats.delivered,
+    opened: connection.stats.opened, reconnects: causes, upgradesRefused: connection.stats.refused,
+    ...(trouble ? { lastTrouble: { at: new Date(trouble.at).toISOString(), what: trouble.what } } : {}),
+  };
+  // Documented waits count as ready (docs/operations.md): nothing the bot can do until the chat changes.
+  if (state === 'open') status.ready = true;
+  else if (state === 'closed' || state === 'waiting_to_join') {
+    status.ready = true;
+    status.reason = 'the chat is closed; waiting for it to reopen';
+  } else if (state === 'stopped') {
+    status.ready = true;
+    status.reason = 'the bot left the chat (deleted, or the bot is stopping)';
+  } else status.reason = trouble ? trouble.what : state;
+  return status;
+}
