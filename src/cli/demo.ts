@@ -6,6 +6,8 @@ import { sleep } from '../chat/backoff.js';
 import { loadBotsConfig, type LoadedConfig } from '../config/bots-config.js';
 import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
 import type { LocalService } from '../service/local-service.js';
+import { Operations } from '../ops/operations.js';
+import { RecentErrors } from '../ops/recent-errors.js';
 import { createLogger } from '../supervisor/logging.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { DEMO_FILE } from './chat-command.js';
@@ -70,17 +72,24 @@ export async function demo(args: string[]): Promise<number> {
   }
   await prepareState(state, values.fresh === true);
 
-  const log = createLogger({ level: values['log-level'] ?? 'warn', pretty: loaded.config.log.pretty });
+  const errors = new RecentErrors();
+  const log = createLogger({ level: values['log-level'] ?? 'warn', pretty: loaded.config.log.pretty, tee: errors });
   // Before anything slow: a SIGHUP while starting must not end the demo either.
   ignoreHangup();
   const supervisor = await startFallingBack(loaded, log);
   const service = supervisor.localService!;
+  // The status page and metrics, as `groupwire run` has them (on a free port when 9464 is taken).
+  const operations = new Operations({
+    supervisor, config: loaded.config.ops, log, errors, stateDir: state.stateDir, freePortIfTaken: true,
+  });
+  await operations.start();
   const view = new DemoView(service, (line) => process.stdout.write(`${line}\n`));
   // Ctrl-C is handled from here on, also while the bot joins and carol talks: the demo always stops cleanly.
   const stop = new AbortController();
   const stopped = stopOnSignal(async () => {
     stop.abort();
     view.stop();
+    await operations.close();
     await supervisor.stop();
   });
   // A second Ctrl-C exits at once: the service's data is saved first, so it is never behind what the
@@ -93,7 +102,7 @@ export async function demo(args: string[]): Promise<number> {
   if (other) process.stdout.write(`Not writing ${DEMO_FILE}: process ${other.pid} (${other.base_url}) is using it; use the export lines below.\n`);
   else await writeDemoFile({ base_url: service.baseUrl, ca_file: service.caFile, pid: process.pid, state_dir: state.stateDir });
 
-  printWhere(service);
+  printWhere(service, operations.url);
   process.stdout.write(`\nEarlier in the demo's chats:\n`);
   view.showRecent(3);
   view.start();
@@ -103,6 +112,7 @@ export async function demo(args: string[]): Promise<number> {
     // What a Ctrl-C cut short is no error; anything else ends the demo.
     if (!stop.signal.aborted) {
       view.stop();
+      await operations.close();
       await supervisor.stop();
       removeOwnDemoFile();
       throw error;
@@ -148,10 +158,10 @@ async function prepareState(state: DemoState, fresh: boolean): Promise<void> {
     : `A new demo; its conversation is saved in ${where}, so the next npm start continues it (npm start -- --fresh starts over).\n`);
 }
 
-function printWhere(service: LocalService): void {
+function printWhere(service: LocalService, opsUrl: string | undefined): void {
   const alice = DEMO_ACCOUNTS.alice;
   process.stdout.write(`
-groupwire demo: the local service is at ${service.baseUrl}
+groupwire demo: the local service is at ${service.baseUrl}${opsUrl ? `\nThe bot's live status page: ${opsUrl}/status (Prometheus metrics at ${opsUrl}/metrics)` : ''}
 For the client commands in another terminal (the demo's accounts and passwords are public):
   export GROUPWIRE_URL=${shellWord(service.baseUrl)} GROUPWIRE_CA_FILE=${shellWord(service.caFile ?? '')}
   export GROUPWIRE_EMAIL=${alice.email} GROUPWIRE_PASSWORD=${alice.password}

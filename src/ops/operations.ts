@@ -6,7 +6,7 @@ import { packageRoot } from '../config/package-root.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { LagProbe } from './lag-probe.js';
 import { createMetrics } from './metrics.js';
-import { eventLoopLag, OpsServer } from './ops-server.js';
+import { eventLoopLag, OpsServer, type OpsServerOptions } from './ops-server.js';
 import type { RecentErrors } from './recent-errors.js';
 import type { SnapshotSources, StatusSnapshot } from './status-snapshot.js';
 
@@ -24,6 +24,8 @@ export interface OperationsOptions {
   /** Reload counts and the last outcome, as the supervisor keeps them. */
   lastReload?: () => StatusSnapshot['lastReload'] | undefined;
   reloads?: () => { applied: number; refused: number };
+  /** A port in use: listen on a free one instead of waiting for it (the demo; ops.json and the log say which). */
+  freePortIfTaken?: boolean;
 }
 
 /** How long to wait before trying a port that was in use again (an old process may still be stopping). */
@@ -37,6 +39,7 @@ export class Operations {
   private server: OpsServer | undefined;
   private probe: LagProbe | undefined;
   private retry: NodeJS.Timeout | undefined;
+  private serverOptions: OpsServerOptions | undefined;
   private readonly lag = eventLoopLag();
   private readonly startedAt = Date.now();
   private closed = false;
@@ -66,7 +69,8 @@ export class Operations {
       ...sources, gate: supervisor.upgradeGate, reloads: () => this.options.reloads?.() ?? { applied: 0, refused: 0 },
     });
     this.probe = new LagProbe(() => supervisor.bots, log.child({ component: 'lag-probe' }), config.lag_probe_seconds * 1000);
-    this.server = new OpsServer({ config, log: log.child({ component: 'ops' }), sources, metrics, reload: this.options.reload });
+    this.serverOptions = { config, log: log.child({ component: 'ops' }), sources, metrics, reload: this.options.reload };
+    this.server = new OpsServer(this.serverOptions);
     await this.listen(config);
   }
 
@@ -79,6 +83,11 @@ export class Operations {
       this.writeOpsFile();
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' && this.options.freePortIfTaken && !config.listen.endsWith(':0')) {
+        const free = { ...config, listen: `${config.listen.slice(0, config.listen.lastIndexOf(':'))}:0` };
+        this.server = new OpsServer({ ...this.serverOptions!, config: free });
+        return this.listen(free);
+      }
       this.options.log.warn({ listen: config.listen, code, retryInSeconds: RETRY_LISTEN_MS / 1000 },
         code === 'EADDRINUSE' ? 'the operations endpoint\'s port is in use (another groupwire run?); the bots go on, trying the port again'
           : 'the operations endpoint could not listen; the bots go on, trying again');
