@@ -105,6 +105,8 @@ export async function checkCommand(args: string[]): Promise<number> {
   for (const gateway of planGateways(loaded, plugins).gateways) {
     summary.push(`  gateway ${gateway.name}${gateway.implied ? ' (from the relays\' channels:)' : ''}: ${gateway.endpoints.map(describeEndpoint).join(' ⇄ ')}`);
   }
+  const ops = loaded.config.ops;
+  summary.push(ops ? `  operations endpoint: http://${ops.listen} (/status, /metrics, /healthz, /readyz)${ops.token ? ', token required' : ''}` : '  operations endpoint: off (ops: false)');
   process.stdout.write(`${options.file} is valid\n${summary.join('\n')}\n`);
   return 0;
 }
