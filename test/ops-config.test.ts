@@ -26,7 +26,7 @@ describe('bots.yaml: ops', () => {
 
   it('a listen off loopback needs a token: refused with file:line:col', async () => {
     const problems = await problemsOf([...BASE, 'ops:', '  listen: 0.0.0.0:9464']);
-    expect(problems).toEqual([expect.stringMatching(/bots\.yaml:9:11: ops\.listen 0\.0\.0\.0:9464 is reachable from other machines: give ops\.token/)]);
+    expect(problems).toEqual([expect.stringMatching(/\.yaml:9:11: ops\.listen 0\.0\.0\.0:9464 is reachable from other machines: give ops\.token/)]);
     const withToken = await loadBotsConfig(files.write([...BASE, 'ops:', '  listen: 0.0.0.0:9464', '  token: "${OPS_TOKEN}"']), { OPS_TOKEN: 'x'.repeat(20) });
     expect(withToken.config.ops).toMatchObject({ listen: '0.0.0.0:9464', token: 'x'.repeat(20) });
   });
