@@ -18,6 +18,8 @@ export interface LoggingOptions {
   pretty: boolean | 'auto';
   /** Also given every JSON line before it is written (the operations endpoint keeps the last errors). */
   tee?: { take(line: string): void };
+  /** Where the lines go (default stderr, through a StderrSink). */
+  sink?: { write(line: string): boolean };
 }
 
 /**
@@ -28,7 +30,7 @@ export interface LoggingOptions {
 export function createLogger(options: LoggingOptions): Logger {
   const pretty = options.pretty === 'auto' ? process.stderr.isTTY === true : options.pretty;
   const base = { level: options.level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
-  const sink = new StderrSink();
+  const sink = options.sink ?? new StderrSink();
   const format = pretty ? prettyFormatter() : undefined;
   const tee = options.tee;
   if (format) return pino(base, { write: (line: string) => { tee?.take(line); return sink.write(format(line)); } });
