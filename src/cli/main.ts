@@ -11,6 +11,7 @@ import { newPluginCommand } from './new-plugin-command.js';
 import { pluginsCommand } from './plugins-command.js';
 import { checkCommand, runCommand } from './run-command.js';
 import { serve } from './serve.js';
+import { statusCommand } from './status-command.js';
 import { testPluginCommand } from './test-plugin-command.js';
 import { topicsCommand } from './topics-command.js';
 import { transcriptCommand } from './transcript-command.js';
@@ -21,6 +22,7 @@ const HELP = `Usage: groupwire <command> [options]
 Commands:
   run        run the bots of bots.yaml (groupwire run [bots.yaml])
   check      validate bots.yaml without connecting
+  status     what a running groupwire run is doing: bots, chats, plugins, last errors (--json)
   plugins    the built-in plugins, one line each, with their docs pages
   new-plugin write a ready plugin folder: TypeScript, typed options, a test (groupwire new-plugin NAME)
   test-plugin run a plugin's tests (node:test), loading TypeScript as run does
@@ -61,6 +63,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   topics: topicsCommand,
   transcript: transcriptCommand,
   logout: logoutCommand,
+  status: statusCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,111 @@
+import type { BotStatus, StatusSnapshot } from '../ops/status-snapshot.js';
+import { formatDate } from './output.js';
+
+/** How many of the process's last warnings and errors `groupwire status` prints. */
+const ERRORS_SHOWN = 5;
+
+/**
+ * `groupwire status` as text: a header (version, pid, uptime, ready or not), per bot a table of its
+ * chats and one of its plugins, the last reload and the last errors. Plain columns, no colour: it reads
+ * the same in a terminal, a pipe and a log.
+ */
+export function statusTable(snapshot: StatusSnapshot, url: string): string {
+  const now = snapshot.now;
+  const lines = [
+    `groupwire ${clean(snapshot.version)} · pid ${snapshot.pid} · up ${duration(snapshot.uptimeSeconds)} · ${snapshot.ready ? 'ready' : 'NOT READY'}`,
+    `${url} · ${formatDate(now)} · memory ${Math.round(snapshot.process.rssBytes / 1048576)} MB · event loop lag ${snapshot.process.eventLoopLagMs} ms`,
+  ];
+  if (snapshot.bots.length === 0) lines.push('', 'No bots.');
+  for (const bot of snapshot.bots) lines.push('', ...botLines(bot, now));
+  const reload = snapshot.lastReload;
+  if (reload) {
+    lines.push('', `Last reload ${ago(reload.at, now)}: ${reload.applied ? 'applied' : 'refused'}`);
+    for (const change of reload.changes) lines.push(`  ${clean(change)}`);
+    for (const problem of reload.problems) lines.push(`  ${clean(problem)}`);
+  }
+  const errors = snapshot.errors.slice(0, ERRORS_SHOWN);
+  lines.push('', errors.length === 0 ? 'No warnings or errors since the start.'
+    : `Last warnings and errors (${errors.length} of ${snapshot.errors.length}, newest first):`);
+  lines.push(...indent(columns(errors.map((error) => [
+    formatDate(error.at), error.level, [error.bot, error.chat, error.plugin].filter(Boolean).join(' · '),
+    error.msg + (error.detail ? `: ${error.detail}` : ''),
+  ].map((cell) => clip(cell, 100))))));
+  return `${lines.join('\n')}\n`;
+}
+
+function botLines(bot: BotStatus, now: string): string[] {
+  const lines = [`Bot ${clean(bot.name)}: ${bot.phase}${bot.reason ? ` (${clean(bot.reason)})` : ''}`];
+  if (bot.chats.length === 0) lines.push('  no chats');
+  else {
+    lines.push(...indent(columns([
+      ['CHAT', 'GROUP', 'STATE', 'SINCE', 'LAG', 'LAST MESSAGE', 'OUTBOX', 'RECONNECTS', 'LAST TROUBLE'],
+      ...bot.chats.map((chat) => {
+        const trouble = chat.lastTrouble ? `${chat.lastTrouble.what} (${ago(chat.lastTrouble.at, now)})` : '';
+        const why = !chat.ready && chat.reason && chat.reason !== chat.lastTrouble?.what ? `${chat.reason}${trouble ? `; ${trouble}` : ''}` : trouble;
+        return [clip(chat.subject, 40), clip(chat.group, 30), chat.state, ago(chat.since, now), String(chat.lag),
+          chat.lastMessageAt ? ago(chat.lastMessageAt, now) : 'none yet', String(chat.outbox), String(chat.reconnects), clip(why, 80)];
+      }),
+    ], [4, 6, 7])));
+  }
+  if (bot.plugins.length > 0) {
+    lines.push(...indent(columns([
+      ['PLUGIN', 'USE', 'HANDLED', 'ERRORS', 'TIMEOUTS', 'CONNECTION', 'QUEUES'],
+      ...bot.plugins.map((plugin) => [
+        plugin.instance, clip(plugin.plugin, 40), String(plugin.handled), String(plugin.errors), String(plugin.timeouts),
+        plugin.connection ? clip(`${plugin.connection.state}${plugin.connection.detail ? ` ${plugin.connection.detail}` : ''}`, 60) : '',
+        Object.entries(plugin.queues ?? {}).map(([name, depth]) => `${name} ${depth}`).join(', '),
+      ]),
+    ], [2, 3, 4])));
+  }
+  return lines;
+}
+
+/** Rows padded to their columns' widths; `numeric` columns aligned right. Every cell is cleaned first. */
+function columns(rows: string[][], numeric: number[] = []): string[] {
+  const cells = rows.map((row) => row.map(clean));
+  const widths: number[] = [];
+  for (const row of cells) row.forEach((cell, i) => { widths[i] = Math.max(widths[i] ?? 0, width(cell)); });
+  return cells.map((row) => row.map((cell, i) => {
+    if (i === row.length - 1 && !numeric.includes(i)) return cell;
+    const pad = ' '.repeat((widths[i] ?? 0) - width(cell));
+    return numeric.includes(i) ? pad + cell : cell + pad;
+  }).join('  ').trimEnd());
+}
+
+function indent(lines: string[]): string[] {
+  return lines.map((line) => `  ${line}`);
+}
+
+function width(text: string): number {
+  return [...text].length;
+}
+
+/**
+ * Text from the service or a plugin (subjects, errors) as one safe line: control characters (a
+ * terminal's escape sequences among them) shown as '?', line breaks as spaces.
+ */
+function clean(text: string): string {
+  return text.replace(/[\r\n\t]+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+function clip(text: string, most: number): string {
+  const chars = [...text];
+  return chars.length <= most ? text : `${chars.slice(0, most - 1).join('')}…`;
+}
+
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  const h = Math.floor(m / 60);
+  const d = Math.floor(h / 24);
+  if (d > 0) return `${d} d ${h % 24} h`;
+  if (h > 0) return `${h} h ${m % 60} min`;
+  return `${m} min ${s % 60} s`;
+}
+
+/** How long before the snapshot's own time (so a clock that is off here does not matter). */
+function ago(iso: string, now: string): string {
+  const seconds = (Date.parse(now) - Date.parse(iso)) / 1000;
+  return seconds < 2 ? 'just now' : `${duration(seconds)} ago`;
+}
