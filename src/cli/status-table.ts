@@ -99,9 +99,10 @@ export function duration(seconds: number): string {
   const m = Math.floor(s / 60);
   const h = Math.floor(m / 60);
   const d = Math.floor(h / 24);
-  if (d > 0) return `${d} d ${h % 24} h`;
-  if (h > 0) return `${h} h ${m % 60} min`;
-  return `${m} min ${s % 60} s`;
+  const and = (count: number, unit: string) => (count > 0 ? ` ${count} ${unit}` : '');
+  if (d > 0) return `${d} d${and(h % 24, 'h')}`;
+  if (h > 0) return `${h} h${and(m % 60, 'min')}`;
+  return `${m} min${and(s % 60, 's')}`;
 }
 
 /** How long before the snapshot's own time (so a clock that is off here does not matter). */

@@ -34,9 +34,10 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
     seconds = Math.max(0, Math.round(seconds));
     if (seconds < 60) return seconds + ' s';
     var m = Math.floor(seconds / 60), h = Math.floor(m / 60), d = Math.floor(h / 24);
-    if (d > 0) return d + ' d ' + (h % 24) + ' h';
-    if (h > 0) return h + ' h ' + (m % 60) + ' min';
-    return m + ' min ' + (seconds % 60) + ' s';
+    var and = function (count, unit) { return count > 0 ? ' ' + count + ' ' + unit : ''; };
+    if (d > 0) return d + ' d' + and(h % 24, 'h');
+    if (h > 0) return h + ' h' + and(m % 60, 'min');
+    return m + ' min' + and(seconds % 60, 's');
   }
   // Relative to the snapshot's own clock: a browser whose clock is off still reads the right ages.
   function ago(iso, now) {
