@@ -1,4 +1,4 @@
-import { appendFileSync, rmSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -58,6 +58,14 @@ describe('groupwire status', () => {
     expect(parsed.ready).toBe(true);
     expect(parsed.bots[0]!.chats.map((chat) => chat.subject).sort()).toEqual(['general', 'random']);
     for (const output of [table.stdout, json.stdout]) expect(output).not.toContain(DEMO.bot[1]);
+
+    // A bots.yaml naming a variable this shell does not have (a secret given to groupwire run only) still finds it.
+    const lenient = join(env!.dir, 'lenient.yaml');
+    writeFileSync(lenient, readFileSync(env!.configFile, 'utf8').replace(`password: ${DEMO.bot[1]}`, 'password: ${GROUPWIRE_TEST_UNSET_SECRET}'));
+    expect(readFileSync(lenient, 'utf8')).toContain('GROUPWIRE_TEST_UNSET_SECRET');
+    const fromLenient = await runCli(['status', lenient], cleanEnv());
+    expect(fromLenient.stderr).toBe('');
+    expect(fromLenient.code).toBe(0);
   });
 
   test('exit 1 while a chat is held down (reconnecting), and the table says which and why', { timeout: 60_000 }, async () => {
