@@ -1,15 +1,16 @@
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage } from '../api/types.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
-import { PluginChain, type BaseContext, type ChainLink, type LinkStats } from '../pipeline/chain.js';
+import { PluginChain, type BaseContext, type ChainLink, type LinkStats, type SignalSource } from '../pipeline/chain.js';
 import type { LatencyHistogram } from '../pipeline/latency-histogram.js';
 import { LinkContext } from '../pipeline/link-context.js';
 import { instanceNames } from '../gateway/gateway-plan.js';
 import type { GatewayRouter } from '../gateway/gateway-router.js';
 import type {
-  BotInfo, ChatInfo, ChatReset, ChatTarget, GatewayPort, PlatformEndpoint, PluginContext, PluginEnv, PluginStatus,
+  BotInfo, ChatInfo, ChatReset, ChatTarget, GatewayPort, PlatformEndpoint, PluginContext, PluginEnv, PluginInstance, PluginStatus,
 } from '../pipeline/plugin.js';
 import { KeyValueStore } from '../store/kv-store.js';
 
@@ -49,58 +50,101 @@ const NO_GATEWAY: GatewayPort = {
 export class BotPlugins {
   private links: ChainLink[] = [];
   private chain: PluginChain | undefined;
-  private readonly stores: KeyValueStore[] = [];
+  /** Each instance's store, by instance name: a plugin restarted by a reload keeps its store. */
+  private readonly stores = new Map<string, KeyValueStore>();
   /** Each instance's plugin (definition) name: `relay-irc-2` is a `relay-irc`. */
   private readonly definitionOf = new Map<string, string>();
+  /** The plugins of bots.yaml now (a reload replaces them), and the gateways of the process. */
+  private plugins: LoadedPlugin[];
+  private gateways: GatewayRouter | undefined;
+  private bot: BotInfo | undefined;
+  /** While a reload swaps the chain: new messages wait for it (see reload()). */
+  private held: Promise<void> | undefined;
+  /** Messages in the chain now (one per chat at most: each chat's sequencer awaits its delivery). */
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
 
-  constructor(private readonly options: BotPluginsOptions) {}
+  constructor(private readonly options: BotPluginsOptions) {
+    this.plugins = options.plugins;
+    this.gateways = options.gateways;
+  }
 
   get started(): boolean {
     return this.chain !== undefined;
   }
 
   async start(bot: BotInfo): Promise<void> {
-    const { options } = this;
+    this.bot = bot;
     const links: ChainLink[] = [];
     // A second instance of the same plugin gets its own files: name, name-2, name-3, ... (as the gateways name them).
-    const names = instanceNames(options.plugins);
-    for (const [index, plugin] of options.plugins.entries()) {
-      const instanceName = names[index]!;
-      const log = options.log.child({ plugin: instanceName });
-      const store = await KeyValueStore.open(join(options.dir, 'kv', `${instanceName}.json`));
-      this.stores.push(store);
-      this.definitionOf.set(instanceName, plugin.definition.name);
-      const platform = plugin.definition.platform;
-      const env: PluginEnv = {
-        bot, log, client: options.client, store, configDir: options.configDir, dataDir: join(options.dir, 'plugins', instanceName),
-        stopping: options.stopping,
-        send: (chat, text) => options.send(chat, text),
-        chats: () => options.chats(),
-        gateway: platform && options.gateways ? options.gateways.port(bot.name, instanceName, platform.channelKey) : NO_GATEWAY,
-        ownPost: (chat, message) => String(message.user_id) !== String(bot.userId) ? undefined : (options.gateways?.ownPost(bot.name, chat, message) ?? {}),
-      };
-      try {
-        const instance = await plugin.definition.create(plugin.options, env);
-        await instance.start?.();
-        links.push({
-          name: instanceName, instance, timeoutMs: plugin.timeoutMs, log, ownPosts: plugin.definition.ownPosts !== false,
-          context: (base, signal) => new LinkContext(base, log, store, signal),
-        });
-      } catch (error) {
-        // A plugin that cannot start is left out; the rest of the chain still runs.
-        log.error({ err: error }, 'plugin could not start; it is left out of the chain');
-      }
+    const names = instanceNames(this.plugins);
+    for (const [index, plugin] of this.plugins.entries()) {
+      const link = await this.startInstance(plugin, names[index]!);
+      if (link) links.push(link);
     }
-    const gateways = options.gateways;
-    if (gateways?.involves(bot.name)) links.push(gatewayStep(gateways, bot.name, options.log.child({ plugin: 'gateway' })));
-    this.links = links;
-    this.chain = new PluginChain(links, options.stopped);
+    this.links = this.withGatewayStep(links);
+    this.chain = new PluginChain(this.links, this.options.stopped);
   }
 
-  /** Hands a member's message through the chain (start() must have run). */
-  run(base: BaseContext): Promise<void> {
-    return this.chain!.run(base);
+  /** Makes and starts one instance; undefined (logged) when it cannot start: the rest of the chain still runs. */
+  private async startInstance(plugin: LoadedPlugin, instanceName: string): Promise<ChainLink | undefined> {
+    const { options } = this;
+    const bot = this.bot!;
+    const log = options.log.child({ plugin: instanceName });
+    let store = this.stores.get(instanceName);
+    if (!store) this.stores.set(instanceName, (store = await KeyValueStore.open(join(options.dir, 'kv', `${instanceName}.json`))));
+    this.definitionOf.set(instanceName, plugin.definition.name);
+    const platform = plugin.definition.platform;
+    const env: PluginEnv = {
+      bot, log, client: options.client, store, configDir: options.configDir, dataDir: join(options.dir, 'plugins', instanceName),
+      stopping: options.stopping,
+      send: (chat, text) => options.send(chat, text),
+      chats: () => options.chats(),
+      gateway: platform ? this.portOf(bot.name, instanceName, platform.channelKey) : NO_GATEWAY,
+      ownPost: (chat, message) => String(message.user_id) !== String(bot.userId) ? undefined : (this.gateways?.ownPost(bot.name, chat, message) ?? {}),
+    };
+    try {
+      const instance = await plugin.definition.create(plugin.options, env);
+      await instance.start?.();
+      const ownPosts = plugin.definition.ownPosts !== false;
+      return { name: instanceName, instance, timeoutMs: plugin.timeoutMs, log, ownPosts, context: (base, signal) => new LinkContext(base, log, store, signal) };
+    } catch (error) {
+      log.error({ err: error }, 'plugin could not start; it is left out of the chain');
+      return undefined;
+    }
   }
+
+  /**
+   * A relay's port into the gateways of the moment: a reload that replaces the gateways' plan leaves
+   * the relays whose channels did not change running, and they reach the new plan through this.
+   */
+  private portOf(bot: string, instance: string, channelKey?: (channel: string) => string): GatewayPort {
+    const current = () => this.gateways?.port(bot, instance, channelKey) ?? NO_GATEWAY;
+    return {
+      channels: () => current().channels(),
+      receive: (channel, message) => current().receive(channel, message),
+      posted: (key, channel, nativeId) => current().posted(key, channel, nativeId),
+    };
+  }
+
+  /** The chain ends with the gateway step when the bot takes part in a gateway. */
+  private withGatewayStep(links: ChainLink[]): ChainLink[] {
+    const bot = this.bot!.name;
+    const gateways = this.gateways;
+    return gateways?.involves(bot) ? [...links, gatewayStep(gateways, bot, this.options.log.child({ plugin: 'gateway' }))] : links;
+  }
+
+  /** Hands a member's message through the chain (start() must have run); while a reload swaps the chain, it waits. */
+  run(base: BaseContext): Promise<void> {
+    if (this.held) return this.held.then(() => this.run(base));
+    this.inFlight += 1;
+    return this.chain!.run(base).then(this.oneDone);
+  }
+
+  private readonly oneDone = (): void => {
+    this.inFlight -= 1;
+    if (this.inFlight === 0) this.drained?.();
+  };
 
   /** A relay instance's side of the gateways (`PluginInstance.endpoint`), by its name in the chain. */
   endpoint(instance: string): PlatformEndpoint | undefined {
@@ -121,17 +165,99 @@ export class BotPlugins {
 
   /** Stops the plugins in reverse order, then saves their stores. */
   async stop(): Promise<void> {
-    for (const link of this.links.toReversed()) {
-      try {
-        await link.instance.stop?.();
-      } catch (error) {
-        link.log.error({ err: error }, 'plugin failed to stop');
+    for (const link of this.links.toReversed()) await stopLink(link);
+    await Promise.all([...this.stores.values()].map((store) => store.flush()));
+  }
+
+  /**
+   * Applies a reload to the running chain: the instances named in `restart` (and relays whose gateway
+   * channels changed) are stopped and made again with their new options, same store and data dir;
+   * added ones start; removed ones stop. The chain is swapped between messages: new messages wait
+   * while the ones in the chain finish, then go through the new chain. Counters and latency carry over
+   * for every instance name that goes on. Answers what it did, in words.
+   */
+  async reload(plugins: LoadedPlugin[], restart: ReadonlySet<string>, gateways: GatewayRouter | undefined): Promise<string[]> {
+    const oldGateways = this.gateways;
+    this.gateways = gateways;
+    const oldNames = instanceNames(this.plugins);
+    this.plugins = plugins;
+    if (!this.chain || !this.bot) return [];
+    const bot = this.bot.name;
+    const names = instanceNames(plugins);
+    const changes: string[] = [];
+    const release = await this.hold();
+    try {
+      const plain = this.links.filter((link) => !isGatewayStep(link));
+      const current = new Map(plain.map((link) => [link.name, link]));
+      const why = new Map<string, string>();
+      for (const name of restart) why.set(name, 'options changed');
+      names.forEach((name, index) => {
+        const link = current.get(name);
+        const channelsOf = (router: GatewayRouter | undefined) => (router?.port(bot, name).channels() ?? []).toSorted();
+        if (link && !why.has(name) && plugins[index]!.definition.platform && !isDeepStrictEqual(channelsOf(oldGateways), channelsOf(gateways))) {
+          why.set(name, 'its gateway channels changed');
+        }
+      });
+      // Old instances go first (a relay's nick or a file a plugin holds is free for the new one).
+      for (const link of plain.toReversed()) {
+        if (names.includes(link.name) && !why.has(link.name)) continue;
+        await stopLink(link);
+        if (!names.includes(link.name)) {
+          changes.push(`plugin ${link.name} removed`);
+          await this.stores.get(link.name)?.flush();
+          this.stores.delete(link.name);
+          this.definitionOf.delete(link.name);
+        }
       }
+      const links: ChainLink[] = [];
+      for (const [index, name] of names.entries()) {
+        const kept = current.get(name);
+        if (kept && !why.has(name)) {
+          links.push(kept);
+          continue;
+        }
+        // An instance that could not start at first and did not change is not tried again here.
+        if (!kept && oldNames.includes(name) && !restart.has(name)) continue;
+        const link = await this.startInstance(plugins[index]!, name);
+        if (link) links.push(link);
+        changes.push(link
+          ? (kept ? `plugin ${name} restarted (${why.get(name)})` : `plugin ${name} added`)
+          : `plugin ${name} could not start; it is left out of the chain (see the log)`);
+      }
+      const chainLinks = this.withGatewayStep(links);
+      const chain = new PluginChain(chainLinks, this.options.stopped);
+      carryOver(this.chain, chain);
+      if (changes.length === 0 && !isDeepStrictEqual(plain.map((link) => link.name), links.map((link) => link.name))) changes.push('plugins reordered');
+      this.links = chainLinks;
+      this.chain = chain;
+    } finally {
+      release();
     }
-    await Promise.all(this.stores.map((store) => store.flush()));
+    return changes;
+  }
+
+  /** Holds new messages and waits for those in the chain: answers the release. */
+  private async hold(): Promise<() => void> {
+    let release!: () => void;
+    this.held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    if (this.inFlight > 0) await new Promise<void>((resolve) => {
+      this.drained = resolve;
+    });
+    this.drained = undefined;
+    return () => {
+      this.held = undefined;
+      release();
+    };
   }
 
   /** Per instance, for the operations endpoint: its plugin, the chain's counters and latency, its own stats() and status(). */
+  /** An instance by its name in the chain (tests check that a reload left it alone). */
+  instance(name: string): PluginInstance | undefined {
+    return this.links.find((link) => link.name === name)?.instance;
+  }
+
   reports(): PluginReport[] {
     const chain = this.chain;
     if (!chain) return [];
@@ -152,6 +278,31 @@ export class BotPlugins {
     }));
   }
 }
+
+/** Stops one instance; one that fails to stop is logged and does not keep the others from stopping. */
+async function stopLink(link: ChainLink): Promise<void> {
+  try {
+    await link.instance.stop?.();
+  } catch (error) {
+    link.log.error({ err: error }, 'plugin failed to stop');
+  }
+}
+
+/** The counters and latency of every instance name that goes on are added into the new chain's. */
+function carryOver(from: PluginChain, to: PluginChain): void {
+  for (const [name, stats] of to.stats) {
+    const old = from.stats.get(name);
+    if (!old) continue;
+    stats.handled += old.handled;
+    stats.errors += old.errors;
+    stats.timeouts += old.timeouts;
+    to.latency.get(name)!.add(from.latency.get(name)!);
+  }
+}
+
+/** Marks the gateway step among a chain's links (a plugin instance may be named `gateway` too). */
+const GATEWAY_STEP = Symbol('gateway step');
+const isGatewayStep = (link: ChainLink): boolean => (link as { [GATEWAY_STEP]?: boolean })[GATEWAY_STEP] === true;
 
 /** One plugin instance as the operations endpoint reports it. */
 export interface PluginReport {
@@ -186,5 +337,6 @@ function gatewayStep(gateways: GatewayRouter, bot: string, log: Logger): ChainLi
     },
     stats: () => ({ ...gateways.counters }),
   };
-  return { name: 'gateway', instance, timeoutMs: 5_000, log, ownPosts: true, context: (base, signal) => new LinkContext(base, log, NO_STORE, signal) };
+  const link = { name: 'gateway', instance, timeoutMs: 5_000, log, ownPosts: true, context: (base: BaseContext, signal: SignalSource) => new LinkContext(base, log, NO_STORE, signal) };
+  return Object.assign(link, { [GATEWAY_STEP]: true });
 }

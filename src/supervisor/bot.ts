@@ -8,12 +8,12 @@ import type { ChatMessage, Id } from '../api/types.js';
 import { Backoff, sleep } from '../chat/backoff.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { Delivery } from '../chat/sequencer.js';
-import type { BotConfig } from '../config/bots-config.js';
+import type { BotConfig, ChatConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
 import type { BaseContext } from '../pipeline/chain.js';
-import type { GatewayRouter } from '../gateway/gateway-router.js';
+import type { GatewayBot, GatewayRouter } from '../gateway/gateway-router.js';
 import type { Speaker } from '../gateway/message.js';
-import type { BotInfo, ChatInfo, ChatTarget, ReplyOptions } from '../pipeline/plugin.js';
+import type { BotInfo, ChatInfo, ChatTarget, PluginInstance, ReplyOptions } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
 import { BotPlugins, type PluginReport } from './bot-plugins.js';
@@ -21,6 +21,7 @@ import { ChatDirectory, ChatSetupError } from './chat-directory.js';
 import { setUpChat } from './chat-joiner.js';
 import { PostFailedError } from './chat-outbox.js';
 import { ChatRunner } from './chat-runner.js';
+import type { BotChanges } from './reload-plan.js';
 import {
   AccountNotAllowedError, credentialsOf, describeRefusal, isGroupRefusal, LOGIN_RETRY_MS, loginRefusalOf, waitForLoginFix,
   waitText, type LoginConfig, type LoginRefusal,
@@ -56,6 +57,11 @@ export class Bot {
   /** The runners by chat id and by subject: a bot may be in thousands of chats. */
   private readonly runnersById = new Map<string, ChatRunner>();
   private readonly runnersBySubject = new Map<string, ChatRunner>();
+  /** The runners by bots.yaml entry (`<group>/<chat>`): a reload stops the chats whose entry went. */
+  private readonly runnersByEntry = new Map<string, ChatRunner>();
+  /** bots.yaml's entry for the bot, and the process's gateways: a reload replaces them. */
+  private config: BotConfig;
+  private gateways: GatewayRouter | undefined;
   private readonly plugins: BotPlugins;
   private readonly stopper = new AbortController();
   /** Aborted first thing in stop(), for plugins (env.stopping); `stopper` follows once the chats are down. */
@@ -75,6 +81,8 @@ export class Bot {
 
   constructor(private readonly options: BotOptions) {
     const { config, service, log } = options;
+    this.config = config;
+    this.gateways = options.gateways;
     this.dir = join(options.stateDir, 'bots', config.name);
     this.login = config.login;
     this.client = new GroupsClient({ baseUrl: service.baseUrl, ca: service.ca, credentials: credentialsOf(config.login), logger: log });
@@ -85,9 +93,14 @@ export class Bot {
       chats: () => this.runners.map((r) => r.info),
       gateways: options.gateways,
     });
-    options.gateways?.attach({
-      name: config.name,
-      log,
+    options.gateways?.attach(this.gatewaySide());
+  }
+
+  /** The bot as the gateways reach it. */
+  private gatewaySide(): GatewayBot {
+    return {
+      name: this.name,
+      log: this.options.log,
       speaker: () => this.speaker(),
       chat: (key) => this.runnerFor(key)?.info,
       starting: () => !this.stopping && (this.refusal !== undefined || !this.startedOnce),
@@ -97,7 +110,7 @@ export class Bot {
         return runner.post(text, undefined, tag);
       },
       endpoint: (instance) => this.plugins.endpoint(instance),
-    });
+    };
   }
 
   /** The bot as a speaker: its voice in the gateways. */
@@ -106,7 +119,7 @@ export class Bot {
   }
 
   get name(): string {
-    return this.options.config.name;
+    return this.config.name;
   }
 
   /** Starts in the background: a service that is down at first is waited for, with backoff. */
@@ -167,7 +180,7 @@ export class Bot {
   }
 
   private async startOnce(): Promise<void> {
-    const { config, log } = this.options;
+    const config = this.config;
     // Who the bot is: the login answers it, a token's extended answer too.
     if (this.client.session.canLogIn) await this.client.login();
     else await this.client.csrf();
@@ -178,15 +191,29 @@ export class Bot {
     this.cursors ??= CursorStore.open(join(this.dir, 'cursors.jsonl'));
     this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'));
     if (!this.plugins.started) await this.plugins.start(this.info);
+    const refused = await this.setUpChats(config.chats);
+    // Banned from (or not in) every group it has chats in: as good as a refused login, and said as one.
+    if (refused.length > 0 && this.runners.length === 0) {
+      throw new AccountNotAllowedError([...new Set(refused.map((chat) => chat.group))], refused[0]!.error);
+    }
+    for (const { log: chatLog, error } of refused) {
+      chatLog.error({ reason: error.message }, 'chat skipped: the bot\'s account may not use this group (banned, or not a member)');
+    }
+  }
 
+  /** Sets up and starts the chats of these entries that do not run yet; answers those whose group refused the bot. */
+  private async setUpChats(entries: ChatConfig[]): Promise<Array<{ group: string; log: Logger; error: InadequatePermissionsError }>> {
+    const { log } = this.options;
+    const config = this.config;
+    const user = this.client.session.user!;
     // Each group's chats are listed once for this pass; only chats without a chat_sub cost a call more.
     const directories = new Map<string, Promise<ChatDirectory>>();
     const refused: Array<{ group: string; log: Logger; error: InadequatePermissionsError }> = [];
-    for (const entry of config.chats) {
-      if (this.stopping) return;
+    for (const entry of entries) {
+      if (this.stopping) return refused;
       // The chat this entry named last time (it may have been renamed since).
       const entryKey = `${entry.group}/${entry.chat}`;
-      const before = this.cursors.chatOfEntry(entryKey);
+      const before = this.cursors!.chatOfEntry(entryKey);
       if (this.runnerFor(entry.chat) || (before !== undefined && this.runnersById.has(before))) continue;
       const chatLog = log.child({ chat: entry.chat, group: entry.group });
       try {
@@ -199,17 +226,17 @@ export class Bot {
         };
         // An entry by subject that named another chat id last time: that chat was deleted and made again.
         const replaces = before !== undefined && before !== info.id && entry.chat !== info.id ? { entry: entryKey, chatId: before } : undefined;
-        if (!replaces) this.cursors.noteEntry(entryKey, info.id);
+        if (!replaces) this.cursors!.noteEntry(entryKey, info.id);
         const runner = new ChatRunner({
-          client: this.client, joined, info, botUserId: user.id, log: chatLog, cursors: this.cursors, replaces,
-          outboxFile: this.outboxFile, gate: this.options.gate,
+          client: this.client, joined, info, botUserId: user.id, log: chatLog, cursors: this.cursors!, replaces,
+          outboxFile: this.outboxFile!, gate: this.options.gate,
           rate: config.reply_rate ? { perSecond: config.reply_rate.per_second, burst: config.reply_rate.burst ?? 1 } : DEFAULT_RATE,
           historyOnFirstStart: config.history_on_first_start, closedCheckMs: config.closed_chat_check_seconds * 1000,
           deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),
-          relayed: (tag, message, chat) => this.options.gateways?.confirmed(this.name, chat, tag, message),
+          relayed: (tag, message, chat) => this.gateways?.confirmed(this.name, chat, tag, message),
           chatReset: (reset) => this.plugins.reset(reset),
         });
-        this.addRunner(runner);
+        this.addRunner(runner, entryKey);
         runner.start();
       } catch (error) {
         // One chat that cannot be set up (or a group that is not there) does not keep the bot's other chats down.
@@ -218,13 +245,7 @@ export class Bot {
         else throw error;
       }
     }
-    // Banned from (or not in) every group it has chats in: as good as a refused login, and said as one.
-    if (refused.length > 0 && this.runners.length === 0) {
-      throw new AccountNotAllowedError([...new Set(refused.map((chat) => chat.group))], refused[0]!.error);
-    }
-    for (const { log: chatLog, error } of refused) {
-      chatLog.error({ reason: error.message }, 'chat skipped: the bot\'s account may not use this group (banned, or not a member)');
-    }
+    return refused;
   }
 
   /** The runner of a chat by id, else by subject (the first one with it). */
@@ -232,8 +253,9 @@ export class Bot {
     return this.runnersById.get(key) ?? this.runnersBySubject.get(key);
   }
 
-  private addRunner(runner: ChatRunner): void {
+  private addRunner(runner: ChatRunner, entryKey: string): void {
     this.runners.push(runner);
+    this.runnersByEntry.set(entryKey, runner);
     this.runnersById.set(runner.info.id, runner);
     if (!this.runnersBySubject.has(runner.info.subject)) this.runnersBySubject.set(runner.info.subject, runner);
   }
@@ -242,7 +264,7 @@ export class Bot {
     if (!this.plugins.started || !this.info || this.stopper.signal.aborted) return Promise.resolve();
     const origin = { chatId: chat.id, msgNum: message.msg_num };
     const isOwn = message.user_id === this.info.userId;
-    const own = isOwn ? (this.options.gateways?.ownPost(this.name, chat, message) ?? {}) : undefined;
+    const own = isOwn ? (this.gateways?.ownPost(this.name, chat, message) ?? {}) : undefined;
     const relayed = own?.relayed;
     // The bot's own voice is never answered (a plugin answering it would answer itself, for ever).
     const voice = isOwn && !relayed;
@@ -254,8 +276,8 @@ export class Bot {
       answerable: !isOwn || relayed?.first === true,
       reply: ((text: string, options?: ReplyOptions) => {
         if (voice) return Promise.reject(new PostFailedError('not answering the bot\'s own post (a bot must not answer itself)'));
-        if (options?.only === 'origin' && relayed && this.options.gateways) {
-          return this.options.gateways.answerAtOrigin(this.name, base, text).then((sent) => (sent ? undefined : this.send(chat, text, origin)));
+        if (options?.only === 'origin' && relayed && this.gateways) {
+          return this.gateways.answerAtOrigin(this.name, base, text).then((sent) => (sent ? undefined : this.send(chat, text, origin)));
         }
         return this.send(chat, text, origin);
       }) as BaseContext['reply'],
@@ -298,6 +320,47 @@ export class Bot {
     await this.plugins.stop();
     this.cursors?.close();
     await this.client.close();
+  }
+
+  /**
+   * Applies a reload to the running bot (reload-plan.ts says what changed; reload-apply.ts decides when
+   * a bot is started again whole instead): chats whose entry went stop cleanly and leave the bot, the
+   * plugin chain is swapped between messages, then new chats are set up as a start pass does (their
+   * first messages meet the new chain). Answers what it did, in words.
+   */
+  async reload(changes: BotChanges, gateways: GatewayRouter | undefined, flushMs = 5_000): Promise<string[]> {
+    this.config = changes.config;
+    const newGateways = gateways !== this.gateways;
+    this.gateways = gateways;
+    if (newGateways) gateways?.attach(this.gatewaySide());
+    for (const entry of changes.chatsRemoved) await this.removeChat(`${entry.group}/${entry.chat}`, flushMs);
+    const said = [...changes.changes];
+    if (changes.chainChanged || newGateways) {
+      said.push(...(await this.plugins.reload(changes.plugins, changes.pluginsRestarted, gateways)).map((change) => `bot ${this.name}: ${change}`));
+    }
+    for (const { log, error } of await this.setUpChats(changes.chatsAdded)) {
+      log.error({ reason: error.message }, 'chat skipped: the bot\'s account may not use this group (banned, or not a member)');
+    }
+    return said;
+  }
+
+  /** Stops a chat (its posts flush or stay on disk, its cursor stays) and takes it out of the bot. */
+  private async removeChat(entryKey: string, flushMs: number): Promise<void> {
+    const runner = this.runnersByEntry.get(entryKey);
+    if (!runner) return;
+    await runner.stop(flushMs);
+    this.runnersByEntry.delete(entryKey);
+    this.runners.splice(this.runners.indexOf(runner), 1);
+    this.runnersById.delete(runner.info.id);
+    if (this.runnersBySubject.get(runner.info.subject) !== runner) return;
+    this.runnersBySubject.delete(runner.info.subject);
+    const other = this.runners.find((r) => r.info.subject === runner.info.subject);
+    if (other) this.runnersBySubject.set(other.info.subject, other);
+  }
+
+  /** A plugin instance by its name in the chain. */
+  pluginInstance(name: string): PluginInstance | undefined {
+    return this.plugins.instance(name);
   }
 
   /** Where the bot is: `starting` (logging in, joining), `running`, `login_refused` (waiting for a fix), `stopping`. */

@@ -1,17 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { UpgradeGate } from '../chat/upgrade-gate.js';
-import { configPath, type LoadedConfig } from '../config/bots-config.js';
+import { configPath, type BotConfig, type LoadedConfig } from '../config/bots-config.js';
 import { loadPlugins, type LoadedPlugin } from '../config/plugin-loader.js';
 import { ConfigError } from '../config/yaml-source.js';
 import { LocalService } from '../service/local-service.js';
 import { readSeedFile } from '../service/seed.js';
 import { join } from 'node:path';
-import { describeEndpoint, planGateways } from '../gateway/gateway-plan.js';
+import { describeEndpoint, planGateways, type PlannedGateway } from '../gateway/gateway-plan.js';
 import { GatewayRouter } from '../gateway/gateway-router.js';
 import { MessageMap } from '../store/message-map.js';
 import { Bot } from './bot.js';
 import type { LoginRefusal } from './login-wait.js';
+import { reloadSupervisor, type ReloadHost } from './reload-apply.js';
+import type { ReloadOutcome } from './reload-plan.js';
 
 export interface SupervisorOptions {
   log: Logger;
@@ -25,7 +27,16 @@ export interface SupervisorOptions {
  */
 export class Supervisor {
   readonly bots: Bot[] = [];
+  /** What the last reload did (or why not), for /status. */
+  lastReload: ReloadOutcome | undefined;
   private service: LocalService | undefined;
+  private current!: { loaded: LoadedConfig; plugins: LoadedPlugin[][] };
+  private gateways: GatewayRouter | undefined;
+  private messageMap: MessageMap | undefined;
+  private startOptions!: { service: { baseUrl: string; ca?: string | Buffer }; stateDir: string; loginRetryMs?: number };
+  private stopping = false;
+  /** The reload under way: a second one waits for it. */
+  private reloading: Promise<unknown> = Promise.resolve();
   private everyRefusal: ((refusals: LoginRefusal[]) => void) | undefined;
   private readonly allRefused = new Promise<LoginRefusal[]>((resolve) => {
     this.everyRefusal = resolve;
@@ -79,28 +90,72 @@ export class Supervisor {
         ca: config.service.ca_file ? await readFile(configPath(loaded, config.service.ca_file)) : undefined,
       };
     }
-    const stateDir = configPath(loaded, config.state_dir);
-    const { gateways: plan } = planGateways(loaded, plugins);
-    const gateways = plan.length > 0
-      ? new GatewayRouter(plan, MessageMap.open(join(stateDir, 'gateway-map.jsonl'), {
-        maxRecords: config.message_map.max_lines, maxAgeMs: config.message_map.max_age_days * 24 * 3600 * 1000,
-      }), options.log.child({ component: 'gateways' }))
-      : undefined;
-    if (gateways) {
-      options.log.info({ gateways: plan.map((g) => ({ name: g.name, endpoints: g.endpoints.map(describeEndpoint) })) }, 'gateways');
-    }
-    config.bots.forEach((botConfig, index) => {
-      supervisor.bots.push(new Bot({
-        config: botConfig, plugins: plugins[index]!, service, stateDir, configDir: loaded.dir, gate,
-        log: options.log.child({ bot: botConfig.name }),
-        configFile: loaded.source.file, loginRetryMs: options.loginRetryMs,
-        onLoginRefused: () => supervisor.noteLoginRefused(),
-        gateways,
-      }));
-    });
+    supervisor.current = { loaded, plugins };
+    supervisor.startOptions = { service, stateDir: configPath(loaded, config.state_dir), loginRetryMs: options.loginRetryMs };
+    supervisor.gateways = supervisor.routerFor(planGateways(loaded, plugins).gateways);
+    config.bots.forEach((botConfig, index) => supervisor.bots.push(supervisor.makeBot(botConfig, plugins[index]!)));
     // Each bot starts on its own; one that cannot reach the service yet keeps trying without holding up the others.
     for (const bot of supervisor.bots) void bot.start();
     return supervisor;
+  }
+
+  /** The bots.yaml in use: the one started with, or the last one a reload applied. */
+  get loaded(): LoadedConfig {
+    return this.current.loaded;
+  }
+
+  private makeBot(config: BotConfig, plugins: LoadedPlugin[]): Bot {
+    const { loaded } = this.current;
+    return new Bot({
+      config, plugins, service: this.startOptions.service, stateDir: this.startOptions.stateDir, configDir: loaded.dir, gate: this.upgradeGate,
+      log: this.log.child({ bot: config.name }),
+      configFile: loaded.source.file, loginRetryMs: this.startOptions.loginRetryMs,
+      onLoginRefused: () => this.noteLoginRefused(),
+      gateways: this.gateways,
+    });
+  }
+
+  /** The gateways' router for a plan (none without gateways); a new plan keeps the message map and the counters. */
+  private routerFor(plan: PlannedGateway[]): GatewayRouter | undefined {
+    if (plan.length === 0) return undefined;
+    const { config } = this.current.loaded;
+    this.messageMap ??= MessageMap.open(join(this.startOptions.stateDir, 'gateway-map.jsonl'), {
+      maxRecords: config.message_map.max_lines, maxAgeMs: config.message_map.max_age_days * 24 * 3600 * 1000,
+    });
+    const router = new GatewayRouter(plan, this.messageMap, this.log.child({ component: 'gateways' }));
+    if (this.gateways) Object.assign(router.counters, this.gateways.counters);
+    else this.log.info({ gateways: plan.map((g) => ({ name: g.name, endpoints: g.endpoints.map(describeEndpoint) })) }, 'gateways');
+    return router;
+  }
+
+  /**
+   * Reads bots.yaml again and applies what changed to the running bots (see reload-apply.ts and
+   * docs/bots.md "Reload"); a file with a mistake changes nothing. Reloads run one at a time.
+   */
+  reload(file: string): Promise<ReloadOutcome> {
+    const run = this.reloading.then(() => reloadSupervisor(this.reloadHost(), file)).then((outcome) => {
+      this.lastReload = outcome;
+      return outcome;
+    });
+    this.reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  private reloadHost(): ReloadHost {
+    const self = this;
+    return {
+      log: this.log, bots: this.bots,
+      get stopping() { return self.stopping; },
+      get loaded() { return self.current.loaded; },
+      set loaded(loaded) { self.current.loaded = loaded; },
+      get plugins() { return self.current.plugins; },
+      set plugins(plugins) { self.current.plugins = plugins; },
+      get gateways() { return self.gateways; },
+      set gateways(router) { self.gateways = router; },
+      check: (loaded) => Supervisor.check(loaded),
+      makeBot: (config, plugins) => this.makeBot(config, plugins),
+      routerFor: (plan) => this.routerFor(plan),
+    };
   }
 
   /** The embedded service, when bots.yaml asked for one. */
@@ -132,7 +187,10 @@ export class Supervisor {
   }
 
   async stop(flushMs = 5_000): Promise<void> {
+    this.stopping = true;
     this.log.info('stopping');
+    // A reload under way finishes first (a reload asked for from now on is refused).
+    await this.reloading;
     await Promise.all(this.bots.map((bot) => bot.stop(flushMs).catch((error: unknown) => {
       this.log.error({ err: error, bot: bot.name }, 'bot did not stop cleanly');
     })));
