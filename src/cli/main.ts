@@ -9,6 +9,7 @@ import { logoutCommand } from './logout-command.js';
 import { EXIT, redact, reportError } from './output.js';
 import { newPluginCommand } from './new-plugin-command.js';
 import { pluginsCommand } from './plugins-command.js';
+import { reloadCommand } from './reload-command.js';
 import { checkCommand, runCommand } from './run-command.js';
 import { serve } from './serve.js';
 import { statusCommand } from './status-command.js';
@@ -23,6 +24,7 @@ Commands:
   run        run the bots of bots.yaml (groupwire run [bots.yaml])
   check      validate bots.yaml without connecting
   status     what a running groupwire run is doing: bots, chats, plugins, last errors (--json)
+  reload     make a running groupwire run read bots.yaml again and apply what changed, without a restart
   plugins    the built-in plugins, one line each, with their docs pages
   new-plugin write a ready plugin folder: TypeScript, typed options, a test (groupwire new-plugin NAME)
   test-plugin run a plugin's tests (node:test), loading TypeScript as run does
@@ -64,6 +66,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   transcript: transcriptCommand,
   logout: logoutCommand,
   status: statusCommand,
+  reload: reloadCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
