@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { Operations } from '../src/ops/operations.js';
 import { RecentErrors } from '../src/ops/recent-errors.js';
 import { DEMO } from './helpers/service.js';
+import { EXPORTED_METRICS } from './helpers/alert-metrics.js';
 import { promtoolCheck, samples, type PromSample } from './helpers/prometheus-text.js';
 import { adminOk, makeEnv, post, probes, waitFor, type Env } from './helpers/supervisor.js';
 
@@ -81,6 +82,10 @@ describe('ops endpoint: /metrics', () => {
     // The REST calls the bot made, by operation and answer; the responder's own stats() under its name.
     expect(value(after, 'groupwire_rest_calls_total', { bot: 'bot0', operation: 'getchats', answer: 'ok' })).toBeGreaterThan(0);
     expect(after.some((sample) => sample.name.startsWith('groupwire_plugin_responder_') && sample.labels.instance === 'responder')).toBe(true);
+    // Every metric deploy/alerts.yml may name is in a real scrape (test/deploy-files.test.ts checks the alerts against the list).
+    // (A family is declared even with no sample yet: queue depths need a relay.)
+    const exposition = (await get(`${ops!.url}/metrics`)).text;
+    for (const name of EXPORTED_METRICS) expect(exposition, name).toContain(`# TYPE ${name} `);
     // The process's own.
     for (const name of ['process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_active_handles_total']) {
       expect(after.some((sample) => sample.name === name), name).toBe(true);
