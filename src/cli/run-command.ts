@@ -6,18 +6,23 @@ import { createLogger } from '../supervisor/logging.js';
 import { describeEndpoint, planGateways } from '../gateway/gateway-plan.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { describeRefusal } from '../supervisor/login-wait.js';
+import type { ReloadOutcome } from '../supervisor/reload-plan.js';
 import { sayOnStderr } from '../supervisor/stderr-sink.js';
 import { announceLocalService } from './demo-file.js';
 import { redact } from './output.js';
 import { DEMO_FILE } from './service-address.js';
-import { ignoreHangup, stopOnSignal } from './serve.js';
+import { onHangup, stopOnSignal } from './serve.js';
 import { UsageError } from './usage-error.js';
 
 export const RUN_HELP = `Usage: groupwire run [bots.yaml]
 
 Runs the bots of bots.yaml (default ./bots.yaml) until SIGINT or SIGTERM. A first signal stops cleanly
 (posts flushed for up to 5 s, sockets closed, plugins stopped, cursors saved); a second exits at once.
-SIGHUP is logged and ignored (reload is not supported yet: restart to apply bots.yaml changes).
+SIGHUP (or groupwire reload) re-reads bots.yaml and applies what changed without a restart: chats
+and bots added or removed, a changed plugin restarted alone; unchanged chats keep their sockets. A file
+with a mistake is refused and the running config goes on (docs/bots.md "Reload").
+Unless bots.yaml says ops: false, the operations endpoint (default http://127.0.0.1:9464) serves
+/status (a live page), /metrics (Prometheus), /healthz and /readyz (docs/operations.md).
 With service.base_url: embedded, .groupwire/demo.json in the working directory says where the service
 is while it runs, so the client commands run from here (chat, api, ...) find it, as they find the demo.
 
@@ -62,10 +67,27 @@ export async function runCommand(args: string[]): Promise<number> {
   // The status page lists the last warnings and errors: they are taken off the log lines as written.
   const errors = new RecentErrors();
   const log = createLogger({ level: options.logLevel ?? loaded.config.log.level, pretty: loaded.config.log.pretty, tee: errors });
-  ignoreHangup((message) => log.warn(message), 'SIGHUP ignored: reload is not supported yet; restart to apply bots.yaml changes');
+  // A SIGHUP while the bots start is said and ignored; from the moment they run it reloads bots.yaml.
+  let reload: (() => Promise<ReloadOutcome>) | undefined;
+  onHangup(() => {
+    if (reload) void reload();
+    else log.warn('SIGHUP while starting: ignored; send it again once groupwire run is up to reload bots.yaml');
+  });
   const supervisor = await Supervisor.start(loaded, { log });
   const stateDir = configPath(loaded, loaded.config.state_dir);
-  const operations = new Operations({ supervisor, config: loaded.config.ops, log, errors, stateDir });
+  const reloads = { applied: 0, refused: 0 };
+  reload = async () => {
+    const outcome = await supervisor.reload(options.file);
+    reloads[outcome.applied ? 'applied' : 'refused'] += 1;
+    // A changed ops: starts the endpoint again, once the answer to a POST /reload has gone out.
+    if (outcome.applied && outcome.opsChanged) {
+      setTimeout(() => void operations.start(supervisor.loaded.config.ops).catch((error: unknown) => log.error({ err: error }, 'the operations endpoint could not start again')), 200);
+    }
+    return outcome;
+  };
+  const operations = new Operations({
+    supervisor, config: loaded.config.ops, log, errors, stateDir, reload, lastReload: () => supervisor.lastReload, reloads: () => reloads,
+  });
   await operations.start();
   const service = supervisor.localService;
   if (service) {

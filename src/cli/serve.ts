@@ -116,15 +116,15 @@ function printReadyLine(service: LocalService): void {
   process.stdout.write(`${JSON.stringify({ base_url: service.baseUrl, ca_file: service.caFile ?? null, admin_token: service.adminToken })}\n`);
 }
 
-/** What a SIGHUP does to a long-running command: nothing but a line saying so (see ignoreHangup). */
+/** What a SIGHUP does to serve and the demo: nothing but a line saying so (see ignoreHangup; groupwire run reloads). */
 export type HangupNotice = (message: string) => void;
 
-const HANGUP_MESSAGE = 'SIGHUP ignored: reload is not supported yet; restart to apply configuration changes';
+const HANGUP_MESSAGE = 'SIGHUP ignored: this command does not reload its configuration (groupwire run does); restart it to apply changes';
 let hangupIgnored = false;
 
 /**
  * SIGHUP would end the process (Node's default): a closed terminal, or `kill -HUP` sent by habit to
- * ask for a reload, would drop every socket. Until reload exists it is said and ignored. `notice`
+ * ask for a reload, would drop every socket. serve and the demo say so and ignore it. `notice`
  * defaults to a line on stderr; commands with a logger pass it. Installed once per process.
  */
 export function ignoreHangup(notice: HangupNotice = (message) => sayOnStderr(`groupwire: ${message}`), message = HANGUP_MESSAGE): void {
