@@ -13,6 +13,7 @@ import type {
   BotInfo, ChatInfo, ChatReset, ChatTarget, GatewayPort, PlatformEndpoint, PluginContext, PluginEnv, PluginInstance, PluginStatus,
 } from '../pipeline/plugin.js';
 import { KeyValueStore } from '../store/kv-store.js';
+import { carryOver, restartReasons, stopLink } from './reload-chain.js';
 
 /** The gateway step keeps nothing of its own. */
 const NO_STORE = KeyValueStore.memory();
@@ -189,15 +190,7 @@ export class BotPlugins {
     try {
       const plain = this.links.filter((link) => !isGatewayStep(link));
       const current = new Map(plain.map((link) => [link.name, link]));
-      const why = new Map<string, string>();
-      for (const name of restart) why.set(name, 'options changed');
-      names.forEach((name, index) => {
-        const link = current.get(name);
-        const channelsOf = (router: GatewayRouter | undefined) => (router?.port(bot, name).channels() ?? []).toSorted();
-        if (link && !why.has(name) && plugins[index]!.definition.platform && !isDeepStrictEqual(channelsOf(oldGateways), channelsOf(gateways))) {
-          why.set(name, 'its gateway channels changed');
-        }
-      });
+      const why = restartReasons({ bot, names, plugins, running: current, restart, before: oldGateways, after: gateways });
       // Old instances go first (a relay's nick or a file a plugin holds is free for the new one).
       for (const link of plain.toReversed()) {
         if (names.includes(link.name) && !why.has(link.name)) continue;
@@ -276,27 +269,6 @@ export class BotPlugins {
       const own = this.links.find((link) => link.name === name)?.instance.stats?.();
       return [name, { ...chain, ...own }];
     }));
-  }
-}
-
-/** Stops one instance; one that fails to stop is logged and does not keep the others from stopping. */
-async function stopLink(link: ChainLink): Promise<void> {
-  try {
-    await link.instance.stop?.();
-  } catch (error) {
-    link.log.error({ err: error }, 'plugin failed to stop');
-  }
-}
-
-/** The counters and latency of every instance name that goes on are added into the new chain's. */
-function carryOver(from: PluginChain, to: PluginChain): void {
-  for (const [name, stats] of to.stats) {
-    const old = from.stats.get(name);
-    if (!old) continue;
-    stats.handled += old.handled;
-    stats.errors += old.errors;
-    stats.timeouts += old.timeouts;
-    to.latency.get(name)!.add(from.latency.get(name)!);
   }
 }
 

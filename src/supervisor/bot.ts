@@ -22,6 +22,7 @@ import { setUpChat } from './chat-joiner.js';
 import { PostFailedError } from './chat-outbox.js';
 import { ChatRunner } from './chat-runner.js';
 import type { BotChanges } from './reload-plan.js';
+import { BotRunners } from './reload-runners.js';
 import {
   AccountNotAllowedError, credentialsOf, describeRefusal, isGroupRefusal, LOGIN_RETRY_MS, loginRefusalOf, waitForLoginFix,
   waitText, type LoginConfig, type LoginRefusal,
@@ -53,12 +54,7 @@ const DEFAULT_RATE = { perSecond: 5, burst: 10 };
  */
 export class Bot {
   readonly client: GroupsClient;
-  readonly runners: ChatRunner[] = [];
-  /** The runners by chat id and by subject: a bot may be in thousands of chats. */
-  private readonly runnersById = new Map<string, ChatRunner>();
-  private readonly runnersBySubject = new Map<string, ChatRunner>();
-  /** The runners by bots.yaml entry (`<group>/<chat>`): a reload stops the chats whose entry went. */
-  private readonly runnersByEntry = new Map<string, ChatRunner>();
+  private readonly chats = new BotRunners();
   /** bots.yaml's entry for the bot, and the process's gateways: a reload replaces them. */
   private config: BotConfig;
   private gateways: GatewayRouter | undefined;
@@ -102,10 +98,10 @@ export class Bot {
       name: this.name,
       log: this.options.log,
       speaker: () => this.speaker(),
-      chat: (key) => this.runnerFor(key)?.info,
+      chat: (key) => this.chats.find(key)?.info,
       starting: () => !this.stopping && (this.refusal !== undefined || !this.startedOnce),
       postRelayed: (chat, text, tag) => {
-        const runner = this.runnersById.get(chat.id);
+        const runner = this.chats.byChatId(chat.id);
         if (!runner || !runner.accepting) throw new PostFailedError(`the chat ${chat.subject} does not take posts now (closed, or the bot is stopping)`);
         return runner.post(text, undefined, tag);
       },
@@ -116,6 +112,11 @@ export class Bot {
   /** The bot as a speaker: its voice in the gateways. */
   private speaker(): Speaker {
     return { platform: 'chat', id: this.info?.userId ?? '', name: this.name };
+  }
+
+  /** The bot's chats, each a ChatRunner. */
+  get runners(): readonly ChatRunner[] {
+    return this.chats.list;
   }
 
   get name(): string {
@@ -214,7 +215,7 @@ export class Bot {
       // The chat this entry named last time (it may have been renamed since).
       const entryKey = `${entry.group}/${entry.chat}`;
       const before = this.cursors!.chatOfEntry(entryKey);
-      if (this.runnerFor(entry.chat) || (before !== undefined && this.runnersById.has(before))) continue;
+      if (this.chats.find(entry.chat) || (before !== undefined && this.chats.byChatId(before))) continue;
       const chatLog = log.child({ chat: entry.chat, group: entry.group });
       try {
         let directory = directories.get(entry.group);
@@ -236,7 +237,7 @@ export class Bot {
           relayed: (tag, message, chat) => this.gateways?.confirmed(this.name, chat, tag, message),
           chatReset: (reset) => this.plugins.reset(reset),
         });
-        this.addRunner(runner, entryKey);
+        this.chats.add(runner, entryKey);
         runner.start();
       } catch (error) {
         // One chat that cannot be set up (or a group that is not there) does not keep the bot's other chats down.
@@ -246,18 +247,6 @@ export class Bot {
       }
     }
     return refused;
-  }
-
-  /** The runner of a chat by id, else by subject (the first one with it). */
-  private runnerFor(key: string): ChatRunner | undefined {
-    return this.runnersById.get(key) ?? this.runnersBySubject.get(key);
-  }
-
-  private addRunner(runner: ChatRunner, entryKey: string): void {
-    this.runners.push(runner);
-    this.runnersByEntry.set(entryKey, runner);
-    this.runnersById.set(runner.info.id, runner);
-    if (!this.runnersBySubject.has(runner.info.subject)) this.runnersBySubject.set(runner.info.subject, runner);
   }
 
   private deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void> {
@@ -305,7 +294,7 @@ export class Bot {
   /** Posts into one of the bot's chats, by subject, id or ChatInfo. */
   send(target: ChatTarget, text: string, origin?: { chatId: string; msgNum: number }): Promise<ChatMessage> {
     const key = typeof target === 'string' ? target : target.id;
-    const runner = this.runnerFor(key);
+    const runner = this.chats.find(key);
     if (!runner) return Promise.reject(new PostFailedError(`bot ${this.name} is not in a chat ${key}`));
     return runner.post(text, origin);
   }
@@ -333,7 +322,11 @@ export class Bot {
     const newGateways = gateways !== this.gateways;
     this.gateways = gateways;
     if (newGateways) gateways?.attach(this.gatewaySide());
-    for (const entry of changes.chatsRemoved) await this.removeChat(`${entry.group}/${entry.chat}`, flushMs);
+    for (const entry of changes.chatsRemoved) {
+      // Its posts flush or stay on disk, its cursor stays; then the bot leaves it.
+      await this.chats.ofEntry(`${entry.group}/${entry.chat}`)?.stop(flushMs);
+      this.chats.remove(`${entry.group}/${entry.chat}`);
+    }
     const said = [...changes.changes];
     if (changes.chainChanged || newGateways) {
       said.push(...(await this.plugins.reload(changes.plugins, changes.pluginsRestarted, gateways)).map((change) => `bot ${this.name}: ${change}`));
@@ -341,21 +334,9 @@ export class Bot {
     for (const { log, error } of await this.setUpChats(changes.chatsAdded)) {
       log.error({ reason: error.message }, 'chat skipped: the bot\'s account may not use this group (banned, or not a member)');
     }
-    return said;
-  }
-
-  /** Stops a chat (its posts flush or stay on disk, its cursor stays) and takes it out of the bot. */
-  private async removeChat(entryKey: string, flushMs: number): Promise<void> {
-    const runner = this.runnersByEntry.get(entryKey);
-    if (!runner) return;
-    await runner.stop(flushMs);
-    this.runnersByEntry.delete(entryKey);
-    this.runners.splice(this.runners.indexOf(runner), 1);
-    this.runnersById.delete(runner.info.id);
-    if (this.runnersBySubject.get(runner.info.subject) !== runner) return;
-    this.runnersBySubject.delete(runner.info.subject);
-    const other = this.runners.find((r) => r.info.subject === runner.info.subject);
-    if (other) this.runnersBySubject.set(other.info.subject, other);
+    // An added chat that could not be set up (no such chat without create: true, a group that refuses the bot) is said so.
+    const skipped = new Set(changes.chatsAdded.filter((entry) => !this.chats.ofEntry(`${entry.group}/${entry.chat}`)).map((entry) => `bot ${this.name}: chat ${entry.chat} added`));
+    return said.map((change) => (skipped.has(change) ? change.replace(/ added$/, ' could not be set up; skipped (see the log)') : change));
   }
 
   /** A plugin instance by its name in the chain. */
