@@ -179,3 +179,26 @@ describe('reload: bots.yaml applied to the running supervisor', () => {
     expect(probes().stops.slice(stopsBefore)).toEqual([]);
   });
 });
+
+describe('reload: gateways', () => {
+  test('a gateway added by a reload joins two running chats without touching their sockets; removed again, it stops', { timeout: 60_000 }, async () => {
+    const { env, supervisor, recorder } = await started('gateway');
+    const before = await socketSnapshot(env, supervisor);
+    const spec = botWith(recorder, 'gateway');
+    env.writeConfig([spec], [{ name: 'both', endpoints: [{ chat: 'general' }, { chat: 'random' }] }]);
+    const outcome = await supervisor.reload(env.configFile);
+    expect(outcome).toMatchObject({ applied: true, problems: [], changes: ['gateways changed: both'] });
+    await post(env.svc, 'general', 'bob', 'across the gateway');
+    await waitFor('the line in random', () => probes().seen.gateway?.some((s) => s.chat === 'random' && s.own === 'chat' && s.text.includes('across the gateway')));
+
+    env.writeConfig([spec]);
+    expect(await supervisor.reload(env.configFile)).toMatchObject({ applied: true, changes: ['gateways changed: none now'] });
+    const alone = await post(env.svc, 'general', 'bob', 'not across any more');
+    await waitFor('the line handed on in general', () => probes().seen.gateway?.some((s) => s.msgNum === alone.msg_num && s.chat === 'general'));
+    const marker = await post(env.svc, 'random', 'carol', 'marker');
+    await waitFor('the marker in random', () => probes().seen.gateway?.some((s) => s.msgNum === marker.msg_num && s.chat === 'random'));
+    expect(probes().seen.gateway!.some((s) => s.chat === 'random' && s.text.includes('not across any more'))).toBe(false);
+    expectSocketsUntouched(before, supervisor, ['bot0/general', 'bot0/random']);
+    expect(probes().stops.slice(stopsBefore)).toEqual([]);
+  });
+});
