@@ -8,7 +8,10 @@ import { cleanEnv, ROOT } from './helpers/cli.js';
 import { startCli, type RunningCli } from './helpers/long-running-cli.js';
 import { chatOf, history, makeEnv, post, type Env, waitFor } from './helpers/supervisor.js';
 
-/** Issue 13 item 11: SIGHUP is logged and ignored by `run`, `serve` and `demo`; SIGTERM still stops them cleanly. */
+/**
+ * Issue 13 item 11: SIGHUP never ends `run`, `serve` or `demo`; SIGTERM still stops them cleanly.
+ * Issue 16: for `run` it is a reload of bots.yaml; `serve` and `demo` say they ignore it.
+ */
 
 let env: Env | undefined;
 let running: RunningCli | undefined;
@@ -22,21 +25,31 @@ afterEach(async () => {
 });
 
 describe('SIGHUP', () => {
-  test('groupwire run: logged and ignored, the bot keeps answering, then SIGTERM exits 0', async () => {
+  test('groupwire run: SIGHUP reloads bots.yaml (a chat added joins; the open socket stays), then SIGTERM exits 0', async () => {
     env = await makeEnv([{ name: 'helper', chats: [{ chat: 'general' }], plugins: [{ use: 'responder' }] }]);
     running = startCli(['run', '--log-level', 'info', env.configFile], cleanEnv());
     await running.waitFor('stderr', /chat socket open/);
 
+    // Nothing changed yet: said, and nothing happens.
     running.child.kill('SIGHUP');
-    await running.waitFor('stderr', /SIGHUP ignored: reload is not supported yet; restart to apply bots\.yaml changes/);
+    await running.waitFor('stderr', /reload: .*bots\.yaml has no change to apply/);
+    env.writeConfig([{ name: 'helper', chats: [{ chat: 'general' }, { chat: 'random' }], plugins: [{ use: 'responder' }] }]);
+    running.child.kill('SIGHUP');
+    await running.waitFor('stderr', /reload: bot helper: chat random added/);
 
     const bot = env.client('bot');
     const botId = String((await bot.login()).id);
-    const general = (await chatOf(bot, 'general'))!;
-    const asked = await post(env.svc, 'general', 'bob', '!ping');
-    const answer = await waitFor('the pong after SIGHUP', async () =>
-      (await history(bot, general.id)).find((m) => m.msg_num > asked.msg_num && m.user_id === botId), 30_000);
-    expect(answer.message).toBe('pong');
+    for (const subject of ['general', 'random']) {
+      const chat = (await chatOf(bot, subject))!;
+      const asked = await post(env.svc, subject, 'bob', '!ping');
+      const answer = await waitFor(`the pong in ${subject} after SIGHUP`, async () =>
+        (await history(bot, chat.id)).find((m) => m.msg_num > asked.msg_num && m.user_id === botId), 30_000);
+      expect(answer.message).toBe('pong');
+    }
+    // #general's socket was opened once: the reload left it alone.
+    const opens = running.stderr().split('\n').filter((line) => line.includes('"msg":"chat socket open"'));
+    expect(opens.filter((line) => line.includes('"chat":"general"'))).toHaveLength(1);
+    expect(opens.filter((line) => line.includes('"chat":"random"'))).toHaveLength(1);
 
     expect(await running.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(running.stderr()).toContain('"msg":"stopped"');
@@ -68,7 +81,7 @@ describe('SIGHUP', () => {
     const ready = JSON.parse(line) as { base_url: string; ca_file: string };
 
     running.child.kill('SIGHUP');
-    await running.waitFor('stderr', /SIGHUP ignored: reload is not supported yet/);
+    await running.waitFor('stderr', /SIGHUP ignored: this command does not reload/);
 
     const dispatcher = new Agent({ connect: { ca: readFileSync(ready.ca_file) } });
     try {
@@ -93,7 +106,7 @@ describe('SIGHUP', () => {
     await waitFor('the scripted !ping answered', () => pongs() >= 1, 90_000);
 
     running.child.kill('SIGHUP');
-    await running.waitFor('stderr', /SIGHUP ignored: reload is not supported yet/);
+    await running.waitFor('stderr', /SIGHUP ignored: this command does not reload/);
 
     const demo = JSON.parse(readFileSync(join(dir, '.groupwire', 'demo.json'), 'utf8')) as { base_url: string; ca_file: string };
     const bob = new GroupsClient({ baseUrl: demo.base_url, ca: readFileSync(demo.ca_file), credentials: { email: 'bob@example.com', password: 'bob-demo' } });

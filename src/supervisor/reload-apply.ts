@@ -32,6 +32,7 @@ export async function reloadSupervisor(host: ReloadHost, file: string): Promise<
   const outcome = (applied: boolean, changes: string[], problems: string[], opsChanged = false): ReloadOutcome => {
     for (const change of changes) log.info(`reload: ${change}`);
     for (const problem of problems) log.error(`reload: ${problem}`);
+    if (applied && changes.length === 0) log.info(`reload: ${file} has no change to apply`);
     return { applied, at: new Date().toISOString(), changes, problems, opsChanged };
   };
   if (host.stopping) return outcome(false, [], ['groupwire is stopping: not reloading']);
