@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { request } from 'undici';
-import { parseDocument } from 'yaml';
 import { OPS_FILE } from '../ops/operations.js';
 import type { ReloadOutcome } from '../supervisor/reload-plan.js';
 import { parseFlags } from './command.js';
+import { nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
 import { EXIT, registerSecret, writeErr, writeOut } from './output.js';
 import { UsageError } from './usage-error.js';
 
@@ -39,7 +38,7 @@ export async function reloadCommand(args: string[]): Promise<number> {
   }
   if (positionals.length > 1) throw new UsageError('give one bots.yaml at most');
   const file = positionals[0] ?? 'bots.yaml';
-  const settings = readSettings(file);
+  const settings = await readOpsSettings(file);
   const token = values.token ?? nonEmpty(process.env.GROUPWIRE_OPS_TOKEN) ?? settings.token;
   registerSecret(token);
   const opsFile = join(settings.stateDir, OPS_FILE);
@@ -96,45 +95,4 @@ export function describeOutcome(outcome: ReloadOutcome): string {
 function fail(message: string): number {
   writeErr(`groupwire: ${message}\n`);
   return EXIT.error;
-}
-
-/**
- * state_dir and ops.token of bots.yaml, read leniently: a file with a mistake is still the running
- * process's to refuse (with where the mistake is), and a variable not set in this shell reads as empty.
- */
-function readSettings(file: string): { stateDir: string; token?: string } {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): give the bots.yaml groupwire run runs`);
-  }
-  const raw = (parseDocument(text).toJS() ?? {}) as { state_dir?: unknown; ops?: unknown };
-  const stateDir = resolve(dirname(resolve(file)), typeof raw.state_dir === 'string' ? interpolated(raw.state_dir) : './.groupwire');
-  const ops = typeof raw.ops === 'object' && raw.ops !== null ? (raw.ops as { token?: unknown }) : {};
-  return { stateDir, token: typeof ops.token === 'string' ? nonEmpty(interpolated(ops.token)) : undefined };
-}
-
-/** `${NAME}` and `${NAME:-default}` as bots.yaml has them (yaml-source.ts), an unset one empty. */
-function interpolated(value: string): string {
-  return value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, name: string, fallback?: string) => {
-    if (whole.startsWith('$$')) return whole.slice(1);
-    return nonEmpty(process.env[name]) ?? fallback ?? '';
-  });
-}
-
-/** ops.json of a running process, or undefined when there is none. */
-function readOpsFile(file: string): { pid: number; url?: string } | undefined {
-  let parsed: { pid?: unknown; url?: unknown };
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8')) as typeof parsed;
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed.pid !== 'number') return undefined;
-  return { pid: parsed.pid, ...(typeof parsed.url === 'string' ? { url: parsed.url } : {}) };
-}
-
-function nonEmpty(text: string | undefined): string | undefined {
-  return text === undefined || text === '' ? undefined : text;
 }

@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { DEFAULT_OPS_LISTEN } from '../config/bots-config.js';
-import { ConfigError, YamlSource } from '../config/yaml-source.js';
 import { OPS_FILE } from '../ops/operations.js';
 import type { StatusSnapshot } from '../ops/status-snapshot.js';
 import { parseFlags } from './command.js';
+import { nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
 import { EXIT, registerSecret, writeErr, writeOut } from './output.js';
 import { statusTable } from './status-table.js';
 import { UsageError } from './usage-error.js';
@@ -99,7 +99,8 @@ async function findTarget(file: string | undefined, url: string | undefined, tok
   // No bots.yaml here and none named: the default address (a groupwire run from elsewhere, default ops:).
   if (!config) return { url: listenUrl(DEFAULT_OPS_LISTEN), token: withToken, from: `the default address; no ${path} here` };
   const opsFile = join(config.stateDir, OPS_FILE);
-  const running = readOpsFile(opsFile);
+  const found = readOpsFile(opsFile);
+  const running = found?.alive ? found : undefined;
   if (running?.url) return { url: running.url, token: withToken, from: `from ${opsFile}` };
   if (running) return { url: '', from: '', none: `groupwire run (pid ${running.pid}) has no operations endpoint: ops: false in ${path}` };
   if (config.listen === undefined) return { url: '', from: '', none: `the operations endpoint is off in ${path} (ops: false)` };
@@ -107,52 +108,6 @@ async function findTarget(file: string | undefined, url: string | undefined, tok
     return { url: '', from: '', none: `no groupwire run of ${path} is running: there is no ${opsFile} (ops.listen's port 0 is chosen when it starts)` };
   }
   return { url: listenUrl(config.listen), token: withToken, from: `from ops.listen of ${path}; there is no ${opsFile}, so groupwire run may not be running` };
-}
-
-/**
- * The few settings of bots.yaml this command needs, read leniently: a variable that is not set in this
- * shell (a secret a service manager gives groupwire run) reads as empty instead of failing the command.
- */
-async function readOpsSettings(file: string): Promise<{ stateDir: string; listen?: string; token?: string }> {
-  let raw: { state_dir?: unknown; ops?: unknown };
-  try {
-    const source = await YamlSource.read(file);
-    try {
-      source.interpolate(process.env);
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-    }
-    raw = (source.toJS() ?? {}) as typeof raw;
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
-  const dir = dirname(resolve(file));
-  const stateDir = resolve(dir, typeof raw.state_dir === 'string' ? raw.state_dir : './.groupwire');
-  if (raw.ops === false) return { stateDir };
-  const ops = (typeof raw.ops === 'object' && raw.ops !== null ? raw.ops : {}) as { listen?: unknown; token?: unknown };
-  return {
-    stateDir,
-    listen: typeof ops.listen === 'string' ? ops.listen : DEFAULT_OPS_LISTEN,
-    token: typeof ops.token === 'string' ? nonEmpty(ops.token) : undefined,
-  };
-}
-
-/** ops.json of a running process; undefined when there is none or its process is gone (a stale file). */
-function readOpsFile(file: string): { pid: number; url?: string } | undefined {
-  let parsed: { pid?: unknown; url?: unknown };
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8')) as typeof parsed;
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed.pid !== 'number') return undefined;
-  try {
-    process.kill(parsed.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
-  }
-  return { pid: parsed.pid, ...(typeof parsed.url === 'string' ? { url: parsed.url } : {}) };
 }
 
 /** `host:port` as a URL to connect to (a wildcard listen address is reached on loopback). */
@@ -183,8 +138,4 @@ function errorOf(text: string): string {
   } catch {
     return '';
   }
-}
-
-function nonEmpty(text: string | undefined): string | undefined {
-  return text === undefined || text === '' ? undefined : text;
 }
