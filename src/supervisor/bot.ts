@@ -10,10 +10,9 @@ import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { Delivery } from '../chat/sequencer.js';
 import type { BotConfig, ChatConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
-import type { BaseContext } from '../pipeline/chain.js';
 import type { GatewayBot, GatewayRouter } from '../gateway/gateway-router.js';
 import type { Speaker } from '../gateway/message.js';
-import type { BotInfo, ChatInfo, ChatTarget, PluginInstance, ReplyOptions } from '../pipeline/plugin.js';
+import type { BotInfo, ChatInfo, ChatTarget, PluginInstance } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
 import { BotPlugins, type PluginReport } from './bot-plugins.js';
@@ -21,6 +20,7 @@ import { ChatDirectory, ChatSetupError } from './chat-directory.js';
 import { setUpChat } from './chat-joiner.js';
 import { PostFailedError } from './chat-outbox.js';
 import { ChatRunner } from './chat-runner.js';
+import { messageContext, type ContextSource } from './message-context.js';
 import type { BotChanges } from './reload-plan.js';
 import { BotRunners } from './reload-runners.js';
 import {
@@ -59,6 +59,8 @@ export class Bot {
   private config: BotConfig;
   private gateways: GatewayRouter | undefined;
   private readonly plugins: BotPlugins;
+  /** What each message's context reads of the bot (message-context.ts). */
+  private readonly contextSource: ContextSource;
   private readonly stopper = new AbortController();
   /** Aborted first thing in stop(), for plugins (env.stopping); `stopper` follows once the chats are down. */
   private readonly stoppingSignal = new AbortController();
@@ -90,6 +92,14 @@ export class Bot {
       gateways: options.gateways,
     });
     options.gateways?.attach(this.gatewaySide());
+    const bot = this;
+    this.contextSource = {
+      get bot() { return bot.info!; },
+      client: this.client,
+      get gateways() { return bot.gateways; },
+      speaker: () => this.speaker(),
+      send: (target, text, origin) => this.send(target, text, origin),
+    };
   }
 
   /** The bot as the gateways reach it. */
@@ -251,30 +261,7 @@ export class Bot {
 
   private deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void> {
     if (!this.plugins.started || !this.info || this.stopper.signal.aborted) return Promise.resolve();
-    const origin = { chatId: chat.id, msgNum: message.msg_num };
-    const isOwn = message.user_id === this.info.userId;
-    const own = isOwn ? (this.gateways?.ownPost(this.name, chat, message) ?? {}) : undefined;
-    const relayed = own?.relayed;
-    // The bot's own voice is never answered (a plugin answering it would answer itself, for ever).
-    const voice = isOwn && !relayed;
-    const base: BaseContext = {
-      message, chat, bot: this.info, client: this.client, backfilled: delivery.backfilled, ageMs: delivery.ageMs,
-      text: relayed ? relayed.text : message.message,
-      sender: relayed ? relayed.speaker : isOwn ? this.speaker() : memberOf(message),
-      own,
-      answerable: !isOwn || relayed?.first === true,
-      reply: ((text: string, options?: ReplyOptions) => {
-        if (voice) return Promise.reject(new PostFailedError('not answering the bot\'s own post (a bot must not answer itself)'));
-        if (options?.only === 'origin' && relayed && this.gateways) {
-          return this.gateways.answerAtOrigin(this.name, base, text).then((sent) => (sent ? undefined : this.send(chat, text, origin)));
-        }
-        return this.send(chat, text, origin);
-      }) as BaseContext['reply'],
-      send: (target, text) => (voice
-        ? Promise.reject(new PostFailedError('not answering the bot\'s own post (a bot must not answer itself)'))
-        : this.send(target, text, origin)),
-    };
-    return this.plugins.run(base);
+    return this.plugins.run(messageContext(this.contextSource, message, delivery, chat));
   }
 
   /** Resolves once the bot has started and every chat it could set up has its socket open. */
@@ -365,13 +352,6 @@ export class Bot {
       plugins: this.plugins.stats(),
     };
   }
-}
-
-/** A chat member as a speaker (`ctx.sender`). */
-function memberOf(message: ChatMessage): Speaker {
-  const speaker: Speaker = { platform: 'chat', id: message.user_id, name: message.display_name || message.user_name || message.user_id };
-  if (message.email) speaker.email = message.email;
-  return speaker;
 }
 
 function groupNameOf(user: { subscriptions?: Array<{ group_id: Id; group_name: string }> }, groupId: Id): string | undefined {
