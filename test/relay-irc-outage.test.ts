@@ -60,6 +60,10 @@ describe.each<IrcServerKind>(['ngircd', 'inspircd'])('relay-irc: %s killed mid-s
     await waitFor('the relay noticing', () => stats().irc_connected === 0);
     await post(env.svc, 'general', 'bob', 'while down {n}', 10);
     expected.push(...Array.from({ length: 10 }, (_, i) => `while down ${i + 1}`));
+    // What the operations endpoint shows of it (status(): /status, /readyz's relaysDown, groupwire_plugin_queue_depth).
+    const report = () => env!.supervisor!.bots[0]!.pluginReports().find((r) => r.instance === 'relay-irc')!;
+    await waitFor('the lines waiting in to_irc', () => (report().status.queues?.to_irc ?? 0) >= 10);
+    expect(report().status.connection?.state).toBe('connecting');
 
     // Back, but closed to the relay (a password it does not have) until the watcher is in the channel.
     await server.setPassword('letmein');
@@ -80,6 +84,7 @@ describe.each<IrcServerKind>(['ngircd', 'inspircd'])('relay-irc: %s killed mid-s
     expect([...before, ...after.slice(again.length)]).toEqual(expected);
     expect(stats().to_irc_dropped_refused).toBe(0);
     await waitFor('the queue empty', () => stats().queued_lines === 0);
+    expect(report().status).toMatchObject({ connection: { state: 'connected' }, queues: { to_irc: 0 } });
   });
 });
 
