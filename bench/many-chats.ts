@@ -139,6 +139,26 @@ for (const { chats, baseline, groupwire } of results) {
   });
 }
 
+// The operations endpoint with every chat open: a Prometheus scrape and a status push, against the
+// supervisor's stats() as JSON (what there was before the endpoint). Prometheus's default scrape timeout is 10 s.
+for (const { chats, groupwire } of results) {
+  const ops = groupwire.ops;
+  if (!ops) continue;
+  const n = chats.toLocaleString('en-US');
+  figures.push({
+    label: `${n} chats: a /metrics scrape`, value: ops.scrapeMs, unit: 'ms',
+    baseline: { label: 'stats() as JSON', value: ops.statsMs }, ratio: ops.scrapeMs / ops.statsMs,
+    ratioMeaning: 'of the time of stats() as JSON (lower is better)',
+    limit: { text: 'under 1 s (a tenth of Prometheus\'s default scrape timeout)', ok: ops.scrapeMs < 1_000 },
+  });
+  figures.push({
+    label: `${n} chats: a status snapshot as JSON (each /status/events push)`, value: ops.snapshotMs, unit: 'ms',
+    baseline: { label: 'stats() as JSON', value: ops.statsMs }, ratio: ops.snapshotMs / ops.statsMs,
+    ratioMeaning: 'of the time of stats() as JSON (lower is better)',
+    limit: { text: 'under 250 ms (a quarter of the page\'s 1 s push interval)', ok: ops.snapshotMs < 250 },
+  });
+}
+
 // What one more socket costs, from the two sizes: the per-process part (V8's young generation grown to its
 // default 2 x 16 MB, warmed TLS and ws code) weighs on 1,000 sockets and hardly on 10,000.
 const small = results.find((r) => r.chats === 1_000);
@@ -166,7 +186,8 @@ const detail = results.map(({ chats, groupwire: g, baseline: b }) =>
   `${(g.reopen?.service.apiCalls ?? 0) + (g.afterReopen?.apiCalls ?? 0)} REST calls; ${g.logLines ?? 0} log lines at info; ` +
   `the upgrade gate cut its pace ${g.gate?.afterOpen.cuts ?? 0} times while opening (pace then ${g.gate?.afterOpen.pace.toFixed(0)}/s) and ` +
   `${(g.gate?.afterReopen?.cuts ?? 0) - (g.gate?.afterOpen.cuts ?? 0)} times while reopening (pace then ${g.gate?.afterReopen?.pace.toFixed(0) ?? 'n/a'}/s). ` +
-  `Bare ws received ${b.frames ?? 0} history frames on its first open.`);
+  `Bare ws received ${b.frames ?? 0} history frames on its first open.` +
+  (g.ops ? ` The operations endpoint: a /metrics scrape ${(g.ops.scrapeBytes / 1e6).toFixed(1)} MB, a status snapshot ${(g.ops.snapshotBytes / 1e6).toFixed(1)} MB, stats() ${(g.ops.statsBytes / 1e6).toFixed(1)} MB as JSON.` : ''));
 
 report({
   name: 'many-chats',

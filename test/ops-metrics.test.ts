@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { request } from 'undici';
 import { Operations } from '../src/ops/operations.js';
 import { RecentErrors } from '../src/ops/recent-errors.js';
+import { ScrapeMetric } from '../src/ops/scrape-metric.js';
 import { DEMO } from './helpers/service.js';
 import { EXPORTED_METRICS } from './helpers/alert-metrics.js';
 import { promtoolCheck, samples, type PromSample } from './helpers/prometheus-text.js';
@@ -59,7 +60,7 @@ async function start(opsConfig: { token?: string } = {}) {
 const seen = () => probes().seen.metrics ?? [];
 
 describe('ops endpoint: /metrics', () => {
-  test('counters move as messages flow; the lag rises while a chat is held down and falls after; /readyz follows', { timeout: 60_000 }, async () => {
+  test('counters move as messages flow; the lag rises while a chat is held down and falls after; /readyz follows', { timeout: 120_000 }, async () => {
     const supervisor = await start();
     const chat = { bot: 'bot0', group: 'demo', chat: 'general' };
     const before = await scrape();
@@ -105,7 +106,8 @@ describe('ops endpoint: /metrics', () => {
     expect(readyz.status).toBe(503);
     expect(JSON.parse(readyz.text).notReady).toEqual([expect.objectContaining({ bot: 'bot0', chat: 'general' })]);
 
-    await waitFor('the lag back to 0', async () => value(await scrape(), 'groupwire_chat_lag_messages', chat) === 0, 30_000);
+    // The reconnect's backoff after a few refused upgrades may reach tens of seconds (its jitter is full).
+    await waitFor('the lag back to 0', async () => value(await scrape(), 'groupwire_chat_lag_messages', chat) === 0, 75_000);
     const recovered = await scrape();
     expect(value(recovered, 'groupwire_chat_messages_total', chat)).toBe(handled0 + 9);
     expect(value(recovered, 'groupwire_chat_socket_state', { ...chat, state: 'open' })).toBe(1);
@@ -154,5 +156,16 @@ describe('ops endpoint: /metrics', () => {
     const reload = await request(`${ops.url}/reload`, { method: 'POST', headers: { origin: 'http://attacker.example' } });
     expect(reload.statusCode).toBe(403);
     await reload.body.text();
+  });
+
+  test('the exposition is written by hand: label values with quotes, backslashes and new lines are escaped as Prometheus reads them', () => {
+    const subject = 'say "hi" \\ there\nnext line';
+    const family = new ScrapeMetric('groupwire_test_lines', 'a help text with a \\ and\na new line', 'gauge', () => [
+      { labels: { chat: subject, n: 1 }, value: 2.5 }, { labels: 'chat="plain"', value: Number.POSITIVE_INFINITY }, { labels: {}, value: Number.NaN },
+    ]);
+    const text = family.render();
+    expect(promtoolCheck(text)).toEqual([]);
+    const read = samples(text);
+    expect(read.map((sample) => [sample.labels.chat, sample.value])).toEqual([[subject, 2.5], ['plain', Number.POSITIVE_INFINITY], [undefined, Number.NaN]]);
   });
 });

@@ -65,6 +65,20 @@ export interface SocketResult {
   gate?: { afterOpen: GateState; afterReopen: GateState | undefined };
   /** Baseline: chat_message frames received (the history sent on connect). */
   frames?: number;
+  /** groupwire: what the operations endpoint costs with every chat open (medians of 5, ms; sizes in bytes). */
+  ops?: OpsCost;
+}
+
+export interface OpsCost {
+  /** A /metrics scrape (the exposition text built). */
+  scrapeMs: number;
+  scrapeBytes: number;
+  /** The status snapshot as JSON (what /status.json and each /status/events push send). */
+  snapshotMs: number;
+  snapshotBytes: number;
+  /** The baseline: the supervisor's stats() as JSON, what there was before the endpoint. */
+  statsMs: number;
+  statsBytes: number;
 }
 
 export function diffCounts(before: any, after: any): ServiceCounts {

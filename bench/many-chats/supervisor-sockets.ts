@@ -5,10 +5,13 @@ import { stringify } from 'yaml';
 import type * as BotsConfig from '../../src/config/bots-config.js';
 import type * as Logging from '../../src/supervisor/logging.js';
 import type * as SupervisorModule from '../../src/supervisor/supervisor.js';
+import type * as Metrics from '../../src/ops/metrics.js';
+import type * as RecentErrorsModule from '../../src/ops/recent-errors.js';
+import type * as Snapshot from '../../src/ops/status-snapshot.js';
 import { importBuilt } from '../lib/build.js';
 import { rssBytes, settle } from '../lib/memory.js';
 import { adminClient } from '../lib/service-process.js';
-import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil, type Phase } from './job.js';
+import { diffCounts, heapPerSocket, receiveJob, socketFds, sendResult, timeUntil, type OpsCost, type Phase } from './job.js';
 
 /**
  * groupwire: a Supervisor in this process with one bot in every chat of the group (bots.yaml in a
@@ -20,6 +23,9 @@ const job = await receiveJob();
 const { loadBotsConfig } = await importBuilt<typeof BotsConfig>('src/config/bots-config.js', job.build);
 const { REDACTED_PATHS } = await importBuilt<typeof Logging>('src/supervisor/logging.js', job.build);
 const { Supervisor } = await importBuilt<typeof SupervisorModule>('src/supervisor/supervisor.js', job.build);
+const { createMetrics } = await importBuilt<typeof Metrics>('src/ops/metrics.js', job.build);
+const { RecentErrors } = await importBuilt<typeof RecentErrorsModule>('src/ops/recent-errors.js', job.build);
+const { takeSnapshot } = await importBuilt<typeof Snapshot>('src/ops/status-snapshot.js', job.build);
 const service = adminClient(job);
 const dir = job.dir!;
 writeFileSync(join(dir, 'ca.pem'), job.ca);
@@ -58,6 +64,7 @@ let rssBytesPerSocket: number | undefined;
 let heapBytesPerSocket: { heap: number; external: number } | undefined;
 let fds: number | undefined;
 let reopen: Phase | undefined;
+let ops: OpsCost | undefined;
 let caughtUpMs: number | undefined;
 let afterReopen;
 let gateAfterReopen;
@@ -68,6 +75,7 @@ if (openMs !== undefined) {
   rssBytesPerSocket = (rssBytes() - rssBefore) / job.chats;
   fds = socketFds();
   heapBytesPerSocket = heapPerSocket(heapBefore, job.chats);
+  ops = await opsCost();
   const statsBeforeDrop = await service.stats();
   const dropAt = performance.now();
   await service.admin('faults/drop-sockets', {});
@@ -84,4 +92,26 @@ if (openMs !== undefined) {
 await supervisor.stop(1_000);
 await service.close();
 const logLines = readFileSync(logFile, 'utf8').split('\n').length - 1;
-sendResult({ gate: { afterOpen: gateAfterOpen, afterReopen: gateAfterReopen }, open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });
+sendResult({ ops, gate: { afterOpen: gateAfterOpen, afterReopen: gateAfterReopen }, open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });
+
+/** The operations endpoint's work with every chat open: a scrape, a snapshot, and the old stats() as the baseline. */
+async function opsCost(): Promise<OpsCost> {
+  const sources = {
+    bots: () => supervisor.bots, version: 'bench', startedAt: Date.now(), errors: new RecentErrors(), eventLoopLagMs: () => 0, lastReload: () => undefined,
+  };
+  const metrics = createMetrics({ ...sources, gate: supervisor.upgradeGate, reloads: () => ({ applied: 0, refused: 0 }) });
+  const median = async (work: () => string | Promise<string>) => {
+    const times: number[] = [];
+    let bytes = 0;
+    for (let round = 0; round < 5; round += 1) {
+      const at = performance.now();
+      bytes = Buffer.byteLength(await work());
+      times.push(performance.now() - at);
+    }
+    return { ms: times.toSorted((a, b) => a - b)[2]!, bytes };
+  };
+  const scrape = await median(() => metrics.scrape());
+  const snapshot = await median(() => JSON.stringify(takeSnapshot(sources)));
+  const stats = await median(() => JSON.stringify(supervisor.stats()));
+  return { scrapeMs: scrape.ms, scrapeBytes: scrape.bytes, snapshotMs: snapshot.ms, snapshotBytes: snapshot.bytes, statsMs: stats.ms, statsBytes: stats.bytes };
+}

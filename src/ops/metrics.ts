@@ -1,10 +1,9 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { ConnectionState } from '../chat/chat-connection.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
-import type { Bot } from '../supervisor/bot.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
 import type { RecentErrors } from './recent-errors.js';
-import { ScrapeMetric, type Sample } from './scrape-metric.js';
+import { renderLabels, ScrapeMetric, type Sample } from './scrape-metric.js';
 import { takeSnapshot, type SnapshotSources } from './status-snapshot.js';
 
 const STATES: ConnectionState[] = ['idle', 'connecting', 'open', 'reconnecting', 'closed', 'stopped'];
@@ -21,24 +20,32 @@ export interface MetricsSources extends SnapshotSources {
  * answer type; never message text or a user's id.
  */
 export interface OpsMetrics {
+  /** The process's own metrics (prom-client's defaults). */
   registry: Registry;
-  /** The exposition text for a scrape. */
+  /** The exposition text for a scrape: groupwire's families, then the process's. */
   scrape(): Promise<string>;
 }
 
 export function createMetrics(sources: MetricsSources): OpsMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const metric = (name: string, help: string, type: 'counter' | 'gauge' | 'histogram', read: () => Iterable<Sample>) =>
-    registry.registerMetric(new ScrapeMetric(name, help, type, read) as never);
+  const families: ScrapeMetric[] = [];
+  const metric = (name: string, help: string, type: 'counter' | 'gauge' | 'histogram', read: () => Iterable<Sample>) => {
+    families.push(new ScrapeMetric(name, help, type, read));
+  };
   const bots = () => sources.bots();
-  const chats = function* (): Generator<{ bot: Bot; runner: ChatRunner; labels: Record<string, string> }> {
+  // Every chat with its labels rendered once per scrape (10,000 chats times two dozen families).
+  let scraped: Array<{ runner: ChatRunner; labels: string }> | undefined;
+  const chats = (): Array<{ runner: ChatRunner; labels: string }> => {
+    if (scraped) return scraped;
+    const all: Array<{ runner: ChatRunner; labels: string }> = [];
     for (const bot of bots()) {
       for (const runner of bot.runners) {
         const { info } = runner;
-        yield { bot, runner, labels: { bot: bot.name, group: info.groupName, chat: info.subject, chat_id: String(info.id) } };
+        all.push({ runner, labels: renderLabels({ bot: bot.name, group: info.groupName, chat: info.subject, chat_id: String(info.id) }) });
       }
     }
+    return all;
   };
   const perChat = (read: (runner: ChatRunner) => number) => function* () {
     for (const { runner, labels } of chats()) yield { labels, value: read(runner) };
@@ -63,13 +70,13 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
   metric('groupwire_chat_socket_state', 'The chat socket\'s state: 1 for the current one.', 'gauge', function* () {
     for (const { runner, labels } of chats()) {
       const state = runner.connection.state;
-      for (const each of STATES) yield { labels: { ...labels, state: each }, value: each === state ? 1 : 0 };
+      for (const each of STATES) yield { labels: `${labels},state="${each}"`, value: each === state ? 1 : 0 };
     }
   });
   metric('groupwire_chat_socket_opens_total', 'Chat sockets opened (the first and every reconnect).', 'counter', perChat((r) => r.connection.stats.opened));
   metric('groupwire_chat_reconnects_total', 'Socket reconnects by cause (what the close code or refused upgrade asked for).', 'counter', function* () {
     for (const { runner, labels } of chats()) {
-      for (const [cause, value] of Object.entries(runner.connection.reconnectCauses)) yield { labels: { ...labels, cause }, value };
+      for (const [cause, value] of Object.entries(runner.connection.reconnectCauses)) yield { labels: `${labels},cause="${cause}"`, value };
     }
   });
   metric('groupwire_chat_upgrades_refused_total', 'Socket upgrades the service refused.', 'counter', perChat((r) => r.connection.stats.refused));
@@ -106,7 +113,7 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
       if (report.status.connection) yield { labels: { bot: labels.bot, instance: labels.instance }, value: report.status.connection.state === 'connected' ? 1 : 0 };
     }
   });
-  const registerPluginStats = pluginStats(registry, reports);
+  const pluginFamilies = pluginStats(families, reports);
 
   metric('groupwire_rest_calls_total', 'REST calls to the service by operation and answer (ok, or the error type), retries included.', 'counter', function* () {
     for (const bot of bots()) {
@@ -125,9 +132,15 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
   });
   return {
     registry,
-    scrape: () => {
-      registerPluginStats();
-      return registry.metrics();
+    scrape: async () => {
+      scraped = undefined;
+      scraped = chats();
+      try {
+        const text = [...families, ...pluginFamilies()].map((family) => family.render()).join('');
+        return `${text}${await registry.metrics()}`;
+      } finally {
+        scraped = undefined;
+      }
     },
   };
 }
@@ -137,25 +150,29 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
  * gauges (a plugin's counters and its queue lengths look alike from here). The metric set follows the
  * plugins: a name seen at one scrape is registered then, and reads nothing once its plugin is gone.
  */
-function pluginStats(registry: Registry, reports: () => Iterable<{ report: { plugin: string; stats: Record<string, number> }; labels: Record<string, string> }>): () => void {
-  const known = new Set<string>();
+function pluginStats(
+  ours: readonly ScrapeMetric[],
+  reports: () => Iterable<{ report: { plugin: string; stats: Record<string, number> }; labels: Record<string, string> }>,
+): () => ScrapeMetric[] {
+  const known = new Map<string, ScrapeMetric>();
+  const taken = new Set(ours.flatMap((family) => (family.type === 'histogram'
+    ? [`${family.name}_bucket`, `${family.name}_sum`, `${family.name}_count`] : [family.name])));
   return () => {
     for (const { report } of reports()) {
       for (const stat of Object.keys(report.stats)) {
         const name = metricName(`groupwire_plugin_${report.plugin}_${stat}`);
-        if (known.has(name)) continue;
-        known.add(name);
-        // A stat whose name would be one of ours (or another plugin's) is not exported twice.
-        if (registry.getSingleMetric(name)) continue;
+        // A stat whose name would be one of ours is not exported twice.
+        if (known.has(name) || taken.has(name)) continue;
         const plugin = report.plugin;
-        registry.registerMetric(new ScrapeMetric(name, `${plugin}'s stats().${stat}`, 'gauge', function* () {
+        known.set(name, new ScrapeMetric(name, `${plugin}'s stats().${stat}`, 'gauge', function* () {
           for (const { report: each, labels } of reports()) {
             const value = each.plugin === plugin ? each.stats[stat] : undefined;
             if (typeof value === 'number' && Number.isFinite(value)) yield { labels: { bot: labels.bot!, instance: labels.instance! }, value };
           }
-        }) as never);
+        }));
       }
     }
+    return [...known.values()];
   };
 }
 

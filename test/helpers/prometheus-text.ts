@@ -30,7 +30,8 @@ export function samples(text: string): PromSample[] {
     for (const label of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
       labels[label[1]!] = label[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     }
-    out.push({ name: match[1]!, labels, value: Number(match[3]) });
+    const raw = match[3]!;
+    out.push({ name: match[1]!, labels, value: raw === '+Inf' ? Number.POSITIVE_INFINITY : raw === '-Inf' ? Number.NEGATIVE_INFINITY : Number(raw) });
   }
   return out;
 }
