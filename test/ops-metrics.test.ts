@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { request } from 'undici';
 import { Operations } from '../src/ops/operations.js';
 import { RecentErrors } from '../src/ops/recent-errors.js';
-import { ScrapeMetric } from '../src/ops/scrape-metric.js';
+import { ScrapeMetric, type Sample } from '../src/ops/scrape-metric.js';
 import { DEMO } from './helpers/service.js';
 import { EXPORTED_METRICS } from './helpers/alert-metrics.js';
 import { promtoolCheck, samples, type PromSample } from './helpers/prometheus-text.js';
@@ -160,7 +160,7 @@ describe('ops endpoint: /metrics', () => {
 
   test('the exposition is written by hand: label values with quotes, backslashes and new lines are escaped as Prometheus reads them', () => {
     const subject = 'say "hi" \\ there\nnext line';
-    const family = new ScrapeMetric('groupwire_test_lines', 'a help text with a \\ and\na new line', 'gauge', () => [
+    const family = new ScrapeMetric('groupwire_test_lines', 'a help text with a \\ and\na new line', 'gauge', (): Sample[] => [
       { labels: { chat: subject, n: 1 }, value: 2.5 }, { labels: 'chat="plain"', value: Number.POSITIVE_INFINITY }, { labels: {}, value: Number.NaN },
     ]);
     const text = family.render();

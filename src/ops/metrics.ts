@@ -4,7 +4,7 @@ import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
 import type { RecentErrors } from './recent-errors.js';
 import { renderLabels, ScrapeMetric, type Sample } from './scrape-metric.js';
-import { takeSnapshot, type SnapshotSources } from './status-snapshot.js';
+import { takeSnapshot, type SnapshotSources, type StatusSnapshot } from './status-snapshot.js';
 
 const STATES: ConnectionState[] = ['idle', 'connecting', 'open', 'reconnecting', 'closed', 'stopped'];
 
@@ -52,10 +52,13 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
   };
 
   metric('groupwire_build_info', 'The running groupwire: version and Node.js.', 'gauge', () => [{ labels: { version: sources.version, node: process.version }, value: 1 }]);
+  // One snapshot a scrape says who is ready (the same judgement as /readyz).
+  let snapshot: StatusSnapshot | undefined;
+  const ready = () => (snapshot ??= takeSnapshot(sources));
   metric('groupwire_ready', '1 when every bot is logged in and every chat open or waiting for a documented reason (as /readyz).', 'gauge',
-    () => [{ labels: {}, value: takeSnapshot(sources).ready ? 1 : 0 }]);
+    () => [{ labels: {}, value: ready().ready ? 1 : 0 }]);
   metric('groupwire_bot_ready', '1 when the bot is logged in and its chats are open (or closed, or deleted).', 'gauge', function* () {
-    for (const bot of takeSnapshot(sources).bots) yield { labels: { bot: bot.name }, value: bot.ready ? 1 : 0 };
+    for (const bot of ready().bots) yield { labels: { bot: bot.name }, value: bot.ready ? 1 : 0 };
   });
   metric('groupwire_bot_logged_in', '1 when the bot is logged in and running (0 starting, or its login refused).', 'gauge', function* () {
     for (const bot of bots()) yield { labels: { bot: bot.name }, value: bot.phase === 'running' ? 1 : 0 };
@@ -134,12 +137,14 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
     registry,
     scrape: async () => {
       scraped = undefined;
+      snapshot = undefined;
       scraped = chats();
       try {
         const text = [...families, ...pluginFamilies()].map((family) => family.render()).join('');
         return `${text}${await registry.metrics()}`;
       } finally {
         scraped = undefined;
+        snapshot = undefined;
       }
     },
   };
