@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { OPS_FILE } from '../ops/operations.js';
 import type { ReloadOutcome } from '../supervisor/reload-plan.js';
 import { parseFlags } from './command.js';
-import { nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
+import { endpointError, nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
 import { EXIT, registerSecret, writeErr, writeOut } from './output.js';
 import { UsageError } from './usage-error.js';
 
@@ -72,7 +72,7 @@ async function askEndpoint(url: string, token: string | undefined): Promise<numb
   if (answer.statusCode === 401) return fail(`the operations endpoint at ${url} wants ${token ? 'another' : 'a'} token: give --token, GROUPWIRE_OPS_TOKEN, or ops.token in bots.yaml`);
   let outcome: ReloadOutcome;
   try {
-    if (answer.statusCode !== 200) throw new Error(`answered ${answer.statusCode}`);
+    if (answer.statusCode !== 200) throw new Error(`answered ${answer.statusCode}${endpointError(text)}`);
     outcome = JSON.parse(text) as ReloadOutcome;
     if (typeof outcome.applied !== 'boolean' || !Array.isArray(outcome.changes)) throw new Error('answered something that is not a reload outcome');
   } catch (error) {

@@ -70,3 +70,13 @@ export function readOpsFile(file: string): { pid: number; url?: string; alive: b
 export function nonEmpty(text: string | undefined): string | undefined {
   return text === undefined || text === '' ? undefined : text;
 }
+
+/** `: <why>` from an operations endpoint's error answer (`{"error": "..."}`), or nothing. */
+export function endpointError(text: string): string {
+  try {
+    const error = (JSON.parse(text) as { error?: unknown }).error;
+    return typeof error === 'string' ? `: ${error}` : '';
+  } catch {
+    return '';
+  }
+}

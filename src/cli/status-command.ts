@@ -5,7 +5,7 @@ import { DEFAULT_OPS_LISTEN } from '../config/bots-config.js';
 import { OPS_FILE } from '../ops/operations.js';
 import type { StatusSnapshot } from '../ops/status-snapshot.js';
 import { parseFlags } from './command.js';
-import { nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
+import { endpointError, nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
 import { EXIT, registerSecret, writeErr, writeOut } from './output.js';
 import { statusTable } from './status-table.js';
 import { UsageError } from './usage-error.js';
@@ -74,7 +74,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   }
   let snapshot: StatusSnapshot;
   try {
-    if (answer.statusCode !== 200) throw new Error(`answered ${answer.statusCode}${errorOf(text)}`);
+    if (answer.statusCode !== 200) throw new Error(`answered ${answer.statusCode}${endpointError(text)}`);
     snapshot = JSON.parse(text) as StatusSnapshot;
     if (typeof snapshot.ready !== 'boolean' || !Array.isArray(snapshot.bots)) throw new Error('answered something that is not a groupwire status');
   } catch (error) {
@@ -129,13 +129,4 @@ function endpointUrl(given: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url must start with http:// or https://, got ${given}`);
   return `${url.origin}${url.pathname.replace(/\/(status(\.json)?)?\/?$/, '')}`;
-}
-
-function errorOf(text: string): string {
-  try {
-    const error = (JSON.parse(text) as { error?: unknown }).error;
-    return typeof error === 'string' ? `: ${error}` : '';
-  } catch {
-    return '';
-  }
 }

@@ -111,7 +111,7 @@ export class OpsServer {
         case 'GET /status.json': return json(response, 200, this.snapshot());
         case 'GET /status/events': return this.stream(response);
         case 'POST /reload':
-          if (!this.options.reload) return json(response, 404, { error: 'reload is not available here' });
+          if (!this.options.reload) return json(response, 404, { error: 'this process does not reload bots.yaml (groupwire demo); restart it to apply changes' });
           return json(response, 200, await this.options.reload());
         default:
           return json(response, 404, { error: `no ${url.pathname} here: try /status, /metrics, /healthz, /readyz` });

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { loadBotsConfig, type BotConfig, type LoadedConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
 import { ConfigError } from '../config/yaml-source.js';
-import { describeEndpoint, type PlannedGateway } from '../gateway/gateway-plan.js';
+import type { PlannedGateway } from '../gateway/gateway-plan.js';
 import type { GatewayRouter } from '../gateway/gateway-router.js';
 import type { Bot } from './bot.js';
 import { planReload, type BotChanges, type ReloadOutcome, type ReloadPlan } from './reload-plan.js';
@@ -69,7 +69,6 @@ async function apply(host: ReloadHost, plan: ReloadPlan, changes: string[]): Pro
   const gateways = plan.gateways ? host.routerFor(plan.gateways) : host.gateways;
   if (plan.gateways) {
     host.gateways = gateways;
-    log.info({ gateways: plan.gateways.map((g) => ({ name: g.name, endpoints: g.endpoints.map(describeEndpoint) })) }, 'gateways');
     changes.push(`gateways changed: ${plan.gateways.length === 0 ? 'none now' : plan.gateways.map((g) => g.name).join(', ')}`);
   }
   for (const name of plan.botsRemoved) {

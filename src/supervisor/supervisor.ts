@@ -124,7 +124,7 @@ export class Supervisor {
     });
     const router = new GatewayRouter(plan, this.messageMap, this.log.child({ component: 'gateways' }));
     if (this.gateways) Object.assign(router.counters, this.gateways.counters);
-    else this.log.info({ gateways: plan.map((g) => ({ name: g.name, endpoints: g.endpoints.map(describeEndpoint) })) }, 'gateways');
+    this.log.info({ gateways: plan.map((g) => ({ name: g.name, endpoints: g.endpoints.map(describeEndpoint) })) }, 'gateways');
     return router;
   }
 
