@@ -9,6 +9,8 @@ import { loggerOptions } from './options.js';
 export default definePlugin({
   name: 'logger',
   options: loggerOptions,
+  // Each chat has transcript files of its own (unless `path` leaves the chat out): shards of a bot can log side by side.
+  shardable: true,
   create(options, env) {
     return new TranscriptLogger(options, env);
   },

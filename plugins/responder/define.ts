@@ -36,6 +36,8 @@ export function defineResponder(definition: ResponderPluginDefinition): PluginDe
     name: definition.name,
     options,
     timeoutMs: definition.timeoutMs,
+    // Answers depend on the message and its chat; a user's cooldown is then kept per shard.
+    shardable: true,
     async create(config, env) {
       const responder = new Responder({ prefix: config.prefix, maxAgeMs: config.max_age, maxLength: config.max_length, moderators: config.moderators });
       addRules(responder, config.rules, config.time_zone);

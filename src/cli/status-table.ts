@@ -15,7 +15,8 @@ export function statusTable(snapshot: StatusSnapshot, url: string): string {
     `groupwire ${clean(snapshot.version)} · pid ${snapshot.pid} · up ${duration(snapshot.uptimeSeconds)} · ${snapshot.ready ? 'ready' : 'NOT READY'}`,
     `${url} · ${formatDate(now)} · memory ${Math.round(snapshot.process.rssBytes / 1048576)} MB · event loop lag ${snapshot.process.eventLoopLagMs} ms`,
   ];
-  if (snapshot.bots.length === 0) lines.push('', 'No bots.');
+  if (snapshot.coordination) lines.push('', ...workerLines(snapshot.coordination));
+  if (snapshot.bots.length === 0) lines.push('', snapshot.coordination ? 'No units held by this worker (a standby).' : 'No bots.');
   for (const bot of snapshot.bots) lines.push('', ...botLines(bot, now));
   const reload = snapshot.lastReload;
   if (reload) {
@@ -31,6 +32,22 @@ export function statusTable(snapshot: StatusSnapshot, url: string): string {
     error.msg + (error.detail ? `: ${error.detail}` : ''),
   ].map((cell) => clip(cell, 100))))));
   return `${lines.join('\n')}\n`;
+}
+
+/** A worker of several: Redis, every live worker with its units, and units between holders. */
+function workerLines(status: NonNullable<StatusSnapshot['coordination']>): string[] {
+  const lines = [`Worker ${clean(status.worker)} of ${status.workers.length} · Redis ${status.redisUp ? 'up' : 'UNREACHABLE'} · leases of ${status.leaseSeconds} s · prefix ${clean(status.prefix)}`];
+  const token = new Map(status.units.map((unit) => [unit.unit, unit.token]));
+  lines.push(...indent(columns([
+    ['WORKER', 'HOST', 'PID', 'UNITS', 'HELD'],
+    ...status.workers.map((worker) => [
+      `${worker.id}${worker.id === status.worker ? ' (this one)' : ''}`, worker.host ?? '', worker.pid === undefined ? '' : String(worker.pid),
+      String(worker.units.length), clip(worker.units.map((unit) => `${unit} (token ${token.get(unit) ?? '?'})`).join(', '), 120),
+    ]),
+  ], [2, 3])));
+  const free = status.units.filter((unit) => unit.worker === undefined);
+  if (free.length > 0) lines.push(`  between holders: ${clip(free.map((unit) => unit.unit).join(', '), 120)}`);
+  return lines;
 }
 
 function botLines(bot: BotStatus, now: string): string[] {

@@ -44,6 +44,22 @@ const bot = z.strictObject({
   reply_rate: rate.optional(),
   /** How often a closed chat is checked for reopening, in seconds (default 30). */
   closed_chat_check_seconds: z.number().positive().default(30),
+  /**
+   * With coordination: split the bot's chats over this many units, each placed on a worker of its own
+   * (docs/scale-out.md). Only for a bot in no gateway whose plugins are all shardable. 1: one unit.
+   */
+  shards: z.number().int().min(1).max(1024).default(1),
+});
+
+/** Workers sharing the bots of one bots.yaml through Redis (docs/scale-out.md). */
+const coordination = z.strictObject({
+  redis: z.string().regex(/^rediss?:\/\/\S+$/, 'a redis:// or rediss:// URL'),
+  /** The prefix of every key, so several deployments can share one Redis. */
+  prefix: z.string().regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits, _ . : -').default('groupwire'),
+  /** How long a unit's lease lasts unrenewed: a dead worker's units start elsewhere after about this long. */
+  lease_seconds: z.number().min(2).max(600).default(10),
+  /** The worker's name (default `<host>-<pid>`); unique among the workers. */
+  worker_id: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . - (up to 100)').optional(),
 });
 
 /**
@@ -124,7 +140,11 @@ export const botsConfigSchema = z.strictObject({
     max_age_days: z.number().positive().default(14),
   }).prefault({}),
   ops,
+  coordination: coordination.optional(),
 }).superRefine((config, ctx) => {
+  if (config.coordination && config.service.base_url === 'embedded') {
+    ctx.addIssue({ code: 'custom', message: 'workers must share one service: coordination needs service.base_url https://..., not embedded (each worker would run its own)', path: ['coordination'] });
+  }
   if (config.ops && !isLoopback(config.ops.listen) && !config.ops.token) {
     ctx.addIssue({ code: 'custom', message: `ops.listen ${config.ops.listen} is reachable from other machines: give ops.token (at least 16 characters), or listen on 127.0.0.1`, path: ['ops', 'listen'] });
   }
@@ -146,6 +166,7 @@ export type ChatConfig = BotConfig['chats'][number];
 export type PluginConfig = BotConfig['plugins'][number];
 export type OpsConfig = Exclude<BotsConfig['ops'], false>;
 export type GatewayConfig = BotsConfig['gateways'][number];
+export type CoordinationConfig = NonNullable<BotsConfig['coordination']>;
 export type GatewayEndpointConfig = GatewayConfig['endpoints'][number];
 
 export interface LoadedConfig {

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { ConnectionState } from '../chat/chat-connection.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
+import type { CoordinationStatus } from '../coordination/coordination-status.js';
 import type { RecentErrors } from './recent-errors.js';
 import { renderLabels, ScrapeMetric, type Sample } from './scrape-metric.js';
 import { takeSnapshot, type SnapshotSources, type StatusSnapshot } from './status-snapshot.js';
@@ -129,6 +130,7 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
   ]);
   metric('groupwire_log_lines_total', 'Warnings and errors logged, by level.', 'counter', () =>
     Object.entries(sources.errors.counts).map(([level, value]) => ({ labels: { level }, value })));
+  if (sources.coordination) coordinationMetrics(metric, sources.coordination);
   metric('groupwire_reloads_total', 'Reloads of bots.yaml, applied or refused.', 'counter', () => {
     const { applied, refused } = sources.reloads();
     return [{ labels: { outcome: 'applied' }, value: applied }, { labels: { outcome: 'refused' }, value: refused }];
@@ -148,6 +150,21 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
       }
     },
   };
+}
+
+type AddMetric = (name: string, help: string, type: 'counter' | 'gauge', read: () => Iterable<Sample>) => void;
+
+/** A worker's families (docs/scale-out.md): what it holds, the placement of every unit, Redis, lease events. */
+function coordinationMetrics(metric: AddMetric, read: () => CoordinationStatus): void {
+  metric('groupwire_worker_units', 'Units this worker holds a lease on.', 'gauge', () => [{ labels: { worker: read().worker }, value: read().held.length }]);
+  metric('groupwire_unit_lease_valid_seconds', 'How long each lease this worker holds is provably valid (renewed every fifth of lease_seconds).', 'gauge', () =>
+    read().held.map((lease) => ({ labels: { unit: lease.unit, token: lease.token }, value: lease.validForSeconds })));
+  metric('groupwire_unit_holder', 'Every unit of bots.yaml and the worker holding it (1), as read from Redis every 2 s; worker="" between holders.', 'gauge', () =>
+    read().units.map((unit) => ({ labels: { unit: unit.unit, worker: unit.worker ?? '' }, value: 1 })));
+  metric('groupwire_workers', 'Live workers sharing this bots.yaml, as read from Redis.', 'gauge', () => [{ labels: {}, value: read().workers.length }]);
+  metric('groupwire_redis_up', '1 while this worker reaches Redis.', 'gauge', () => [{ labels: {}, value: read().redisUp ? 1 : 0 }]);
+  metric('groupwire_lease_events_total', 'Leases acquired, handed over, lost, renewals that failed, and times Redis went unreachable.', 'counter', () =>
+    Object.entries(read().counters).map(([event, value]) => ({ labels: { event }, value })));
 }
 
 /**

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { OpsConfig } from '../config/bots-config.js';
 import { packageRoot } from '../config/package-root.js';
-import type { Supervisor } from '../supervisor/supervisor.js';
+import type { UpgradeGate } from '../chat/upgrade-gate.js';
+import type { CoordinationStatus } from '../coordination/coordination-status.js';
+import type { Bot } from '../supervisor/bot.js';
 import { LagProbe } from './lag-probe.js';
 import { createMetrics } from './metrics.js';
 import { eventLoopLag, OpsServer, type OpsServerOptions } from './ops-server.js';
@@ -13,8 +15,16 @@ import type { SnapshotSources, StatusSnapshot } from './status-snapshot.js';
 /** `<state_dir>/ops.json`: where a running `groupwire run` answers (`groupwire status` and `reload` read it). */
 export const OPS_FILE = 'ops.json';
 
+/** What the endpoint reads: a Supervisor (one process runs every bot) or a Worker (docs/scale-out.md). */
+export interface OpsHost {
+  readonly bots: readonly Bot[];
+  readonly upgradeGate: UpgradeGate;
+  /** A worker's placement (which worker holds which unit). */
+  status?(): CoordinationStatus;
+}
+
 export interface OperationsOptions {
-  supervisor: Supervisor;
+  supervisor: OpsHost;
   /** `false`: no endpoint (ops.json still names the pid, for `groupwire reload`). */
   config: OpsConfig | false;
   log: Logger;
@@ -64,6 +74,7 @@ export class Operations {
       errors: this.options.errors,
       eventLoopLagMs: () => this.lag.read(),
       lastReload: () => this.options.lastReload?.(),
+      ...(supervisor.status ? { coordination: () => supervisor.status!() } : {}),
     };
     const metrics = createMetrics({
       ...sources, gate: supervisor.upgradeGate, reloads: () => this.options.reloads?.() ?? { applied: 0, refused: 0 },

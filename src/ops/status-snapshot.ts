@@ -1,4 +1,5 @@
 import type { ConnectionState } from '../chat/chat-connection.js';
+import type { CoordinationStatus } from '../coordination/coordination-status.js';
 import type { Bot } from '../supervisor/bot.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
 import type { RecentError, RecentErrors } from './recent-errors.js';
@@ -19,6 +20,8 @@ export interface StatusSnapshot {
   process: { rssBytes: number; heapUsedBytes: number; eventLoopLagMs: number };
   /** The last reload (SIGHUP, `groupwire reload`), if any. */
   lastReload?: { at: string; applied: boolean; changes: string[]; problems: string[] };
+  /** A worker of several (bots.yaml `coordination:`): which worker holds which unit. */
+  coordination?: CoordinationStatus;
 }
 
 export interface BotStatus {
@@ -73,6 +76,8 @@ export interface SnapshotSources {
   errors: RecentErrors;
   eventLoopLagMs(): number;
   lastReload(): StatusSnapshot['lastReload'] | undefined;
+  /** Set for a worker of several (docs/scale-out.md). */
+  coordination?(): CoordinationStatus;
 }
 
 /** The whole process as the status page shows it, read now (cheap: counters and states, no I/O). */
@@ -81,17 +86,21 @@ export function takeSnapshot(sources: SnapshotSources): StatusSnapshot {
   const bots = sources.bots().map((bot) => botStatus(bot, now));
   const memory = process.memoryUsage();
   const lastReload = sources.lastReload();
+  const coordination = sources.coordination?.();
+  // A worker holding no unit is a ready standby; one that lost Redis is not ready (it is winding its units down).
+  const ready = coordination ? coordination.redisUp && bots.every((bot) => bot.ready) : bots.length > 0 && bots.every((bot) => bot.ready);
   return {
     version: sources.version,
     now: new Date(now).toISOString(),
     startedAt: new Date(sources.startedAt).toISOString(),
     uptimeSeconds: Math.round((now - sources.startedAt) / 1000),
     pid: process.pid,
-    ready: bots.length > 0 && bots.every((bot) => bot.ready),
+    ready,
     bots,
     errors: sources.errors.list(),
     process: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, eventLoopLagMs: Math.round(sources.eventLoopLagMs() * 100) / 100 },
     ...(lastReload ? { lastReload } : {}),
+    ...(coordination ? { coordination } : {}),
   };
 }
 
