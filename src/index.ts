@@ -20,3 +20,5 @@ export { visibleControls, visibleLines } from './api/visible-text.js';
 export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';
+export { FILE_STORAGE, LeaseLostError, type Journal, type Storage } from './store/storage.js';
+export { RedisStorage, type Fence } from './store/redis-storage.js';

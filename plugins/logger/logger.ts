@@ -40,6 +40,7 @@ export class TranscriptLogger implements PluginInstance {
       retryMaxMs: options.retry_max_ms,
       log: env.log,
       onRecovered: () => this.refillDropped(),
+      durable: () => env.storage.durable(),
     });
   }
 

@@ -19,6 +19,11 @@ export interface WriterOptions {
   trouble: DiskTrouble;
   /** Called when writing works again after failures. */
   onRecovered?(): void;
+  /**
+   * The bot's storage barrier (env.storage.durable): with workers sharing the bots, only the holder of
+   * the bot's unit may write its transcripts; once another worker holds it, nothing more is written here.
+   */
+  durable?(): Promise<void>;
 }
 
 /** How long a file that has nothing waiting is remembered after its last write. */
@@ -41,6 +46,8 @@ export class TranscriptWriter {
   private readonly files = new Map<string, TranscriptFile>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<boolean> | undefined;
+  /** The unit's lease was lost: said once. */
+  private fenced = false;
   private failures = 0;
   private stopped = false;
   /** Messages waiting (the most any one format has): asked for with every message, so kept, not counted. */
@@ -175,6 +182,13 @@ export class TranscriptWriter {
   }
 
   private async flushOnce(): Promise<boolean> {
+    try {
+      await this.options.durable?.();
+    } catch (error) {
+      if (!this.fenced) this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: its transcripts are written by the next holder');
+      this.fenced = true;
+      return false;
+    }
     let failed: { error: NodeJS.ErrnoException; file: string } | undefined;
     let tried = false;
     for (const file of [...this.files.values()]) {

@@ -60,6 +60,7 @@ export default definePlugin({
     });
     outbound = new Outbound({
       dataDir: env.dataDir,
+      storage: env.storage,
       nick: options.nick,
       channels,
       maxLines: options.queue.max_lines,
@@ -71,7 +72,7 @@ export default definePlugin({
     }, link, bucket, log);
     toChat = new IrcToChat(() => env.gateway, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
       options.ignore_nicks, (nick) => link.isSelf(nick), log);
-    const toIrc = new ToIrc(options, routes, outbound, SentKeys.open(env.dataDir), log);
+    const toIrc = new ToIrc(options, routes, outbound, SentKeys.open(env.dataDir, env.storage), log);
     const known = new Set(channels.map((channel) => channel.key));
     /** A gateway line for a channel not known at the start gets a queue and a JOIN (not expected: the core names them all). */
     const ensureChannel = (name: string): void => {

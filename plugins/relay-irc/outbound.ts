@@ -1,6 +1,6 @@
 import type { IrcMessage } from 'irc-framework';
 import type { Logger } from 'pino';
-import { DurableQueue } from '../../src/index.js';
+import { DurableQueue, type Storage } from '../../src/index.js';
 import { ChannelOutbox, queueFile, warnAboutOrphanQueues, type QueuedLine } from './channel-outbox.js';
 import { DeliveryTracker } from './delivery.js';
 import { alreadyTaken, HistoryReplay, type ReplayedLine } from './history-replay.js';
@@ -12,6 +12,8 @@ export type { QueuedLine } from './channel-outbox.js';
 
 export interface OutboundSettings {
   dataDir: string;
+  /** Where the queues are kept (env.storage), and the barrier before a line goes out. */
+  storage?: Storage;
   /** The nick we asked for (ours in a channel's history, with the one we have now and `nick_` forms). */
   nick: string;
   channels: ChannelToJoin[];
@@ -156,6 +158,7 @@ export class Outbound {
 
   private openBox(channel: ChannelToJoin): ChannelOutbox {
     return new ChannelOutbox(channel, DurableQueue.open<QueuedLine>(queueFile(this.settings.dataDir, channel.key), {
+      storage: this.settings.storage,
       maxItems: this.settings.maxLines,
       highWater: this.settings.warnAt,
       onHighWater: (size, max) => {
@@ -221,11 +224,26 @@ export class Outbound {
         continue;
       }
       if (!(await this.bucket.take(signal))) break;
+      if (!(await this.durable())) break;
       // Things may have changed while waiting for the token: a reconnect, a confirmation, a kick.
       if (this.link.generation !== generation || !this.sendable(box)) continue;
       const line = box.queue.head(box.flight.length + 1)[box.flight.length]!;
       const { ticket, command } = this.tracker.line(box.channel.name, line.text, this.link.clientTags ? line.replyTo : undefined);
       if (this.link.send(command)) box.flight.push({ ticket, done: false, sentAt: Date.now() });
+    }
+  }
+
+  /**
+   * Every state write so far durable under the bot's unit's lease (files: at once). False once the unit
+   * belongs to another worker (docs/scale-out.md): then no line leaves, the next holder sends them.
+   */
+  private async durable(): Promise<boolean> {
+    try {
+      await this.settings.storage?.durable();
+      return true;
+    } catch (error) {
+      this.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: sending nothing more to IRC');
+      return false;
     }
   }
 

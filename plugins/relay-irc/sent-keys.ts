@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { DurableQueue, MsgNumMarks } from '../../src/index.js';
+import { DurableQueue, FILE_STORAGE, MsgNumMarks, type Storage } from '../../src/index.js';
 
 /** Lines remembered, at most: far more than a chain can run again after a crash (it restarts at its cursor). */
 const REMEMBERED = 20_000;
@@ -26,8 +26,8 @@ export class SentKeys {
     this.seen = new Set(journal.all());
   }
 
-  static open(dataDir: string, max = REMEMBERED): SentKeys {
-    return new SentKeys(DurableQueue.open<string>(join(dataDir, 'sent-keys.json'), { maxItems: max }), MsgNumMarks.open(join(dataDir, 'relayed.json')), max);
+  static open(dataDir: string, storage: Storage = FILE_STORAGE, max = REMEMBERED): SentKeys {
+    return new SentKeys(DurableQueue.open<string>(join(dataDir, 'sent-keys.json'), { maxItems: max, storage }), MsgNumMarks.open(join(dataDir, 'relayed.json'), storage), max);
   }
 
   /** The id a line is remembered by: its key, channel, chat and the chat's resets, hashed. */

@@ -48,6 +48,8 @@ export interface OutboundOptions {
   counters: Counters;
   /** Posts tried: one marked before its chat.postMessage goes out (post-attempts.json). */
   attempts: PostAttempts;
+  /** The storage's barrier (env.storage.durable): rejects once the bot's unit is another worker's. */
+  durable?: () => Promise<void>;
   /** Finds a post whose answer never came, before it is sent again. */
   lookup: PostLookup;
   /** A token or scope failure: the relay stops (the item stays queued for the next start). */
@@ -140,6 +142,7 @@ export class Outbound extends QueueWorker<OutboundItem> {
     if (item.op === 'update' || item.op === 'delete') {
       const channel = ids.idOf(item.channel);
       if (!channel) throw new UnknownChannelId();
+      await this.options.durable?.();
       if (item.op === 'update') {
         await web.chat.update({ channel, ts: item.ts!, text: item.text, parse: 'none', link_names: false });
         counters.edited_out += 1;
@@ -160,6 +163,8 @@ export class Outbound extends QueueWorker<OutboundItem> {
       }
     }
     this.options.attempts.mark(id);
+    // The mark (and everything before it) durable under the unit's lease, or nothing is posted (docs/scale-out.md).
+    await this.options.durable?.();
     const answer = await web.chat.postMessage(this.arguments(item));
     counters.relayed_out += 1;
     const target = postTarget(item.channel);

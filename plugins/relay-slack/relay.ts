@@ -59,21 +59,22 @@ export class SlackRelay {
     const ids = new ChannelIds(env.store);
     this.directory = new SlackDirectory(this.web, log, ids);
     this.seen = new SeenEvents(env.store);
-    this.marks = MsgNumMarks.open(join(env.dataDir, 'queued-marks.json'));
+    this.marks = MsgNumMarks.open(join(env.dataDir, 'queued-marks.json'), env.storage);
     const onFatal = (failure: SlackFailure) => this.fail(failure);
     this.outbound = new Outbound({
       queue: DurableQueue.open<OutboundItem>(join(env.dataDir, 'to-slack.json'), {
+        storage: env.storage,
         maxItems: options.queue_max,
         onHighWater: (size, max) => log.warn({ size, max }, 'the queue to Slack is filling up'),
       }),
-      web: this.web, ids, unfurl: options.unfurl, log, counters: this.counters, onFatal,
-      attempts: new PostAttempts(DurableQueue.open<PostAttempt>(join(env.dataDir, 'post-attempts.json'))),
+      web: this.web, ids, unfurl: options.unfurl, log, counters: this.counters, onFatal, durable: () => env.storage.durable(),
+      attempts: new PostAttempts(DurableQueue.open<PostAttempt>(join(env.dataDir, 'post-attempts.json'), { storage: env.storage })),
       lookup: new PostLookup(this.web, ids, log, this.counters),
       onChannelId: (name, id) => this.directory.learnChannel(id, name),
       onPosted: (item, ts) => this.posted(item, ts),
     });
     this.inbound = new Inbound({
-      queue: DurableQueue.open<InboundItem>(join(env.dataDir, 'from-slack.json'), { maxItems: options.queue_max }),
+      queue: DurableQueue.open<InboundItem>(join(env.dataDir, 'from-slack.json'), { maxItems: options.queue_max, storage: env.storage }),
       channels: () => this.channels, directory: this.directory, gateway: env.gateway, template: options.display.incoming, log, counters: this.counters, onFatal,
     });
     this.socket = new SocketModeLink({

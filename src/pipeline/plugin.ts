@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import type { KeyValueStore } from '../store/kv-store.js';
+import type { Storage } from '../store/storage.js';
 import type { Direction, IncomingMessage, OutgoingMessage, OwnPost, Speaker } from '../gateway/message.js';
 
 import type { ChatInfo } from '../chat/chat-info.js';
@@ -100,6 +101,13 @@ export interface PluginEnv {
   readonly configDir: string;
   /** A directory of this plugin's own under the bot's state directory (for queues and the like). */
   readonly dataDir: string;
+  /**
+   * Where the plugin's durable stores write: open them with it (`DurableQueue.open(path, { storage })`,
+   * `MsgNumMarks.open(path, storage)`), and `await storage.durable()` right before an effect outside
+   * groupwire (sending to a platform). Files by default; Redis when workers share the bots, where
+   * durable() rejects (LeaseLostError) once the bot's unit belongs to another worker: then send nothing.
+   */
+  readonly storage: Storage;
   /** Aborted when the bot begins to stop: a plugin that takes work from elsewhere stops taking it. */
   readonly stopping: AbortSignal;
   /** Posts into one of the bot's chats (for plugins that speak on their own, like relays). */
@@ -186,6 +194,11 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   ownPosts?: boolean;
   /** Set for a platform relay (IRC, Slack, ...): see PlatformSpec. */
   platform?: PlatformSpec<z.output<S>>;
+  /**
+   * true: the plugin keeps nothing across chats and opens no outside connection, so a bot's chats may be
+   * split over several workers, each running its own instance (bots.yaml `shards:`, docs/scale-out.md).
+   */
+  shardable?: boolean;
   create(options: z.output<S>, env: PluginEnv): PluginInstance | Promise<PluginInstance>;
 }
 

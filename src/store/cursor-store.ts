@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 /** Journal lines before the file is rewritten with one line per chat. */
 const COMPACT_AFTER = 10_000;
@@ -23,12 +24,19 @@ export class CursorStore {
   /** bots.yaml's chat entries (`<group>/<chat>`) and the chat id each named last (`"e"` on the chat's line). */
   private readonly entries = new Map<string, string>();
   private fd: number | undefined;
+  /** Not on files (Redis, for workers): the storage's journal, written a batch per turn. */
+  private journal: Journal | undefined;
   private lines = 0;
 
   private constructor(private readonly path: string | undefined) {}
 
-  static open(path: string): CursorStore {
+  static open(path: string, storage: Storage = FILE_STORAGE): CursorStore {
     const store = new CursorStore(path);
+    if (storage.kind !== 'files') {
+      store.read(storage.readText(path));
+      store.journal = storage.journal(path, store.compactLines());
+      return store;
+    }
     mkdirSync(dirname(path), { recursive: true });
     let text = '';
     try {
@@ -36,6 +44,13 @@ export class CursorStore {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
+    store.read(text);
+    store.compact();
+    return store;
+  }
+
+  private read(text: string): void {
+    const store = this;
     for (const line of text.split('\n')) {
       if (!line) continue;
       try {
@@ -48,8 +63,6 @@ export class CursorStore {
         // A line cut short by a crash mid-write: the line before it for that chat stands.
       }
     }
-    store.compact();
-    return store;
   }
 
   /** Cursors in memory only (tests, dry runs). */
@@ -64,6 +77,11 @@ export class CursorStore {
   set(chatId: string, msgNum: number): void {
     if (this.cursors.get(chatId) === msgNum) return;
     this.cursors.set(chatId, msgNum);
+    if (this.journal) {
+      this.journal.append({ c: chatId, m: msgNum });
+      if (this.journal.lines >= COMPACT_AFTER) this.journal.rewrite(this.compactLines());
+      return;
+    }
     if (this.fd === undefined) return;
     // One write(2) per message, nothing else: this runs once per message on the hot path.
     writeSync(this.fd, `{"c":${this.quoted(chatId)},"m":${msgNum}}\n`);
@@ -110,10 +128,15 @@ export class CursorStore {
     this.created.delete(chatId);
     for (const [entry, id] of this.entries) if (id === chatId) this.entries.delete(entry);
     // Rewritten at once: a journal line cannot say "gone".
+    if (this.journal) this.journal.rewrite(this.compactLines());
     if (this.fd !== undefined) this.compact();
   }
 
   private append(entry: { c: string; m?: number; k?: string; e?: string }): void {
+    if (this.journal) {
+      this.journal.append(entry);
+      return;
+    }
     if (this.fd === undefined) return;
     writeSync(this.fd, `${JSON.stringify(entry)}\n`);
     if (++this.lines >= COMPACT_AFTER) this.compact();
@@ -136,19 +159,24 @@ export class CursorStore {
     if (!this.path) return;
     if (this.fd !== undefined) closeSync(this.fd);
     const temporary = `${this.path}.${process.pid}.tmp`;
+    const lines = this.compactLines();
+    writeFileSync(temporary, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+    renameSync(temporary, this.path);
+    this.fd = openSync(this.path, 'a');
+    this.lines = lines.length;
+  }
+
+  /** The journal as one line per chat. */
+  private compactLines(): Array<{ c: string; m?: number; k?: string; e?: string }> {
     const entriesOf = new Map<string, string[]>();
     for (const [e, c] of this.entries) entriesOf.set(c, [...(entriesOf.get(c) ?? []), e]);
     const chats = new Set([...this.cursors.keys(), ...this.created.keys(), ...entriesOf.keys()]);
     // One line per chat: its cursor, its chat's created time, the bots.yaml entry that names it (a
     // second entry naming the same chat, by id and by subject, gets a line of its own).
-    const lines = [...chats].flatMap((c) => {
+    return [...chats].flatMap((c) => {
       const [first, ...more] = entriesOf.get(c) ?? [];
       return [{ c, m: this.cursors.get(c), k: this.created.get(c), e: first }, ...more.map((e) => ({ c, e }))];
     });
-    writeFileSync(temporary, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
-    renameSync(temporary, this.path);
-    this.fd = openSync(this.path, 'a');
-    this.lines = lines.length;
   }
 
   close(): void {

@@ -1,4 +1,5 @@
 import { JsonLinesFile } from './json-lines-file.js';
+import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 export interface QueueOptions {
   /** Past this many items a push is refused (QueueFullError): bounded, never dropping silently. */
@@ -6,6 +7,8 @@ export interface QueueOptions {
   /** Called once each time the queue passes this fraction of maxItems (default 0.8), for a loud warning. */
   onHighWater?: (size: number, maxItems: number) => void;
   highWater?: number;
+  /** Where it is kept (default: files; Redis for workers, docs/scale-out.md). */
+  storage?: Storage;
 }
 
 /** A push the queue could not take: it is full. Nothing was dropped; the caller decides. */
@@ -39,13 +42,14 @@ export class DurableQueue<T> {
   private warned = false;
 
   private constructor(
-    private readonly file: JsonLinesFile | undefined,
+    private readonly file: Journal | undefined,
     private readonly options: QueueOptions,
   ) {}
 
   static open<T>(path: string, options: QueueOptions = {}): DurableQueue<T> {
-    const { items, note } = DurableQueue.load<T>(path);
-    const queue = new DurableQueue<T>(JsonLinesFile.create(path, DurableQueue.snapshot(items, note)), options);
+    const storage = options.storage ?? FILE_STORAGE;
+    const { items, note } = DurableQueue.parse<T>(storage.readText(path), path);
+    const queue = new DurableQueue<T>(storage.journal(path, DurableQueue.snapshot(items, note)), options);
     queue.items = items;
     queue.currentNote = note;
     return queue;
@@ -57,7 +61,10 @@ export class DurableQueue<T> {
   }
 
   private static load<T>(path: string): { items: T[]; note: unknown } {
-    const text = JsonLinesFile.readText(path);
+    return DurableQueue.parse<T>(JsonLinesFile.readText(path), path);
+  }
+
+  private static parse<T>(text: string, path: string): { items: T[]; note: unknown } {
     // Files written before the journal held the whole queue as one JSON array.
     if (text.startsWith('[')) {
       try {

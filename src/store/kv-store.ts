@@ -1,4 +1,11 @@
 import { AtomicJsonFile } from './atomic-file.js';
+import type { Storage } from './storage.js';
+
+/** Where a store's changes go: a coalesced file (the default), or a storage's document (Redis: one write a turn). */
+interface KeyValueSink {
+  scheduleWrite(snapshot: () => Record<string, unknown>): void;
+  flush(): Promise<void>;
+}
 
 /**
  * A small durable key-value store (one per plugin and bot): values are JSON, kept in memory and
@@ -7,9 +14,17 @@ import { AtomicJsonFile } from './atomic-file.js';
 export class KeyValueStore {
   private data: Record<string, unknown> = {};
 
-  private constructor(private readonly file: AtomicJsonFile<Record<string, unknown>>) {}
+  private constructor(private readonly file: KeyValueSink) {}
 
-  static async open(path: string): Promise<KeyValueStore> {
+  static async open(path: string, storage?: Storage): Promise<KeyValueStore> {
+    if (storage && storage.kind !== 'files') {
+      const store = new KeyValueStore({
+        scheduleWrite: (snapshot) => storage.writeDocument(path, snapshot()),
+        flush: () => storage.durable(),
+      });
+      store.data = storage.readDocument<Record<string, unknown>>(path, {}, 'key-value store');
+      return store;
+    }
     const file = new AtomicJsonFile<Record<string, unknown>>(path);
     const store = new KeyValueStore(file);
     store.data = (await file.read()) ?? {};

@@ -1,4 +1,5 @@
 import { JsonLinesFile } from './json-lines-file.js';
+import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 /** One copy of a relayed line: its native id on one endpoint, and what it was there. */
 export interface MapCopy {
@@ -51,21 +52,21 @@ export class MessageMap {
   private readonly index = new Map<string, string>();
   /** `<origin> <native id>` of an edited message → the key of its newest edit. */
   private readonly edits = new Map<string, string>();
-  private readonly file: JsonLinesFile | undefined;
+  private readonly file: Journal | undefined;
 
-  private constructor(path: string | undefined, entries: Entry[], private readonly limits: MessageMapLimits) {
+  private constructor(path: string | undefined, entries: Entry[], private readonly limits: MessageMapLimits, storage: Storage) {
     for (const entry of entries) this.apply(entry);
     this.trim();
-    this.file = path === undefined ? undefined : JsonLinesFile.create(path, this.snapshot());
+    this.file = path === undefined ? undefined : storage.journal(path, this.snapshot());
   }
 
-  static open(path: string, limits: MessageMapLimits = DEFAULT_MAP_LIMITS): MessageMap {
-    const entries = JsonLinesFile.parse(JsonLinesFile.readText(path), path, 'message map entry') as Entry[];
-    return new MessageMap(path, entries, limits);
+  static open(path: string, limits: MessageMapLimits = DEFAULT_MAP_LIMITS, storage: Storage = FILE_STORAGE): MessageMap {
+    const entries = JsonLinesFile.parse(storage.readText(path), path, 'message map entry') as Entry[];
+    return new MessageMap(path, entries, limits, storage);
   }
 
   static memory(limits: MessageMapLimits = DEFAULT_MAP_LIMITS): MessageMap {
-    return new MessageMap(undefined, [], limits);
+    return new MessageMap(undefined, [], limits, FILE_STORAGE);
   }
 
   get size(): number {

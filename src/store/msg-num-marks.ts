@@ -1,4 +1,5 @@
 import { JsonLinesFile } from './json-lines-file.js';
+import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 /** Journal lines, at the least, before the file is rewritten with one line per chat. */
 const COMPACT_AFTER = 1000;
@@ -11,16 +12,16 @@ const COMPACT_AFTER = 1000;
  */
 export class MsgNumMarks {
   private constructor(
-    private readonly file: JsonLinesFile,
+    private readonly file: Journal,
     private readonly marks: Map<string, number>,
     /** Resets seen per chat (absent: none). What a relay queued before the last reset carries an older one. */
     private readonly epochs: Map<string, number>,
   ) {}
 
-  static open(path: string): MsgNumMarks {
+  static open(path: string, storage: Storage = FILE_STORAGE): MsgNumMarks {
     const epochs = new Map<string, number>();
-    const marks = MsgNumMarks.read(path, epochs);
-    return new MsgNumMarks(JsonLinesFile.create(path, MsgNumMarks.entries(marks, epochs)), marks, epochs);
+    const marks = MsgNumMarks.read(storage.readText(path), path, epochs);
+    return new MsgNumMarks(storage.journal(path, MsgNumMarks.entries(marks, epochs)), marks, epochs);
   }
 
   /** The file's content, one mark per chat, each after its chat's reset line (so the epoch survives a rewrite). */
@@ -34,8 +35,7 @@ export class MsgNumMarks {
     return entries;
   }
 
-  private static read(path: string, epochs: Map<string, number>): Map<string, number> {
-    const text = JsonLinesFile.readText(path);
+  private static read(text: string, path: string, epochs: Map<string, number>): Map<string, number> {
     const marks = new Map<string, number>();
     // Files written before the journal held one JSON object, chat id to msg_num.
     if (text.startsWith('{')) {

@@ -1,4 +1,4 @@
-import { readJsonFileSync, writeJsonFileSync } from './json-file-sync.js';
+import { FILE_STORAGE, type Storage } from './storage.js';
 
 /** A post the bot has to make. `sent` items wait for the service's history to show them. */
 export interface OutboxItem {
@@ -27,11 +27,11 @@ export interface OutboxItem {
 export class OutboxFile {
   private items: OutboxItem[] = [];
 
-  private constructor(private readonly path: string | undefined) {}
+  private constructor(private readonly path: string | undefined, private readonly storage: Storage = FILE_STORAGE) {}
 
-  static open(path: string): OutboxFile {
-    const file = new OutboxFile(path);
-    file.items = readJsonFileSync<OutboxItem[]>(path, [], 'outbox');
+  static open(path: string, storage: Storage = FILE_STORAGE): OutboxFile {
+    const file = new OutboxFile(path, storage);
+    file.items = storage.readDocument<OutboxItem[]>(path, [], 'outbox');
     return file;
   }
 
@@ -73,6 +73,6 @@ export class OutboxFile {
   }
 
   private save(): void {
-    if (this.path) writeJsonFileSync(this.path, this.items);
+    if (this.path) this.storage.writeDocument(this.path, this.items);
   }
 }

@@ -13,6 +13,7 @@ import type {
   BotInfo, ChatInfo, ChatReset, ChatTarget, GatewayPort, PlatformEndpoint, PluginContext, PluginEnv, PluginInstance, PluginStatus,
 } from '../pipeline/plugin.js';
 import { KeyValueStore } from '../store/kv-store.js';
+import type { Storage } from '../store/storage.js';
 import { carryOver, restartReasons, stopLink } from './reload-chain.js';
 
 /** The gateway step keeps nothing of its own. */
@@ -22,6 +23,8 @@ export interface BotPluginsOptions {
   plugins: LoadedPlugin[];
   /** The bot's state dir: each instance's store and data dir live under it. */
   dir: string;
+  /** Where the stores write (files, or Redis for a worker's unit). */
+  storage: Storage;
   configDir: string;
   client: GroupsClient;
   log: Logger;
@@ -93,11 +96,11 @@ export class BotPlugins {
     const bot = this.bot!;
     const log = options.log.child({ plugin: instanceName });
     let store = this.stores.get(instanceName);
-    if (!store) this.stores.set(instanceName, (store = await KeyValueStore.open(join(options.dir, 'kv', `${instanceName}.json`))));
+    if (!store) this.stores.set(instanceName, (store = await KeyValueStore.open(join(options.dir, 'kv', `${instanceName}.json`), options.storage)));
     this.definitionOf.set(instanceName, plugin.definition.name);
     const platform = plugin.definition.platform;
     const env: PluginEnv = {
-      bot, log, client: options.client, store, configDir: options.configDir, dataDir: join(options.dir, 'plugins', instanceName),
+      bot, log, client: options.client, store, configDir: options.configDir, dataDir: join(options.dir, 'plugins', instanceName), storage: options.storage,
       stopping: options.stopping,
       send: (chat, text) => options.send(chat, text),
       chats: () => options.chats(),

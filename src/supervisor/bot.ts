@@ -15,6 +15,7 @@ import type { Speaker } from '../gateway/message.js';
 import type { BotInfo, ChatInfo, ChatTarget, PluginInstance } from '../pipeline/plugin.js';
 import { CursorStore } from '../store/cursor-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
+import { FILE_STORAGE, type Storage } from '../store/storage.js';
 import { BotPlugins, type PluginReport } from './bot-plugins.js';
 import { ChatDirectory, ChatSetupError } from './chat-directory.js';
 import { setUpChat } from './chat-joiner.js';
@@ -44,6 +45,8 @@ export interface BotOptions {
   loginRetryMs?: number;
   /** The process's gateways (docs/gateways.md). */
   gateways?: GatewayRouter;
+  /** Where the bot's state is kept (default files; Redis for a worker's unit). */
+  storage?: Storage;
 }
 
 const DEFAULT_RATE = { perSecond: 5, burst: 10 };
@@ -77,7 +80,11 @@ export class Bot {
   /** Set first thing in stop(): no chat starts after it. */
   private stopping = false;
 
+  /** Where the bot's state is kept. */
+  readonly storage: Storage;
+
   constructor(private readonly options: BotOptions) {
+    this.storage = options.storage ?? FILE_STORAGE;
     const { config, service, log } = options;
     this.config = config;
     this.gateways = options.gateways;
@@ -89,7 +96,7 @@ export class Bot {
       stopping: this.stoppingSignal.signal, stopped: this.stopper.signal,
       send: (chat, text) => this.send(chat, text),
       chats: () => this.runners.map((r) => r.info),
-      gateways: options.gateways,
+      gateways: options.gateways, storage: this.storage,
     });
     options.gateways?.attach(this.gatewaySide());
     const bot = this;
@@ -199,8 +206,8 @@ export class Bot {
     // A login fixed in bots.yaml may be another account: plugins hold this same object.
     if (this.info) this.info.userId = user.id;
     else this.info = { name: config.name, userId: user.id };
-    this.cursors ??= CursorStore.open(join(this.dir, 'cursors.jsonl'));
-    this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'));
+    this.cursors ??= CursorStore.open(join(this.dir, 'cursors.jsonl'), this.storage);
+    this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'), this.storage);
     if (!this.plugins.started) await this.plugins.start(this.info);
     const refused = await this.setUpChats(config.chats);
     // Banned from (or not in) every group it has chats in: as good as a refused login, and said as one.
@@ -241,6 +248,7 @@ export class Bot {
         const runner = new ChatRunner({
           client: this.client, joined, info, botUserId: user.id, log: chatLog, cursors: this.cursors!, replaces,
           outboxFile: this.outboxFile!, gate: this.options.gate,
+          durable: this.storage.kind === 'files' ? undefined : () => this.storage.durable(),
           rate: config.reply_rate ? { perSecond: config.reply_rate.per_second, burst: config.reply_rate.burst ?? 1 } : DEFAULT_RATE,
           historyOnFirstStart: config.history_on_first_start, closedCheckMs: config.closed_chat_check_seconds * 1000,
           deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),

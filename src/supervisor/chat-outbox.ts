@@ -25,6 +25,8 @@ export interface PostRate {
 
 export interface ChatOutboxOptions {
   file: OutboxFile;
+  /** The storage's barrier (Redis for a worker's unit; absent for files, where every write is already on disk). */
+  durable?: () => Promise<void>;
   chatId: string;
   log: Logger;
   rate: PostRate;
@@ -151,6 +153,16 @@ export class ChatOutbox {
       if (wait > 0) {
         await sleep(wait);
         continue;
+      }
+      // What the post depends on (its item, the cursor) durable under the unit's lease, or it is not sent.
+      if (this.options.durable) {
+        try {
+          await this.options.durable();
+        } catch (error) {
+          this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: the post is left for the next holder');
+          return;
+        }
+        if (!this.ready || item.state !== 'queued') continue;
       }
       if (!this.options.post(item.text)) {
         this.tokens += 1; // not sent: the token goes back; the next open pumps again

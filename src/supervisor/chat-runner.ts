@@ -21,6 +21,8 @@ export interface ChatRunnerOptions {
   log: Logger;
   cursors: CursorStore;
   outboxFile: OutboxFile;
+  /** The bot's storage barrier before a post (a worker's unit: Redis); absent on files. */
+  durable?: () => Promise<void>;
   rate: PostRate;
   gate: UpgradeGate;
   historyOnFirstStart: number;
@@ -76,6 +78,7 @@ export class ChatRunner {
     });
     this.outbox = new ChatOutbox({
       file: options.outboxFile,
+      durable: options.durable,
       chatId,
       log,
       rate: options.rate,

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describeEndpoint, planGateways, type PlannedGateway } from '../gateway/gateway-plan.js';
 import { GatewayRouter } from '../gateway/gateway-router.js';
 import { MessageMap } from '../store/message-map.js';
+import { FILE_STORAGE, type Storage } from '../store/storage.js';
 import { Bot } from './bot.js';
 import type { LoginRefusal } from './login-wait.js';
 import { reloadSupervisor, type ReloadHost } from './reload-apply.js';
@@ -19,6 +20,10 @@ export interface SupervisorOptions {
   log: Logger;
   /** How long a bot whose login was refused waits when bots.yaml does not change (default 15 minutes). */
   loginRetryMs?: number;
+  /** Where the bots' state is kept (default: files under state_dir; a worker's unit: Redis, docs/scale-out.md). */
+  storage?: Storage;
+  /** An upgrade budget shared with other supervisors of the process (a worker's units). */
+  gate?: UpgradeGate;
 }
 
 /**
@@ -33,7 +38,7 @@ export class Supervisor {
   private current!: { loaded: LoadedConfig; plugins: LoadedPlugin[][] };
   private gateways: GatewayRouter | undefined;
   private messageMap: MessageMap | undefined;
-  private startOptions!: { service: { baseUrl: string; ca?: string | Buffer }; stateDir: string; loginRetryMs?: number };
+  private startOptions!: { service: { baseUrl: string; ca?: string | Buffer }; stateDir: string; loginRetryMs?: number; storage: Storage };
   private stopping = false;
   /** The reload under way: a second one waits for it. */
   private reloading: Promise<unknown> = Promise.resolve();
@@ -71,7 +76,7 @@ export class Supervisor {
     const { config } = loaded;
     // One upgrade budget for every socket of the process: a reconnect storm is spread out, and slowed when refused.
     const { per_second: perSecond, burst } = config.service.upgrade_rate;
-    const gate = new UpgradeGate({ perSecond, burst });
+    const gate = options.gate ?? new UpgradeGate({ perSecond, burst });
     const supervisor = new Supervisor(options.log, gate);
     let service: { baseUrl: string; ca?: string | Buffer };
     if (config.service.base_url === 'embedded') {
@@ -91,7 +96,7 @@ export class Supervisor {
       };
     }
     supervisor.current = { loaded, plugins };
-    supervisor.startOptions = { service, stateDir: configPath(loaded, config.state_dir), loginRetryMs: options.loginRetryMs };
+    supervisor.startOptions = { service, stateDir: configPath(loaded, config.state_dir), loginRetryMs: options.loginRetryMs, storage: options.storage ?? FILE_STORAGE };
     supervisor.gateways = supervisor.routerFor(planGateways(loaded, plugins).gateways);
     config.bots.forEach((botConfig, index) => supervisor.bots.push(supervisor.makeBot(botConfig, plugins[index]!)));
     // Each bot starts on its own; one that cannot reach the service yet keeps trying without holding up the others.
@@ -111,7 +116,7 @@ export class Supervisor {
       log: this.log.child({ bot: config.name }),
       configFile: loaded.source.file, loginRetryMs: this.startOptions.loginRetryMs,
       onLoginRefused: () => this.noteLoginRefused(),
-      gateways: this.gateways,
+      gateways: this.gateways, storage: this.startOptions.storage,
     });
   }
 
@@ -121,7 +126,7 @@ export class Supervisor {
     const { config } = this.current.loaded;
     this.messageMap ??= MessageMap.open(join(this.startOptions.stateDir, 'gateway-map.jsonl'), {
       maxRecords: config.message_map.max_lines, maxAgeMs: config.message_map.max_age_days * 24 * 3600 * 1000,
-    });
+    }, this.startOptions.storage);
     const router = new GatewayRouter(plan, this.messageMap, this.log.child({ component: 'gateways' }));
     if (this.gateways) Object.assign(router.counters, this.gateways.counters);
     this.log.info({ gateways: plan.map((g) => ({ name: g.name, endpoints: g.endpoints.map(describeEndpoint) })) }, 'gateways');

@@ -1,0 +1,203 @@
+import { relative, sep } from 'node:path';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { LeaseLostError, type Journal, type Storage } from './storage.js';
+
+/** The lease a unit's writes are fenced by: its key, the exact value it must hold, how long it is provably ours. */
+export interface Fence {
+  key: string;
+  value: string;
+  validForMs(): number;
+}
+
+export interface RedisStorageOptions {
+  redis: Redis;
+  prefix: string;
+  unit: string;
+  /** state_dir: a store's path is named in Redis by its path relative to it. */
+  root: string;
+  fence: () => Fence;
+  log: Logger;
+}
+
+/**
+ * Applies one turn's writes, all or none, only while the lease holds exactly the fence's value, and
+ * only once: a batch resent after a lost reply (its number not above the unit's last) changes nothing.
+ * An op is [kind, key, values]: 'a' appends lines to a list, 'r' replaces a list, 's' sets a string.
+ */
+const APPLY = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED the unit\\'s lease is held by another worker or expired') end
+if tonumber(redis.call('GET', KEYS[3]) or '0') >= tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[3], ARGV[2])
+local ops = cjson.decode(ARGV[3])
+for _, op in ipairs(ops) do
+  local key = op[2]
+  redis.call('SADD', KEYS[2], key)
+  if op[1] ~= 'a' then redis.call('DEL', key) end
+  if op[1] == 's' then
+    redis.call('SET', key, op[3])
+  else
+    local values = op[3]
+    for i = 1, #values, 1000 do redis.call('RPUSH', key, unpack(values, i, math.min(i + 999, #values))) end
+  end
+end
+return #ops`;
+
+type Op = ['a' | 'r', string, string[]] | ['s', string, string];
+type ApplyCommand = { gwApply(fence: string, keys: string, seq: string, fenceValue: string, batch: string, ops: string): Promise<number> };
+
+/**
+ * A unit's state in Redis (docs/scale-out.md): read whole when the unit starts, served from memory,
+ * written through a batch per event-loop turn that the lease fences. Journals are lists of JSON lines,
+ * documents strings, under `<prefix>:state:<unit>:<path relative to state_dir>`.
+ */
+export class RedisStorage implements Storage {
+  readonly kind = 'redis' as const;
+  private readonly lists = new Map<string, string[]>();
+  private readonly strings = new Map<string, string>();
+  private pending: Op[] = [];
+  private scheduled = false;
+  private last: Promise<void> = Promise.resolve();
+  private refused: Error | undefined;
+  private seq = 0;
+  private readonly redis: Redis & ApplyCommand;
+
+  private constructor(private readonly options: RedisStorageOptions) {
+    options.redis.defineCommand('gwApply', { numberOfKeys: 3, lua: APPLY });
+    this.redis = options.redis as Redis & ApplyCommand;
+  }
+
+  /** Loads every key of the unit (listed in its `_keys` set). */
+  static async load(options: RedisStorageOptions): Promise<RedisStorage> {
+    const storage = new RedisStorage(options);
+    const { redis } = options;
+    const keys = await redis.smembers(storage.keysKey);
+    const pipeline = redis.pipeline();
+    for (const key of keys) pipeline.type(key);
+    const types = (await pipeline.exec()) ?? [];
+    const reads = redis.pipeline();
+    keys.forEach((key, index) => {
+      if (types[index]?.[1] === 'list') reads.lrange(key, 0, -1);
+      else reads.get(key);
+    });
+    const values = (await reads.exec()) ?? [];
+    keys.forEach((key, index) => {
+      const value = values[index]?.[1];
+      if (Array.isArray(value)) storage.lists.set(key, value as string[]);
+      else if (typeof value === 'string') storage.strings.set(key, value);
+    });
+    storage.seq = Number((await redis.get(storage.seqKey)) ?? 0);
+    return storage;
+  }
+
+  private get base(): string {
+    return `${this.options.prefix}:state:${this.options.unit}:`;
+  }
+
+  private get keysKey(): string {
+    return `${this.base}_keys`;
+  }
+
+  private get seqKey(): string {
+    return `${this.base}_seq`;
+  }
+
+  private keyOf(path: string): string {
+    return this.base + relative(this.options.root, path).split(sep).join('/');
+  }
+
+  readText(path: string): string {
+    const lines = this.lists.get(this.keyOf(path));
+    return lines && lines.length > 0 ? `${lines.join('\n')}\n` : '';
+  }
+
+  journal(path: string, entries: readonly unknown[]): Journal {
+    const key = this.keyOf(path);
+    let count = 0;
+    const storage = this;
+    const journal: Journal = {
+      get lines() {
+        return count;
+      },
+      append(entry) {
+        const line = JSON.stringify(entry);
+        (storage.lists.get(key) ?? storage.lists.set(key, []).get(key)!).push(line);
+        storage.write('a', key, [line]);
+        count += 1;
+      },
+      rewrite(all) {
+        const lines = all.map((entry) => JSON.stringify(entry));
+        storage.lists.set(key, [...lines]);
+        storage.write('r', key, lines);
+        count = lines.length;
+      },
+    };
+    journal.rewrite(entries);
+    return journal;
+  }
+
+  readDocument<T>(path: string, fallback: T, what: string): T {
+    const text = this.strings.get(this.keyOf(path));
+    if (text === undefined) return fallback;
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new Error(`${this.keyOf(path)}: unreadable ${what} (${(error as Error).message})`);
+    }
+  }
+
+  writeDocument(path: string, value: unknown): void {
+    const key = this.keyOf(path);
+    const text = JSON.stringify(value);
+    this.strings.set(key, text);
+    this.write('s', key, text);
+  }
+
+  private write(kind: 'a' | 'r' | 's', key: string, value: string[] | string): void {
+    if (this.refused) throw this.refused;
+    const previous = this.pending.at(-1);
+    // Consecutive appends to one list (a cursor per message) go as one op.
+    if (kind === 'a' && previous && previous[0] === 'a' && previous[1] === key) previous[2].push(...(value as string[]));
+    else if (kind === 's') {
+      // A document set twice in one turn: only the last counts (the batch is applied whole anyway).
+      this.pending = this.pending.filter((op) => !(op[0] === 's' && op[1] === key));
+      this.pending.push(['s', key, value as string]);
+    } else this.pending.push([kind, key, [...(value as string[])]] as Op);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.send());
+    }
+  }
+
+  /** Sends what this turn wrote as one fenced batch; batches go in order on one connection. */
+  private send(): Promise<void> {
+    this.scheduled = false;
+    if (this.pending.length === 0) return this.last;
+    const ops = this.pending;
+    this.pending = [];
+    const fence = this.options.fence();
+    this.seq += 1;
+    const sent = this.redis.gwApply(fence.key, this.keysKey, this.seqKey, fence.value, String(this.seq), JSON.stringify(ops)).then(() => undefined, (error: Error) => {
+      if (!this.refused) {
+        this.refused = new LeaseLostError(`unit ${this.options.unit}: a state write was refused (${error.message}); the unit's lease is no longer this worker's`);
+        this.options.log.error({ unit: this.options.unit, err: { message: error.message } }, 'state write refused: the lease is lost; nothing more is written or done for this unit');
+      }
+      throw this.refused;
+    });
+    // Each batch's own outcome; the next one does not wait for it (order is kept by the connection).
+    this.last = this.last.catch(() => undefined).then(() => sent);
+    return this.last;
+  }
+
+  durable(): Promise<void> {
+    if (this.refused) return Promise.reject(this.refused);
+    if (this.options.fence().validForMs() <= 0) return Promise.reject(new LeaseLostError(`unit ${this.options.unit}: its lease cannot be proved valid any more`));
+    return this.send();
+  }
+
+  /** Every write sent and acknowledged (or the refusal). */
+  close(): Promise<void> {
+    if (this.refused) return Promise.reject(this.refused);
+    return this.send();
+  }
+}

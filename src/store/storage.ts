@@ -1,0 +1,49 @@
+import { readJsonFileSync, writeJsonFileSync } from './json-file-sync.js';
+import { JsonLinesFile } from './json-lines-file.js';
+
+/** A journal of JSON lines (see JsonLinesFile): appended to, and rewritten whole now and then. */
+export interface Journal {
+  /** Lines since it was last rewritten. */
+  readonly lines: number;
+  append(entry: unknown): void;
+  rewrite(entries: readonly unknown[]): void;
+}
+
+/**
+ * Where the durable stores write (docs/scale-out.md): files under state_dir (the default), or Redis when
+ * workers share the bots. Paths stay file paths everywhere; a Redis storage maps them to keys of its unit.
+ */
+export interface Storage {
+  readonly kind: 'files' | 'redis';
+  /** A journal's text ('' when there is none yet). */
+  readText(path: string): string;
+  /** A journal started afresh with `entries`. */
+  journal(path: string, entries: readonly unknown[]): Journal;
+  /** A small JSON document, or `fallback` when there is none yet. */
+  readDocument<T>(path: string, fallback: T, what: string): T;
+  /** Written whole (files: synchronously and atomically). */
+  writeDocument(path: string, value: unknown): void;
+  /**
+   * Resolves once every write made so far is durable and, in Redis, was accepted under the unit's
+   * lease; rejects with LeaseLostError when it was not or the lease is no longer provably valid.
+   * Awaited before any effect outside groupwire (a post, an IRC line): a worker that lost its lease acts on nothing.
+   */
+  durable(): Promise<void>;
+}
+
+/** The unit's lease is gone (or cannot be proved): nothing more may be written or done for it. */
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+}
+
+const DONE = Promise.resolve();
+
+/** The file backend: every write is on disk (in the page cache) before the call returns. */
+export const FILE_STORAGE: Storage = {
+  kind: 'files',
+  readText: (path) => JsonLinesFile.readText(path),
+  journal: (path, entries) => JsonLinesFile.create(path, entries),
+  readDocument: (path, fallback, what) => readJsonFileSync(path, fallback, what),
+  writeDocument: (path, value) => writeJsonFileSync(path, value),
+  durable: () => DONE,
+};
