@@ -9,6 +9,10 @@ import { describeRefusal } from '../supervisor/login-wait.js';
 import type { ReloadOutcome } from '../supervisor/reload-plan.js';
 import { sayOnStderr } from '../supervisor/stderr-sink.js';
 import { announceLocalService } from './demo-file.js';
+import { runWorker } from './run-worker.js';
+import { planUnits } from '../coordination/units.js';
+import { redactRedisUrl } from '../coordination/redis-connection.js';
+import { ConfigError } from '../config/yaml-source.js';
 import { redact } from './output.js';
 import { DEMO_FILE } from './service-address.js';
 import { onHangup, stopOnSignal } from './serve.js';
@@ -23,6 +27,9 @@ and bots added or removed, a changed plugin restarted alone; unchanged chats kee
 with a mistake is refused and the running config goes on (docs/bots.md "Reload").
 Unless bots.yaml says ops: false, the operations endpoint (default http://127.0.0.1:9464) serves
 /status (a live page), /metrics (Prometheus), /healthz and /readyz (docs/operations.md).
+With coordination: { redis: redis://... }, this process is one worker of several sharing the bots
+through Redis: it runs its share of them, takes over a dead worker's, and on SIGTERM hands its own
+over before it exits (docs/scale-out.md).
 With service.base_url: embedded, .groupwire/demo.json in the working directory says where the service
 is while it runs, so the client commands run from here (chat, api, ...) find it, as they find the demo.
 
@@ -67,6 +74,7 @@ export async function runCommand(args: string[]): Promise<number> {
   // The status page lists the last warnings and errors: they are taken off the log lines as written.
   const errors = new RecentErrors();
   const log = createLogger({ level: options.logLevel ?? loaded.config.log.level, pretty: loaded.config.log.pretty, tee: errors });
+  if (loaded.config.coordination) return runWorker(loaded, options.file, log, errors);
   // A SIGHUP while the bots start is said and ignored; from the moment they run it reloads bots.yaml.
   let reload: (() => Promise<ReloadOutcome>) | undefined;
   onHangup(() => {
@@ -126,6 +134,12 @@ export async function checkCommand(args: string[]): Promise<number> {
   // The gateways as resolved (the relays' own channels: included), so a user sees what will be joined to what.
   for (const gateway of planGateways(loaded, plugins).gateways) {
     summary.push(`  gateway ${gateway.name}${gateway.implied ? ' (from the relays\' channels:)' : ''}: ${gateway.endpoints.map(describeEndpoint).join(' ⇄ ')}`);
+  }
+  const coordination = loaded.config.coordination;
+  if (coordination) {
+    const { units, problems } = planUnits(loaded, plugins, planGateways(loaded, plugins).gateways);
+    if (problems.length > 0) throw new ConfigError(problems);
+    summary.push(`  workers share ${units.length} unit(s) through Redis (${redactRedisUrl(coordination.redis)}, leases of ${coordination.lease_seconds} s): ${units.map((unit) => unit.id).join(', ')}`);
   }
   const ops = loaded.config.ops;
   summary.push(ops ? `  operations endpoint: http://${ops.listen} (/status, /metrics, /healthz, /readyz)${ops.token ? ', token required' : ''}` : '  operations endpoint: off (ops: false)');

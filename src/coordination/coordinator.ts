@@ -139,7 +139,7 @@ export class Coordinator {
       this.redisIs(true);
       if (!ours) {
         this.counters.lost += 1;
-        this.log.warn({ unit, token: lease.token }, 'lease lost (it expired, or another worker holds it): stopping the unit');
+        this.log.warn({ unit, fence: lease.token }, 'lease lost (it expired, or another worker holds it): stopping the unit');
         this.drop(lease);
         this.queue(unit, () => this.stopRunning(unit, 'lease_lost', 0));
         return;
@@ -151,11 +151,11 @@ export class Coordinator {
       this.redisIs(false, error);
       const left = lease.validForMs();
       if (left <= 0) {
-        this.log.warn({ unit, token: lease.token }, 'lease no longer provably ours (Redis unreachable): giving it up');
+        this.log.warn({ unit, fence: lease.token }, 'lease no longer provably ours (Redis unreachable): giving it up');
         this.drop(lease);
         this.queue(unit, () => this.stopRunning(unit, 'redis_unreachable', 0));
       } else if (left < this.leaseMs * STOP_BELOW && this.running.has(unit)) {
-        this.log.warn({ unit, token: lease.token, validForMs: Math.round(left) }, 'Redis unreachable: stopping the unit before its lease could expire');
+        this.log.warn({ unit, fence: lease.token, validForMs: Math.round(left) }, 'Redis unreachable: stopping the unit before its lease could expire');
         this.queue(unit, () => this.stopRunning(unit, 'redis_unreachable', Math.max(0, lease.validForMs() - 200)));
       }
     }
@@ -179,7 +179,7 @@ export class Coordinator {
       if (!lease) continue;
       this.leases.set(unit, lease);
       this.counters.acquired += 1;
-      this.log.info({ unit, token: lease.token }, 'lease acquired');
+      this.log.info({ unit, fence: lease.token }, 'lease acquired');
       this.queue(unit, () => this.startHeld(lease));
     }
   }
@@ -216,7 +216,7 @@ export class Coordinator {
       try {
         await this.table.release(lease, this.answerWithinMs);
         if (why === 'handover') this.counters.handedOver += 1;
-        this.log.info({ unit, token: lease.token, why }, 'lease released');
+        this.log.info({ unit, fence: lease.token, why }, 'lease released');
         await this.publish(`released ${unit} ${this.options.workerId}`);
       } catch (error) {
         this.log.warn({ err: error, unit }, 'could not release the lease; it expires by itself');

@@ -186,18 +186,33 @@ export class RedisStorage implements Storage {
     });
     // Each batch's own outcome; the next one does not wait for it (order is kept by the connection).
     this.last = this.last.catch(() => undefined).then(() => sent);
+    // A batch nobody awaits must not fail as an unhandled rejection: its refusal is kept in `refused`.
+    this.last.catch(() => undefined);
     return this.last;
   }
 
   durable(): Promise<void> {
     if (this.refused) return Promise.reject(this.refused);
-    if (this.options.fence().validForMs() <= 0) return Promise.reject(new LeaseLostError(`unit ${this.options.unit}: its lease cannot be proved valid any more`));
-    return this.send();
+    return this.withinLease(this.send());
   }
 
-  /** Every write sent and acknowledged (or the refusal). */
+  /** Every write sent and acknowledged (or the refusal), within what is left of the lease. */
   close(): Promise<void> {
-    if (this.refused) return Promise.reject(this.refused);
-    return this.send();
+    return this.durable();
+  }
+
+  /**
+   * The acknowledgement, if it comes while the lease is provably ours: with Redis away, writes wait in
+   * the connection's queue, and a unit being stopped must not wait past its lease for them.
+   */
+  private withinLease(acknowledged: Promise<void>): Promise<void> {
+    const left = this.options.fence().validForMs();
+    const lost = () => new LeaseLostError(`unit ${this.options.unit}: its lease cannot be proved valid any more`);
+    if (left <= 0) return Promise.reject(lost());
+    let timer: NodeJS.Timeout | undefined;
+    const expiry = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(lost()), left);
+    });
+    return Promise.race([acknowledged, expiry]).finally(() => clearTimeout(timer));
   }
 }

@@ -243,6 +243,14 @@ export class IrcAudience {
       .map((s) => s.text.replaceAll('\u200b', '')));
   }
 
+  /** Every nick seen joining the channels, over every connection, in order. */
+  joins(): string[] {
+    return this.watchers.flatMap((watcher) => watcher.lines.flatMap((line) => {
+      const match = /^:([^!\s]+)!\S+ JOIN /.exec(line);
+      return match ? [match[1]!] : [];
+    }));
+  }
+
   close(): void {
     for (const watcher of this.watchers) watcher.close();
   }
