@@ -5,10 +5,14 @@ import { channelOf, checkEverything, clusterLayout, strangerJoins, type ClusterL
 import { IrcServer } from './helpers/irc-server.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { EMAILS, startTestService, type DemoUser, type TestService } from './helpers/service.js';
-import { chatOf, waitFor } from './helpers/supervisor.js';
+import { chatOf, history, waitFor } from './helpers/supervisor.js';
 import { GroupsClient } from '../src/api/client.js';
 import { DEMO } from './helpers/service.js';
 import { WorkerCluster } from './helpers/worker-cluster.js';
+import { request } from 'undici';
+import { Redis } from 'ioredis';
+import { cleanEnv, runCli } from './helpers/cli.js';
+import { promtoolCheck, samples } from './helpers/prometheus-text.js';
 
 /**
  * Workers sharing the bots of one bots.yaml on a real Redis (docs/scale-out.md): three `groupwire run`
@@ -91,7 +95,8 @@ async function everyChatOpen(): Promise<void> {
       const status = await cluster.status(worker);
       for (const bot of status?.bots ?? []) open += bot.chats.filter((chat: { state: string }) => chat.state === 'open').length;
     }
-    return open === layout.chats.length;
+    // At least: a reload may add a bot in a chat another bot holds too.
+    return open >= layout.chats.length;
   }, 60_000);
   for (const chat of layout.chats) {
     const nick = layout.owner.get(chat)!.nick;
@@ -144,6 +149,19 @@ describe('workers sharing bots on Redis', () => {
     expect(checked.messages).toBeGreaterThanOrEqual(600 + layout.chats.length);
     expect(checked.ircLines).toBeGreaterThan(400);
     expect(checked.pings).toBeGreaterThan(0);
+
+    // Which worker holds what: /metrics of any worker and `groupwire status` beside one.
+    const first = cluster.byId('w1');
+    const exposition = await (await request(`http://127.0.0.1:${first.opsPort}/metrics`)).body.text();
+    promtoolCheck(exposition);
+    const holders = samples(exposition).filter((sample) => sample.name === 'groupwire_unit_holder');
+    expect(holders.map((sample) => sample.labels.unit).sort()).toEqual([...(await cluster.running()).keys()].sort());
+    expect(new Set(holders.map((sample) => sample.labels.worker))).toEqual(new Set(['w1', 'w2', 'w3']));
+    expect(samples(exposition).find((sample) => sample.name === 'groupwire_redis_up')?.value).toBe(1);
+    const status = await runCli(['status', cluster.configFile], cleanEnv({ WORKER_ID: 'w1', REDIS_URL: redis.url, OPS_LISTEN: '127.0.0.1:1' }), cluster.dir);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/^Worker w1 of 3 · Redis up · leases of 3 s/m);
+    for (const id of ['w1', 'w2', 'w3']) expect(status.stdout).toMatch(new RegExp(`^\\s+${id}( \\(this one\\))?\\s.*bot:`, 'm'));
     process.stdout.write(`workers: ${sampler.samples} samples; checked ${checked.messages} transcript lines, ${checked.ircLines} IRC lines, ${checked.pings} pings\n`);
   });
 
@@ -173,5 +191,39 @@ describe('workers sharing bots on Redis', () => {
     expect(checked.messages).toBeGreaterThanOrEqual(1500 + 2 * layout.chats.length);
     expect(checked.ircLines).toBeGreaterThan(1000);
     process.stdout.write(`workers (join and leave): ${handedOver} units handed over by w1; checked ${checked.messages} transcript lines, ${checked.ircLines} IRC lines, ${checked.pings} pings\n`);
+  });
+
+  test('reload on every worker: a new bot is placed, a changed bot restarts, the others keep their leases', { timeout: 90_000 }, async () => {
+    // Every lease's fencing token, read from Redis itself.
+    const leases = new Redis(redis.url);
+    const tokens = async () => {
+      const keys = await leases.keys('gwtest:lease:*');
+      const values = keys.length === 0 ? [] : await leases.mget(...keys);
+      return new Map(keys.map((key, index) => [key.slice('gwtest:lease:'.length), values[index]!.split(':')[0]!] as const).filter(([, token]) => token));
+    };
+    await waitFor('every unit held', async () => (await tokens()).size === layout.units, 10_000);
+    const before = await tokens();
+    const bots = layout.bots.map((bot) => (bot.name === 'b1'
+      ? { ...bot, plugins: bot.plugins!.map((plugin) => (plugin.use === 'responder' ? { use: 'responder', with: { prefix: '?' } } : plugin)) }
+      : bot));
+    cluster.writeConfig([...bots, { name: 'extra', chats: [{ chat: layout.chats[0]! }], plugins: [] }]);
+    for (const worker of cluster.live()) {
+      const answer = await request(`http://127.0.0.1:${worker.opsPort}/reload`, { method: 'POST' });
+      expect(answer.statusCode).toBe(200);
+      expect(((await answer.body.json()) as { applied: boolean }).applied).toBe(true);
+    }
+    await waitFor('the new unit placed and the changed one started again', async () => {
+      const after = await tokens();
+      return after.size === layout.units + 1 && after.get('bot:b1') !== before.get('bot:b1') ? after : undefined;
+    }, 30_000);
+    const after = await tokens();
+    for (const [unit, token] of before) if (unit !== 'bot:b1') expect(after.get(unit), unit).toBe(token);
+    // The changed bot runs with its new options: `?ping` is answered in its chat.
+    const chat = [...layout.owner].find(([, owner]) => owner.bot === 'b1')![0];
+    await everyChatOpen();
+    const asked = (await link.post({ chat, who: 'bob', message: '?ping', count: 1 })) as { msg_num: number };
+    await waitFor('?ping answered', async () =>
+      (await history(reader, chatIds[chat]!)).some((message) => message.msg_num > asked.msg_num && message.message === 'pong'), 30_000);
+    leases.disconnect();
   });
 });

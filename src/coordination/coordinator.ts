@@ -99,6 +99,16 @@ export class Coordinator {
     this.tickSoon();
   }
 
+  /** A write under the unit's fence was refused: the lease is someone else's already; stop the unit now, not at the next renewal. */
+  leaseRefused(unit: string): void {
+    const lease = this.leases.get(unit);
+    if (!lease) return;
+    this.counters.lost += 1;
+    this.log.warn({ unit, fence: lease.token }, 'a state write was refused under this lease: stopping the unit');
+    this.drop(lease);
+    void this.queue(unit, () => this.stopRunning(unit, 'lease_lost', 0));
+  }
+
   private tickSoon(): void {
     if (this.stopping) return;
     if (this.ticking) {

@@ -44,7 +44,9 @@ export class Worker {
   private units: UnitPlan[] = [];
   private digests = new Map<string, string>();
   private readonly coordinator: Coordinator;
+  /** The units' state writes; the leases have a connection of their own, so a big batch never delays a renewal. */
   private readonly redis: Redis;
+  private readonly leases: Redis;
   private readonly subscriber: Redis;
   private placementTimer: NodeJS.Timeout | undefined;
   private lastPlacement: Awaited<ReturnType<Coordinator['placement']>> | undefined;
@@ -59,9 +61,10 @@ export class Worker {
     this.upgradeGate = new UpgradeGate({ perSecond, burst });
     const log = options.log.child({ component: 'coordination', worker: this.id });
     this.redis = connectRedis(settings.redis, log, 'state');
+    this.leases = connectRedis(settings.redis, log, 'leases');
     this.subscriber = connectRedis(settings.redis, log, 'events');
     this.coordinator = new Coordinator({
-      redis: this.redis, subscriber: this.subscriber, prefix: settings.prefix, workerId: this.id, log,
+      redis: this.leases, subscriber: this.subscriber, prefix: settings.prefix, workerId: this.id, log,
       units: () => this.units.map((unit) => unit.id),
       leaseMs: settings.lease_seconds * 1000,
       startUnit: (unit, lease) => this.startUnit(unit, lease),
@@ -109,6 +112,7 @@ export class Worker {
     const storage = await RedisStorage.load({
       redis: this.redis, prefix: this.settings.prefix, unit: id, root: configPath(this.loaded, this.loaded.config.state_dir),
       fence: () => ({ key: lease.key, value: lease.value, validForMs: () => lease.validForMs() }), log,
+      onRefused: () => this.coordinator.leaseRefused(id),
     });
     const supervisor = await Supervisor.start(narrowConfig(this.loaded, plan), { log, storage, gate: this.upgradeGate });
     this.running.set(id, { plan, digest: this.digests.get(id)!, supervisor, storage, lease });
@@ -196,6 +200,7 @@ export class Worker {
     clearInterval(this.placementTimer);
     await this.coordinator.stop();
     this.redis.disconnect();
+    this.leases.disconnect();
     this.subscriber.disconnect();
   }
 }

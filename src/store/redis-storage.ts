@@ -18,6 +18,8 @@ export interface RedisStorageOptions {
   root: string;
   fence: () => Fence;
   log: Logger;
+  /** Told once when a batch is refused (the lease is another's): the owner stops the unit. */
+  onRefused?: () => void;
 }
 
 /**
@@ -181,6 +183,7 @@ export class RedisStorage implements Storage {
       if (!this.refused) {
         this.refused = new LeaseLostError(`unit ${this.options.unit}: a state write was refused (${error.message}); the unit's lease is no longer this worker's`);
         this.options.log.error({ unit: this.options.unit, err: { message: error.message } }, 'state write refused: the lease is lost; nothing more is written or done for this unit');
+        this.options.onRefused?.();
       }
       throw this.refused;
     });
