@@ -10,7 +10,7 @@ import { EXIT_LOGIN_REFUSED } from '../src/cli/run-command.js';
 import { Operations } from '../src/ops/operations.js';
 import { RecentErrors } from '../src/ops/recent-errors.js';
 import { Supervisor } from '../src/supervisor/supervisor.js';
-import { EXPORTED_METRICS } from './helpers/alert-metrics.js';
+import { EXPORTED_METRICS, WORKER_METRICS } from './helpers/alert-metrics.js';
 import { ROOT } from './helpers/cli.js';
 import { makeEnv, type Env } from './helpers/supervisor.js';
 
@@ -212,7 +212,7 @@ describe('deploy/Dockerfile (docker build cannot run here: no engine)', () => {
 describe('deploy/prometheus.yml and deploy/alerts.yml', () => {
   test('alerts.yml is a Prometheus rule file: groups[].rules[] with alert, expr, for, a severity and what to look at', () => {
     const rules = (parse(read('deploy/alerts.yml')) as { groups: Array<{ name: string; rules: Array<Record<string, any>> }> }).groups.flatMap((g) => g.rules);
-    expect(rules.map((r) => r.alert)).toEqual(['GroupwireChatLagging', 'GroupwireRelayQueueGrowing', 'GroupwireBotNotReady', 'GroupwireDown']);
+    expect(rules.map((r) => r.alert)).toEqual(['GroupwireChatLagging', 'GroupwireRelayQueueGrowing', 'GroupwireBotNotReady', 'GroupwireDown', 'GroupwireRedisUnreachable', 'GroupwireUnitWithoutWorker']);
     for (const rule of rules) {
       expect(Object.keys(rule).sort(), rule.alert).toEqual(['alert', 'annotations', 'expr', 'for', 'labels']);
       expect(rule.for).toMatch(/^\d+m$/);
@@ -221,7 +221,7 @@ describe('deploy/prometheus.yml and deploy/alerts.yml', () => {
     }
     const named = rules.flatMap((r) => String(r.expr).match(/\bgroupwire_[a-z_]+/g) ?? []);
     expect(named.length).toBeGreaterThan(0);
-    for (const name of named) expect(EXPORTED_METRICS).toContain(name);
+    for (const name of named) expect([...EXPORTED_METRICS, ...WORKER_METRICS]).toContain(name);
   });
 
   test('promtool: the rules load, and fire on the trouble they are for and not on the look-alikes (alerts.test.yml)', () => {
@@ -240,7 +240,7 @@ describe('deploy/prometheus.yml and deploy/alerts.yml', () => {
     // Where the files would be installed, here: promtool checks that they exist.
     writeFileSync(file, config.replace('/etc/prometheus/groupwire-alerts.yml', join(DEPLOY, 'alerts.yml')).replace('/etc/prometheus/groupwire-ops-token', tokenFile));
     const checked = promtool(['check', 'config', file], scratch);
-    expect(checked.output).toMatch(/SUCCESS: 4 rules found/);
+    expect(checked.output).toMatch(/SUCCESS: 6 rules found/);
     expect(checked.code).toBe(0);
   });
 });

@@ -13,6 +13,7 @@ import { request } from 'undici';
 import { Redis } from 'ioredis';
 import { cleanEnv, runCli } from './helpers/cli.js';
 import { promtoolCheck, samples } from './helpers/prometheus-text.js';
+import { EXPORTED_METRICS, WORKER_METRICS } from './helpers/alert-metrics.js';
 
 /**
  * Workers sharing the bots of one bots.yaml on a real Redis (docs/scale-out.md): three `groupwire run`
@@ -154,6 +155,7 @@ describe('workers sharing bots on Redis', () => {
     const first = cluster.byId('w1');
     const exposition = await (await request(`http://127.0.0.1:${first.opsPort}/metrics`)).body.text();
     promtoolCheck(exposition);
+    for (const name of [...EXPORTED_METRICS, ...WORKER_METRICS]) expect(exposition, name).toContain(`# TYPE ${name} `);
     const holders = samples(exposition).filter((sample) => sample.name === 'groupwire_unit_holder');
     expect(holders.map((sample) => sample.labels.unit).sort()).toEqual([...(await cluster.running()).keys()].sort());
     expect(new Set(holders.map((sample) => sample.labels.worker))).toEqual(new Set(['w1', 'w2', 'w3']));

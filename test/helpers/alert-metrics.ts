@@ -9,3 +9,6 @@ export const EXPORTED_METRICS = [
   'groupwire_plugin_errors_total', 'groupwire_plugin_timeouts_total', 'groupwire_rest_calls_total',
   'groupwire_bot_ready', 'groupwire_ready',
 ] as const;
+
+/** Those a worker of several adds (bots.yaml coordination:): test/workers-share.test.ts finds them in a worker's scrape. */
+export const WORKER_METRICS = ['groupwire_redis_up', 'groupwire_unit_holder'] as const;
