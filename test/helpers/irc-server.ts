@@ -4,7 +4,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PluginSpec } from './supervisor.js';
-import { freePort } from './ports.js';
+import { accepts, freePort } from './ports.js';
 
 /**
  * Real IRC servers from Debian for the relay's tests, and a raw IRC client to watch and talk in their
@@ -31,17 +31,6 @@ export interface IrcServerOptions {
   tls?: { cert: string; key: string };
 }
 
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((answer) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      answer(true);
-    });
-    socket.once('error', () => answer(false));
-  });
-}
 
 export class IrcServer {
   readonly dir = mkdtempSync(join(tmpdir(), 'groupwire-irc-'));

@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './ports.js';
+import { accepts, freePort } from './ports.js';
 
 /**
  * A real redis-server from Debian for the coordination tests, in the foreground on a free loopback
@@ -13,17 +12,6 @@ import { freePort } from './ports.js';
  * make it unreachable without closing its sockets.
  */
 export const REDIS_SERVER = '/usr/bin/redis-server';
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((answer) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      answer(true);
-    });
-    socket.once('error', () => answer(false));
-  });
-}
 
 export class RedisServer {
   readonly dir = mkdtempSync(join(tmpdir(), 'groupwire-redis-'));
