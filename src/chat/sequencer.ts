@@ -58,9 +58,6 @@ export interface SequencerOptions {
 const PAUSE_AT = 1_000;
 const RESUME_AT = 100;
 
-/** The history a socket sends on connect: a first start wanting at most this many recent messages needs no REST call. */
-const FIRST_START_FROM_SOCKET = 50;
-
 type Task =
   | { live: ChatMessage; fromHistory: boolean }
   | { run: () => Promise<void>; done: () => void };
@@ -70,14 +67,11 @@ type Task =
  * a cursor carries the chat's 50 most recent messages first (msg_nums start at 1 with no gaps): a
  * message at or below the cursor was already handed on and is dropped; the first one past cursor+1
  * (more than 50 missed, or the bot's own posts, which are not echoed live) first has the gap filled
- * from getchathistory. So a reconnect costs no REST call unless over 50 messages were missed. A first
- * start (no cursor yet) takes its position from the same history frames (startFrom), so it costs none
- * either, unless history_on_first_start asks for more than the socket sends.
+ * from getchathistory. So a reconnect costs no REST call unless over 50 messages were missed. Only a
+ * socket opened without history (a first start, no cursor yet) is caught up by getchathistory.
  */
 export class ChatSequencer {
   private cursor: number | undefined;
-  /** A first start's history frames, gathered until the history sent on connect is all in. */
-  private seeding: ChatMessage[] | undefined;
   /** The first live msg_num seen before the first catch-up finished (a first start must not skip it). */
   private firstLive: number | undefined;
   /** The serial queue: an array and one loop draining it (a promise chain cost two promises a frame). */
@@ -105,13 +99,9 @@ export class ChatSequencer {
     return this.cursor;
   }
 
-  /**
-   * Whether a socket opened now should carry the history: with a cursor to sort it by, it replaces a
-   * catch-up; without one (a first start), its newest message is the starting position, so a first
-   * start costs no REST call (unless more recent messages are wanted than the 50 the socket sends).
-   */
+  /** Whether a socket opened now should carry the history: with a cursor to sort it by, it replaces a catch-up. */
   get wantsHistory(): boolean {
-    return this.cursor !== undefined || this.options.historyOnFirstStart <= FIRST_START_FROM_SOCKET;
+    return this.cursor !== undefined;
   }
 
   /**
@@ -119,12 +109,6 @@ export class ChatSequencer {
    * without, catch up from the cursor by getchathistory before any live message.
    */
   opened(history = false): void {
-    this.seeding = undefined;
-    if (history && this.cursor === undefined) {
-      // A first start: the history frames say where the chat is (historyEnded() takes the position).
-      this.seeding = [];
-      return;
-    }
     if (history && this.cursor !== undefined) {
       // Everything handed on so far was read before the socket opened, so the history it sends reaches
       // at least this far, unless the chat's history went backwards (checked at historyEnded()).
@@ -143,12 +127,6 @@ export class ChatSequencer {
    * id): the messages to come would all look handled. Then the chat is reset.
    */
   historyEnded(): void {
-    const seeding = this.seeding;
-    if (seeding) {
-      this.seeding = undefined;
-      void this.enqueue(() => this.startFrom(seeding));
-      return;
-    }
     const anchor = this.historyAnchor;
     const newest = this.historyNewest;
     const resets = this.anchorResets;
@@ -178,11 +156,6 @@ export class ChatSequencer {
 
   /** A frame of the socket; `fromHistory` when it came in the history sent on connect. */
   live(message: ChatMessage, fromHistory = false): void {
-    if (this.seeding && fromHistory) {
-      // Sent before anything live: the chat's most recent messages, kept until the history is all in.
-      this.seeding.push(message);
-      return;
-    }
     if (this.cursor === undefined) this.firstLive ??= message.msg_num;
     else if (fromHistory && message.msg_num > this.historyNewest) this.historyNewest = message.msg_num;
     this.waitingFrames += 1;
@@ -288,26 +261,6 @@ export class ChatSequencer {
     }
     this.setCursor((latest[0]?.msg_num ?? 1) - 1);
     for (const message of latest) await this.handle(message, true);
-  }
-
-  /**
-   * A first start's position from the history the socket sent on connect (the chat's 50 most recent
-   * messages, msg_nums without gaps): its newest msg_num (0 for an empty chat), the same place the REST
-   * read of catchUp() would give; with history_on_first_start, that many of them are handed on first.
-   */
-  private async startFrom(history: ChatMessage[]): Promise<void> {
-    if (this.cursor !== undefined || this.stopped) return;
-    const sorted = history.toSorted((a, b) => a.msg_num - b.msg_num);
-    const newest = sorted.at(-1)?.msg_num ?? 0;
-    const wanted = this.options.historyOnFirstStart;
-    if (wanted === 0) {
-      this.setCursor(newest);
-      this.options.log.info({ cursor: this.cursor }, 'first start: history is not handed on');
-      return;
-    }
-    const recent = sorted.slice(-wanted);
-    this.setCursor((recent[0]?.msg_num ?? newest + 1) - 1);
-    for (const message of recent) await this.handle(message, true);
   }
 
   private async onLive(message: ChatMessage, fromHistory: boolean): Promise<void> {
