@@ -19,7 +19,7 @@ import { WorkerCluster, type UnitInterval } from './helpers/worker-cluster.js';
  * order, every relayed line on IRC once, every `!ping` answered once. Replay with CHAOS_SEED=<seed>.
  */
 
-const LEASE_SECONDS = 3;
+const LEASE_SECONDS = 5;
 const TOTAL_MESSAGES = 5_000;
 const POSTING_MS = 40_000;
 const MEMBERS: readonly DemoUser[] = ['alice', 'bob', 'carol'];

@@ -71,7 +71,9 @@ export default definePlugin({
       onPosted: (line, channel, msgid) => env.gateway?.posted(line, channel, msgid),
     }, link, bucket, log);
     toChat = new IrcToChat(() => env.gateway, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
-      options.ignore_nicks, (nick) => link.isSelf(nick), log);
+      // The nick we asked for is ours too while we speak under another (nick_): what it says there is an
+      // earlier connection of this relay still leaving (a worker that lost the bot, docs/scale-out.md), never a person.
+      options.ignore_nicks, (nick) => link.isSelf(nick) || ircLower(nick) === ircLower(options.nick), log);
     const toIrc = new ToIrc(options, routes, outbound, SentKeys.open(env.dataDir, env.storage), log);
     const known = new Set(channels.map((channel) => channel.key));
     /** A gateway line for a channel not known at the start gets a queue and a JOIN (not expected: the core names them all). */

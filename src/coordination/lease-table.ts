@@ -57,7 +57,14 @@ local value = token .. ':' .. ARGV[1] .. ':' .. ARGV[2]
 redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
 return value`;
 const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+-- Expired while Redis was away and acquired by nobody since (the counter still shows our token): ours again.
+local token = string.match(ARGV[1], '^(%d+):')
+if held == false and token and redis.call('GET', KEYS[2]) == token then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
 return 0`;
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -65,7 +72,7 @@ return 0`;
 
 type LeaseCommands = {
   gwAcquire(lease: string, fence: string, worker: string, nonce: string, ttl: number): Promise<string | null>;
-  gwRenew(lease: string, value: string, ttl: number): Promise<number>;
+  gwRenew(lease: string, counter: string, value: string, ttl: number): Promise<number>;
   gwRelease(lease: string, value: string): Promise<number>;
 };
 
@@ -75,7 +82,7 @@ export class LeaseTable {
 
   constructor(redis: Redis, private readonly prefix: string, private readonly workerId: string, readonly ttlMs: number) {
     redis.defineCommand('gwAcquire', { numberOfKeys: 2, lua: ACQUIRE });
-    redis.defineCommand('gwRenew', { numberOfKeys: 1, lua: RENEW });
+    redis.defineCommand('gwRenew', { numberOfKeys: 2, lua: RENEW });
     redis.defineCommand('gwRelease', { numberOfKeys: 1, lua: RELEASE });
     this.redis = redis as Redis & LeaseCommands;
   }
@@ -84,18 +91,23 @@ export class LeaseTable {
     return `${this.prefix}:lease:${unit}`;
   }
 
+  /** The unit's fence counter: INCRed by every acquisition, so it shows whether anyone took the unit since. */
+  counterOf(unit: string): string {
+    return `${this.prefix}:fence:${unit}`;
+  }
+
   /** Takes the unit's lease if nobody holds it; undefined when someone does. */
   async acquire(unit: string, timeoutMs: number): Promise<UnitLease | undefined> {
     const sentAt = performance.now();
     const nonce = randomBytes(6).toString('hex');
-    const value = await within(this.redis.gwAcquire(this.keyOf(unit), `${this.prefix}:fence:${unit}`, this.workerId, nonce, this.ttlMs), timeoutMs);
+    const value = await within(this.redis.gwAcquire(this.keyOf(unit), this.counterOf(unit), this.workerId, nonce, this.ttlMs), timeoutMs);
     return value ? new UnitLease(unit, this.keyOf(unit), value, sentAt, this.ttlMs) : undefined;
   }
 
   /** Extends a lease; false when it is no longer ours. Throws when Redis does not answer in time. */
   async renew(lease: UnitLease, timeoutMs: number): Promise<boolean> {
     const sentAt = performance.now();
-    const renewed = (await within(this.redis.gwRenew(lease.key, lease.value, this.ttlMs), timeoutMs)) === 1;
+    const renewed = (await within(this.redis.gwRenew(lease.key, this.counterOf(lease.unit), lease.value, this.ttlMs), timeoutMs)) === 1;
     if (renewed) lease.renewed(sentAt);
     return renewed;
   }

@@ -111,7 +111,10 @@ export class Worker {
     const log = this.options.log.child({ unit: id });
     const storage = await RedisStorage.load({
       redis: this.redis, prefix: this.settings.prefix, unit: id, root: configPath(this.loaded, this.loaded.config.state_dir),
-      fence: () => ({ key: lease.key, value: lease.value, validForMs: () => lease.validForMs() }), log,
+      fence: () => ({
+        key: lease.key, value: lease.value, validForMs: () => lease.validForMs(),
+        counterKey: `${this.settings.prefix}:fence:${id}`, ttlMs: this.settings.lease_seconds * 1000,
+      }), log,
       onRefused: () => this.coordinator.leaseRefused(id),
     });
     const supervisor = await Supervisor.start(narrowConfig(this.loaded, plan), { log, storage, gate: this.upgradeGate });

@@ -8,6 +8,9 @@ export interface Fence {
   key: string;
   value: string;
   validForMs(): number;
+  /** The unit's fence counter and the lease's time: a lease that expired unseen while Redis was away is taken back (APPLY). */
+  counterKey?: string;
+  ttlMs?: number;
 }
 
 export interface RedisStorageOptions {
@@ -28,7 +31,17 @@ export interface RedisStorageOptions {
  * An op is [kind, key, values]: 'a' appends lines to a list, 'r' replaces a list, 's' sets a string.
  */
 const APPLY = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED the unit\\'s lease is held by another worker or expired') end
+local held = redis.call('GET', KEYS[1])
+if held ~= ARGV[1] then
+  -- Expired while Redis was away, and nobody acquired the unit since (its fence counter still shows our
+  -- token): nobody else can have written, so the lease is taken back and the writes go on in order.
+  local token = string.match(ARGV[1], '^(%d+):')
+  if held == false and token and redis.call('GET', KEYS[4]) == token then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+  else
+    return redis.error_reply('FENCED the unit\\'s lease is held by another worker or expired')
+  end
+end
 if tonumber(redis.call('GET', KEYS[3]) or '0') >= tonumber(ARGV[2]) then return 0 end
 redis.call('SET', KEYS[3], ARGV[2])
 local ops = cjson.decode(ARGV[3])
@@ -46,7 +59,7 @@ end
 return #ops`;
 
 type Op = ['a' | 'r', string, string[]] | ['s', string, string];
-type ApplyCommand = { gwApply(fence: string, keys: string, seq: string, fenceValue: string, batch: string, ops: string): Promise<number> };
+type ApplyCommand = { gwApply(fence: string, keys: string, seq: string, counter: string, fenceValue: string, batch: string, ops: string, ttl: string): Promise<number> };
 
 /**
  * A unit's state in Redis (docs/scale-out.md): read whole when the unit starts, served from memory,
@@ -65,7 +78,7 @@ export class RedisStorage implements Storage {
   private readonly redis: Redis & ApplyCommand;
 
   private constructor(private readonly options: RedisStorageOptions) {
-    options.redis.defineCommand('gwApply', { numberOfKeys: 3, lua: APPLY });
+    options.redis.defineCommand('gwApply', { numberOfKeys: 4, lua: APPLY });
     this.redis = options.redis as Redis & ApplyCommand;
   }
 
@@ -179,7 +192,7 @@ export class RedisStorage implements Storage {
     this.pending = [];
     const fence = this.options.fence();
     this.seq += 1;
-    const sent = this.redis.gwApply(fence.key, this.keysKey, this.seqKey, fence.value, String(this.seq), JSON.stringify(ops)).then(() => undefined, (error: Error) => {
+    const sent = this.redis.gwApply(fence.key, this.keysKey, this.seqKey, fence.counterKey ?? `${fence.key}:none`, fence.value, String(this.seq), JSON.stringify(ops), String(fence.ttlMs ?? 0)).then(() => undefined, (error: Error) => {
       if (!this.refused) {
         this.refused = new LeaseLostError(`unit ${this.options.unit}: a state write was refused (${error.message}); the unit's lease is no longer this worker's`);
         this.options.log.error({ unit: this.options.unit, err: { message: error.message } }, 'state write refused: the lease is lost; nothing more is written or done for this unit');
