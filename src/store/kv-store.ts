@@ -20,7 +20,11 @@ export class KeyValueStore {
     if (storage && storage.kind !== 'files') {
       const store = new KeyValueStore({
         scheduleWrite: (snapshot) => storage.writeDocument(path, snapshot()),
-        flush: () => storage.durable(),
+        // Nothing to wait for: the write is in this turn's batch, applied in order with what follows it
+        // and made durable by the barrier before any effect. Waiting here would split a mark and the post
+        // it guards (the responder's answered mark, then its reply) into two batches, and a lease lost
+        // between them would lose the answer; in one batch they land together or not at all.
+        flush: () => Promise.resolve(),
       });
       store.data = storage.readDocument<Record<string, unknown>>(path, {}, 'key-value store');
       return store;
