@@ -256,13 +256,78 @@ describe('ChatSequencer', () => {
     /** The service's history on connect: the 50 most recent messages, oldest first. */
     const onConnect = (h: Harness) => [...h.history].sort((a, b) => a.msg_num - b.msg_num).slice(-50);
 
-    it('wants history only once it has a cursor', async () => {
-      const h = harness({ history: [1, 2] });
-      expect(h.seq.wantsHistory).toBe(false);
-      h.seq.opened();
-      await h.seq.idle();
-      expect(h.seq.wantsHistory).toBe(true);
+    it('wants history with a cursor, and on a first start unless more than the socket\'s 50 are wanted', async () => {
       expect(harness({ cursor: 0 }).seq.wantsHistory).toBe(true);
+      expect(harness({ history: [1, 2] }).seq.wantsHistory).toBe(true);
+      expect(harness({ historyOnFirstStart: 50 }).seq.wantsHistory).toBe(true);
+      const many = harness({ historyOnFirstStart: 60, history: [1, 2] });
+      expect(many.seq.wantsHistory).toBe(false);
+      many.seq.opened();
+      await many.seq.idle();
+      expect(many.seq.wantsHistory).toBe(true);
+    });
+
+    it('a first start takes its position from the history frames: no REST read, then live messages once', async () => {
+      for (const count of [0, 1, 50]) {
+        const h = harness({ history: Array.from({ length: count }, (_, index) => index + 1) });
+        h.seq.opened(true);
+        for (const m of onConnect(h)) h.seq.live(m, true);
+        h.seq.historyEnded();
+        h.seq.live(msg(count + 1));
+        await h.seq.idle();
+        expect(h.latestAsked, `${count} messages`).toEqual([]);
+        expect(h.fetches, `${count} messages`).toEqual([]);
+        expect(h.saved, `${count} messages`).toEqual([count, count + 1]);
+        expect(h.delivered, `${count} messages`).toEqual([[count + 1, false]]);
+      }
+    });
+
+    it('a first start with history_on_first_start hands on that many of the frames, backfilled, then live', async () => {
+      const h = harness({ historyOnFirstStart: 3, history: [1, 2, 3, 4, 5] });
+      h.seq.opened(true);
+      for (const m of onConnect(h)) h.seq.live(m, true);
+      h.seq.historyEnded();
+      h.seq.live(msg(6));
+      await h.seq.idle();
+      expect(h.latestAsked).toEqual([]);
+      expect(h.delivered).toEqual([[3, true], [4, true], [5, true], [6, false]]);
+    });
+
+    it('a first start takes frames past the socket\'s 50 as live: handed on once, in order, not backfilled', async () => {
+      const h = harness({ history: Array.from({ length: 120 }, (_, index) => index + 1) });
+      h.seq.opened(true);
+      // Two messages posted after the socket opened, before the service answered the ping: still "history" frames.
+      for (const m of [...onConnect(h), msg(121), msg(122)]) h.seq.live(m, true);
+      h.seq.historyEnded();
+      h.seq.live(msg(123));
+      await h.seq.idle();
+      expect(h.latestAsked).toEqual([]);
+      expect(h.fetches).toEqual([]);
+      expect(h.saved).toEqual([120, 121, 122, 123]);
+      expect(h.delivered).toEqual([[121, false], [122, false], [123, false]]);
+    });
+
+    it('a first start whose frames cannot give what history_on_first_start wants reads the history as before', async () => {
+      const h = harness({ historyOnFirstStart: 5, history: [1, 2, 3, 4, 5] });
+      h.seq.opened(true);
+      // Frames missing: the service has five messages and sent three.
+      for (const m of onConnect(h).slice(-3)) h.seq.live(m, true);
+      h.seq.historyEnded();
+      await h.seq.idle();
+      expect(h.latestAsked).toEqual([5]);
+      expect(h.delivered).toEqual([[1, true], [2, true], [3, true], [4, true], [5, true]]);
+    });
+
+    it('a first start whose socket drops before the history is all in starts over at the next open', async () => {
+      const h = harness({ history: [1, 2, 3] });
+      h.seq.opened(true);
+      h.seq.live(msg(1), true);
+      h.seq.opened(true);
+      for (const m of onConnect(h)) h.seq.live(m, true);
+      h.seq.historyEnded();
+      await h.seq.idle();
+      expect(h.seq.position).toBe(3);
+      expect(h.latestAsked).toEqual([]);
     });
 
     it('catches up from the frames: no history read; older ones dropped, missed ones backfilled, then live', async () => {

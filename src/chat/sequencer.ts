@@ -58,6 +58,9 @@ export interface SequencerOptions {
 const PAUSE_AT = 1_000;
 const RESUME_AT = 100;
 
+/** The history a socket sends on connect: a first start wanting at most this many recent messages needs no REST call. */
+const FIRST_START_FROM_SOCKET = 50;
+
 type Task =
   | { live: ChatMessage; fromHistory: boolean }
   | { run: () => Promise<void>; done: () => void };
@@ -67,11 +70,25 @@ type Task =
  * a cursor carries the chat's 50 most recent messages first (msg_nums start at 1 with no gaps): a
  * message at or below the cursor was already handed on and is dropped; the first one past cursor+1
  * (more than 50 missed, or the bot's own posts, which are not echoed live) first has the gap filled
- * from getchathistory. So a reconnect costs no REST call unless over 50 messages were missed. Only a
- * socket opened without history (a first start, no cursor yet) is caught up by getchathistory.
+ * from getchathistory. So a reconnect costs no REST call unless over 50 messages were missed.
+ *
+ * A first start (no cursor yet) opens with the history too and takes its position from it (startFrom),
+ * so it costs no REST call either (10,000 chats cost 10,000 getchathistory calls before). The semantics
+ * are those of the REST read it replaces: with history_on_first_start 0 nothing older than the socket
+ * is handed on (the position is the newest msg_num the socket sent, 0 for an empty chat), and with N
+ * the N most recent are handed on first, marked backfilled. Where the frames cannot say, the REST read
+ * is made as before: more wanted than the socket sends (then the socket opens without history), or
+ * frames missing (fewer than the wanted or the chat's count). The history ends at the pong of the ping
+ * sent on open (chat-connection.ts): a frame past the socket's 50 is live, and handed on; a message
+ * posted within that round trip of a chat with fewer than 50 counts as history, as one posted just
+ * before the socket opened did (the REST read came later still).
  */
 export class ChatSequencer {
   private cursor: number | undefined;
+  /** A first start's history frames, gathered until the history sent on connect is all in. */
+  private seeding: ChatMessage[] | undefined;
+  /** Past a first start's 50 history frames, until the history's end is told: every frame is live. */
+  private pastSeeding = false;
   /** The first live msg_num seen before the first catch-up finished (a first start must not skip it). */
   private firstLive: number | undefined;
   /** The serial queue: an array and one loop draining it (a promise chain cost two promises a frame). */
@@ -99,9 +116,13 @@ export class ChatSequencer {
     return this.cursor;
   }
 
-  /** Whether a socket opened now should carry the history: with a cursor to sort it by, it replaces a catch-up. */
+  /**
+   * Whether a socket opened now should carry the history: with a cursor to sort it by, it replaces a
+   * catch-up; without one (a first start), its newest message is the starting position, so a first
+   * start costs no REST call (unless more recent messages are wanted than the 50 the socket sends).
+   */
   get wantsHistory(): boolean {
-    return this.cursor !== undefined;
+    return this.cursor !== undefined || this.options.historyOnFirstStart <= FIRST_START_FROM_SOCKET;
   }
 
   /**
@@ -109,6 +130,13 @@ export class ChatSequencer {
    * without, catch up from the cursor by getchathistory before any live message.
    */
   opened(history = false): void {
+    this.seeding = undefined;
+    this.pastSeeding = false;
+    if (history && this.cursor === undefined) {
+      // A first start: the history frames say where the chat is (historyEnded() takes the position).
+      this.seeding = [];
+      return;
+    }
     if (history && this.cursor !== undefined) {
       // Everything handed on so far was read before the socket opened, so the history it sends reaches
       // at least this far, unless the chat's history went backwards (checked at historyEnded()).
@@ -127,6 +155,11 @@ export class ChatSequencer {
    * id): the messages to come would all look handled. Then the chat is reset.
    */
   historyEnded(): void {
+    if (this.pastSeeding || this.seeding) {
+      if (this.seeding) this.startFromSeeding();
+      this.pastSeeding = false;
+      return;
+    }
     const anchor = this.historyAnchor;
     const newest = this.historyNewest;
     const resets = this.anchorResets;
@@ -156,6 +189,17 @@ export class ChatSequencer {
 
   /** A frame of the socket; `fromHistory` when it came in the history sent on connect. */
   live(message: ChatMessage, fromHistory = false): void {
+    if (this.seeding && fromHistory) {
+      if (this.seeding.length < FIRST_START_FROM_SOCKET) {
+        // The chat's most recent messages, kept until the history is all in.
+        this.seeding.push(message);
+        return;
+      }
+      // Past the socket's 50, a frame is live: the history was all in before it.
+      this.startFromSeeding();
+      this.pastSeeding = true;
+    }
+    if (this.pastSeeding) fromHistory = false;
     if (this.cursor === undefined) this.firstLive ??= message.msg_num;
     else if (fromHistory && message.msg_num > this.historyNewest) this.historyNewest = message.msg_num;
     this.waitingFrames += 1;
@@ -261,6 +305,44 @@ export class ChatSequencer {
     }
     this.setCursor((latest[0]?.msg_num ?? 1) - 1);
     for (const message of latest) await this.handle(message, true);
+  }
+
+  /** The first start's history frames are all in: the position is taken from them, before any later frame. */
+  private startFromSeeding(): void {
+    const history = this.seeding ?? [];
+    this.seeding = undefined;
+    void this.enqueue(() => this.startFrom(history));
+  }
+
+  /**
+   * A first start's position from the history the socket sent on connect (the chat's 50 most recent
+   * messages, msg_nums without gaps): its newest msg_num (0 for an empty chat), the same place the REST
+   * read of catchUp() would give; with history_on_first_start, that many of them are handed on first.
+   */
+  private async startFrom(history: ChatMessage[]): Promise<void> {
+    if (this.stopped) return;
+    if (this.cursor !== undefined) {
+      // Placed meanwhile (an earlier socket's history, a reset): these frames are a reconnect's catch-up.
+      for (const message of history) await this.onLive(message, true);
+      return;
+    }
+    const sorted = history.toSorted((a, b) => a.msg_num - b.msg_num);
+    const newest = sorted.at(-1)?.msg_num ?? 0;
+    const wanted = this.options.historyOnFirstStart;
+    if (wanted === 0) {
+      this.setCursor(newest);
+      this.options.log.info({ cursor: this.cursor }, 'first start: history is not handed on');
+      return;
+    }
+    const recent = sorted.slice(-wanted);
+    const whole = recent.length > 0 && recent.at(-1)!.msg_num - recent[0]!.msg_num === recent.length - 1;
+    if (recent.length < Math.min(wanted, newest) || (newest > 0 && !whole)) {
+      // Frames missing (the service sent fewer than it has): the REST read says what the chat holds.
+      await this.catchUp();
+      return;
+    }
+    this.setCursor((recent[0]?.msg_num ?? newest + 1) - 1);
+    for (const message of recent) await this.handle(message, true);
   }
 
   private async onLive(message: ChatMessage, fromHistory: boolean): Promise<void> {
