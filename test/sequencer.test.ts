@@ -318,6 +318,29 @@ describe('ChatSequencer', () => {
       expect(h.delivered).toEqual([[1, true], [2, true], [3, true], [4, true], [5, true]]);
     });
 
+    it('a first start stopped before its history is all in still takes the position when it ends, and gives up after a while', async () => {
+      const h = harness({ history: [1, 2, 3] });
+      h.seq.opened(true);
+      h.seq.stop();
+      for (const m of onConnect(h)) h.seq.live(m, true);
+      h.seq.historyEnded();
+      await h.seq.idle();
+      expect(h.saved).toEqual([3]);
+      expect(h.delivered).toEqual([]);
+
+      vi.useFakeTimers();
+      const silent = harness({ history: [1, 2, 3] });
+      silent.seq.opened(true);
+      silent.seq.stop();
+      let idle = false;
+      void silent.seq.idle().then(() => {
+        idle = true;
+      });
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(idle).toBe(true);
+      expect(silent.saved).toEqual([]);
+    });
+
     it('a first start whose socket drops before the history is all in starts over at the next open', async () => {
       const h = harness({ history: [1, 2, 3] });
       h.seq.opened(true);

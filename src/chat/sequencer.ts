@@ -60,6 +60,8 @@ const RESUME_AT = 100;
 
 /** The history a socket sends on connect: a first start wanting at most this many recent messages needs no REST call. */
 const FIRST_START_FROM_SOCKET = 50;
+/** How long a chat stopped during its first start's history still waits for the history's end (to keep its position). */
+const SEEDING_AT_STOP_MS = 2_000;
 
 type Task =
   | { live: ChatMessage; fromHistory: boolean }
@@ -87,6 +89,8 @@ export class ChatSequencer {
   private cursor: number | undefined;
   /** A first start's history frames, gathered until the history sent on connect is all in. */
   private seeding: ChatMessage[] | undefined;
+  /** Releases the queued task waiting for the first start's history (with it, or with nothing: superseded). */
+  private seedingDone: ((history: ChatMessage[] | undefined) => void) | undefined;
   /** Past a first start's 50 history frames, until the history's end is told: every frame is live. */
   private pastSeeding = false;
   /** The first live msg_num seen before the first catch-up finished (a first start must not skip it). */
@@ -130,11 +134,20 @@ export class ChatSequencer {
    * without, catch up from the cursor by getchathistory before any live message.
    */
   opened(history = false): void {
-    this.seeding = undefined;
+    // A first start's history of an earlier socket that never ended: this socket's says it again.
+    this.releaseSeeding(undefined);
     this.pastSeeding = false;
     if (history && this.cursor === undefined) {
-      // A first start: the history frames say where the chat is (historyEnded() takes the position).
+      // A first start: the history frames say where the chat is. The position is taken in the queue, so
+      // nothing queued after it (a later frame, a stop waiting for idle()) passes it.
       this.seeding = [];
+      const frames = new Promise<ChatMessage[] | undefined>((done) => {
+        this.seedingDone = done;
+      });
+      void this.enqueue(async () => {
+        const history = await frames;
+        if (history) await this.startFrom(history);
+      });
       return;
     }
     if (history && this.cursor !== undefined) {
@@ -240,6 +253,15 @@ export class ChatSequencer {
 
   stop(): void {
     this.stopped = true;
+    // A first start stopped within the round trip of its history still takes the position once the
+    // history is in (the next start is then not a first start, and hands on what was said meanwhile),
+    // unless the history does not end soon.
+    const waiting = this.seedingDone;
+    if (waiting) {
+      setTimeout(() => {
+        if (this.seedingDone === waiting) this.releaseSeeding(undefined);
+      }, SEEDING_AT_STOP_MS).unref();
+    }
   }
 
   private enqueue(run: () => Promise<void>): Promise<void> {
@@ -309,9 +331,14 @@ export class ChatSequencer {
 
   /** The first start's history frames are all in: the position is taken from them, before any later frame. */
   private startFromSeeding(): void {
-    const history = this.seeding ?? [];
+    this.releaseSeeding(this.seeding ?? []);
+  }
+
+  private releaseSeeding(frames: ChatMessage[] | undefined): void {
+    const done = this.seedingDone;
     this.seeding = undefined;
-    void this.enqueue(() => this.startFrom(history));
+    this.seedingDone = undefined;
+    done?.(frames);
   }
 
   /**
@@ -320,8 +347,8 @@ export class ChatSequencer {
    * read of catchUp() would give; with history_on_first_start, that many of them are handed on first.
    */
   private async startFrom(history: ChatMessage[]): Promise<void> {
-    if (this.stopped) return;
     if (this.cursor !== undefined) {
+      if (this.stopped) return;
       // Placed meanwhile (an earlier socket's history, a reset): these frames are a reconnect's catch-up.
       for (const message of history) await this.onLive(message, true);
       return;
