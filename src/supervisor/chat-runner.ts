@@ -94,7 +94,8 @@ export class ChatRunner {
       chatsubId: options.joined.chatsubId ?? '',
       gate: options.gate,
       closedCheckMs: options.closedCheckMs,
-      // With a cursor the history sent on connect is the catch-up: a reconnect costs no REST call.
+      // The history sent on connect is the catch-up with a cursor (a reconnect costs no REST call) and the
+      // starting position without one (a first start costs none either): see ChatSequencer.
       history: () => this.sequencer.wantsHistory,
       rejoin: () => this.rejoin(),
       isOpen: () => this.isOpen(),
