@@ -56,8 +56,10 @@ export interface SocketResult {
   heapBytesPerSocket?: { heap: number; external: number };
   /** Open sockets of the process when memory was read (chat sockets plus REST connections). */
   socketFds?: number;
-  /** groupwire: until every chat's first catch-up was done too (the first start reads each chat's position). */
+  /** groupwire: until every chat's first start had its position (taken from the history frames the socket sends). */
   caughtUpMs?: number;
+  /** groupwire: the REST calls of the whole first start, from the start until every chat had its position (or the cut-off). */
+  firstStart?: ServiceCounts;
   /** groupwire: the REST calls of the catch-ups that followed the reopen (none are needed). */
   afterReopen?: ServiceCounts;
   logLines?: number;

@@ -66,11 +66,13 @@ let fds: number | undefined;
 let reopen: Phase | undefined;
 let ops: OpsCost | undefined;
 let caughtUpMs: number | undefined;
+let firstStart = openPhase.service;
 let afterReopen;
 let gateAfterReopen;
 if (openMs !== undefined) {
-  // The first start reads each chat's position (one history call per chat); memory is read after.
+  // Each chat's first start takes its position from the history frames its socket sends; memory is read after.
   caughtUpMs = await timeUntil(() => bot.runners.every((r) => r.sequencer.position !== undefined), startedAt, job.phaseTimeoutMs, 50);
+  firstStart = diffCounts(statsBefore, await service.stats());
   await settle();
   rssBytesPerSocket = (rssBytes() - rssBefore) / job.chats;
   fds = socketFds();
@@ -92,7 +94,7 @@ if (openMs !== undefined) {
 await supervisor.stop(1_000);
 await service.close();
 const logLines = readFileSync(logFile, 'utf8').split('\n').length - 1;
-sendResult({ ops, gate: { afterOpen: gateAfterOpen, afterReopen: gateAfterReopen }, open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, afterReopen, logLines });
+sendResult({ ops, gate: { afterOpen: gateAfterOpen, afterReopen: gateAfterReopen }, open: openPhase, reopen, rssBytesPerSocket, heapBytesPerSocket, socketFds: fds, caughtUpMs, firstStart, afterReopen, logLines });
 
 /** The operations endpoint's work with every chat open: a scrape, a snapshot, and the old stats() as the baseline. */
 async function opsCost(): Promise<OpsCost> {
