@@ -130,8 +130,8 @@ export class ChatSequencer {
   }
 
   /**
-   * The socket opened. With `history` (asked for with a cursor) its first frames are the catch-up;
-   * without, catch up from the cursor by getchathistory before any live message.
+   * The socket opened. With `history` its first frames are the catch-up (with a cursor) or give the
+   * starting position (a first start); without, catch up by getchathistory before any live message.
    */
   opened(history = false): void {
     // A first start's history of an earlier socket that never ended: this socket's says it again.
