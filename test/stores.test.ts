@@ -132,6 +132,22 @@ describe('CursorStore', () => {
     store.close();
   });
 
+  it('with more chats than a compaction leaves lines, a move appends one line instead of rewriting the file', () => {
+    const path = fresh('cursors.jsonl');
+    const store = CursorStore.open(path);
+    // 12,000 first cursors: the journal is compacted once, at 10,000 lines (one per chat then).
+    for (let chat = 0; chat < 12_000; chat += 1) store.set(`chat-${chat}`, 1);
+    expect(lines(path)).toHaveLength(12_000);
+    // Each move is one more line: the file is not rewritten until the journal doubles the compacted 10,000.
+    for (let move = 2; move <= 101; move += 1) store.set('chat-7', move);
+    expect(lines(path)).toHaveLength(12_100);
+    // The 20,000th line compacts it to one line per chat again.
+    for (let move = 102; move < 102 + 7_900; move += 1) store.set('chat-7', move);
+    expect(lines(path)).toHaveLength(12_000);
+    expect(CursorStore.open(path).get('chat-7')).toBe(8_001);
+    store.close();
+  });
+
   it('in memory keeps cursors without a file', () => {
     const store = CursorStore.memory();
     store.set('a', 3);

@@ -2,7 +2,11 @@ import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync
 import { dirname } from 'node:path';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
-/** Journal lines before the file is rewritten with one line per chat. */
+/**
+ * Journal lines before the file is rewritten with one line per chat: at least this many, and at least
+ * twice the lines the last rewrite left (with more chats than this, a rewrite leaves more lines than
+ * COMPACT_AFTER, and compacting at every move made 10,000 first cursors cost 146 s).
+ */
 const COMPACT_AFTER = 10_000;
 
 /**
@@ -27,6 +31,8 @@ export class CursorStore {
   /** Not on files (Redis, for workers): the storage's journal, written a batch per turn. */
   private journal: Journal | undefined;
   private lines = 0;
+  /** The lines the last rewrite left (one per chat): compaction waits for the journal to double them. */
+  private compacted = 0;
 
   private constructor(private readonly path: string | undefined) {}
 
@@ -34,7 +40,9 @@ export class CursorStore {
     const store = new CursorStore(path);
     if (storage.kind !== 'files') {
       store.read(storage.readText(path));
-      store.journal = storage.journal(path, store.compactLines());
+      const lines = store.compactLines();
+      store.journal = storage.journal(path, lines);
+      store.compacted = lines.length;
       return store;
     }
     mkdirSync(dirname(path), { recursive: true });
@@ -79,13 +87,13 @@ export class CursorStore {
     this.cursors.set(chatId, msgNum);
     if (this.journal) {
       this.journal.append({ c: chatId, m: msgNum });
-      if (this.journal.lines >= COMPACT_AFTER) this.journal.rewrite(this.compactLines());
+      this.compactJournalIfDue();
       return;
     }
     if (this.fd === undefined) return;
     // One write(2) per message, nothing else: this runs once per message on the hot path.
     writeSync(this.fd, `{"c":${this.quoted(chatId)},"m":${msgNum}}\n`);
-    if (++this.lines >= COMPACT_AFTER) this.compact();
+    if (++this.lines >= this.compactAt()) this.compact();
   }
 
   /** The chat's `created` as it was when its cursor was first written (undefined: not known). */
@@ -128,18 +136,33 @@ export class CursorStore {
     this.created.delete(chatId);
     for (const [entry, id] of this.entries) if (id === chatId) this.entries.delete(entry);
     // Rewritten at once: a journal line cannot say "gone".
-    if (this.journal) this.journal.rewrite(this.compactLines());
+    if (this.journal) this.rewriteJournal();
     if (this.fd !== undefined) this.compact();
   }
 
   private append(entry: { c: string; m?: number; k?: string; e?: string }): void {
     if (this.journal) {
       this.journal.append(entry);
+      this.compactJournalIfDue();
       return;
     }
     if (this.fd === undefined) return;
     writeSync(this.fd, `${JSON.stringify(entry)}\n`);
-    if (++this.lines >= COMPACT_AFTER) this.compact();
+    if (++this.lines >= this.compactAt()) this.compact();
+  }
+
+  private compactAt(): number {
+    return Math.max(COMPACT_AFTER, 2 * this.compacted);
+  }
+
+  private compactJournalIfDue(): void {
+    if (this.journal!.lines >= this.compactAt()) this.rewriteJournal();
+  }
+
+  private rewriteJournal(): void {
+    const lines = this.compactLines();
+    this.journal!.rewrite(lines);
+    this.compacted = lines.length;
   }
 
   private quotedIds = new Map<string, string>();
@@ -163,7 +186,7 @@ export class CursorStore {
     writeFileSync(temporary, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     renameSync(temporary, this.path);
     this.fd = openSync(this.path, 'a');
-    this.lines = lines.length;
+    this.lines = this.compacted = lines.length;
   }
 
   /** The journal as one line per chat. */
