@@ -236,6 +236,29 @@ describe('logger: a transcript file knows what it holds from its own tail', () =
     expect(readFileSync(path, 'utf8')).toBe(good);
   });
 
+  test('entries another process appended meanwhile (two holders of a unit on a shared dir) are not written again', async () => {
+    for (const format of [FORMATS.jsonl, FORMATS.text]) {
+      const path = join(tempDir(), `shared.${format.ext}`);
+      const early = new TranscriptFile(path, format, meta, silent);
+      early.pending.push(...[1, 2, 3].map((n) => pendingOf(format, message(n, `m${n}`))));
+      await early.write();
+      // A successor reads the file (last 3) and appends 4..6; the paused predecessor wakes with 4..8 pending.
+      const successor = new TranscriptFile(path, format, meta, silent);
+      successor.pending.push(...[4, 5, 6].map((n) => pendingOf(format, message(n, `m${n}`))));
+      expect(await successor.write()).toBe(3);
+      early.pending.push(...[4, 5, 6, 7, 8].map((n) => pendingOf(format, message(n, `m${n}`))));
+      expect(await early.write()).toBe(2);
+      // And the successor, next, takes in what the predecessor wrote.
+      successor.pending.push(...[7, 8, 9].map((n) => pendingOf(format, message(n, `m${n}`))));
+      expect(await successor.write()).toBe(1);
+      const again = new TranscriptFile(path, format, meta, silent);
+      await again.recover();
+      expect(again.last).toBe(9);
+      if (format === FORMATS.jsonl) expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg_num)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      else expect(readFileSync(path, 'utf8').match(/m\d/g)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9']);
+    }
+  });
+
   test('a failed write leaves the entries waiting and nothing half-written', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'blocker'), 'a file');

@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, stat, truncate } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FileMeta, Format } from './formats.js';
@@ -150,11 +150,52 @@ export class TranscriptFile {
   /**
    * Appends the pending entries above `last` (in msg_num order), fsyncs, and forgets them. Throws on a
    * write error, keeping them pending.
+   *
+   * The file's size is checked on the handle the entries are appended through: a size other than the
+   * one this process left means another process wrote meanwhile (with workers sharing `dir`, a paused
+   * predecessor of the unit waking up, or the successor that took the unit over), so the tail is read
+   * again and only what the file lacks is appended. A shared directory cannot check a lease, but with
+   * the check this close to the write, two holders of one unit cannot both append the same entries.
    */
   async write(): Promise<number> {
     await this.recover();
     this.lastUsed = Date.now();
     if (this.indexBehind) await this.writeIndex();
+    if (this.dirty) {
+      await truncate(this.path, this.size).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+      this.dirty = false;
+    }
+    await mkdir(dirname(this.path), { recursive: true });
+    const handle = await open(this.path, 'a');
+    let appended: { count: number; created: boolean; marker: string | undefined };
+    try {
+      const onDisk = (await handle.stat()).size;
+      if (onDisk !== this.size) {
+        this.log.info({ file: this.path, expected: this.size, found: onDisk }, 'transcript was written by another process (a previous holder of the unit); its tail is read again');
+        this.recovered = false;
+        await this.recover();
+      }
+      appended = await this.appendPending(handle);
+    } finally {
+      await handle.close();
+    }
+    if (appended.count === 0 && appended.marker === undefined) return 0;
+    if (appended.created) await syncDirectory(dirname(this.path));
+    if (this.resetMarker === appended.marker) this.resetMarker = undefined;
+    if (this.indexPath) {
+      this.indexBehind = true;
+      await this.writeIndex();
+    }
+    // Forgotten only now, so "nothing pending" means the file and its index are on disk (a failed
+    // index write keeps them; the next write skips them by `last` and writes the index).
+    this.pending = this.pending.filter((entry) => entry.msgNum > this.last);
+    return appended.count;
+  }
+
+  /** Appends (and fsyncs) the pending entries the file lacks, through `handle`; moves `size` and `last`. */
+  private async appendPending(handle: FileHandle): Promise<{ count: number; created: boolean; marker: string | undefined }> {
     // After a reset marker the entries start again at 1.
     const marker = this.resetMarker;
     const after = marker === undefined ? this.last : 0;
@@ -163,36 +204,21 @@ export class TranscriptFile {
     for (const entry of fresh) if (entry.msgNum > (entries.at(-1)?.msgNum ?? after)) entries.push(entry);
     if (entries.length === 0 && marker === undefined) {
       this.pending = [];
-      return 0;
+      return { count: 0, created: false, marker };
     }
     const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + (marker ?? '') + entries.map((entry) => entry.text).join(''), 'utf8');
     const created = this.size === 0;
-    if (this.dirty) {
-      await truncate(this.path, this.size).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      });
-      this.dirty = false;
-    }
-    await mkdir(dirname(this.path), { recursive: true });
     try {
-      await appendSynced(this.path, data);
+      await handle.appendFile(data);
+      await handle.sync();
     } catch (error) {
       this.dirty = true;
       throw error;
     }
-    if (created) await syncDirectory(dirname(this.path));
     this.size += data.length;
     this.last = entries.at(-1)?.msgNum ?? after;
     this.holds = true;
-    if (this.resetMarker === marker) this.resetMarker = undefined;
-    if (this.indexPath) {
-      this.indexBehind = true;
-      await this.writeIndex();
-    }
-    // Forgotten only now, so "nothing pending" means the file and its index are on disk (a failed
-    // index write keeps them; the next write skips them by `last` and writes the index).
-    this.pending = this.pending.filter((entry) => entry.msgNum > this.last);
-    return entries.length;
+    return { count: entries.length, created, marker };
   }
 
   private async writeIndex(): Promise<void> {

@@ -173,6 +173,19 @@ export class TranscriptWriter {
     return base / 2 + Math.random() * (base / 2);
   }
 
+  /** The storage barrier (workers: the unit's lease still provably this worker's). */
+  private async stillOurs(): Promise<boolean> {
+    if (this.fenced) return false;
+    try {
+      await this.options.durable?.();
+      return true;
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: its transcripts are written by the next holder');
+      this.fenced = true;
+      return false;
+    }
+  }
+
   /** Writes everything waiting; answers whether it all went to disk. One flush at a time. */
   flush(): Promise<boolean> {
     this.flushing ??= this.flushOnce().finally(() => {
@@ -182,17 +195,12 @@ export class TranscriptWriter {
   }
 
   private async flushOnce(): Promise<boolean> {
-    try {
-      await this.options.durable?.();
-    } catch (error) {
-      if (!this.fenced) this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: its transcripts are written by the next holder');
-      this.fenced = true;
-      return false;
-    }
     let failed: { error: NodeJS.ErrnoException; file: string } | undefined;
     let tried = false;
     for (const file of [...this.files.values()]) {
       if (file.pending.length === 0 && file.resetMarker === undefined) continue;
+      // Before each file, not once a flush: a worker paused mid-flush past its lease writes no further file.
+      if (!(await this.stillOurs())) return false;
       tried = true;
       try {
         this.stats.written += await file.write();

@@ -229,6 +229,10 @@ export class RedisStorage implements Storage {
     const expiry = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(lost()), left);
     });
-    return Promise.race([acknowledged, expiry]).finally(() => clearTimeout(timer));
+    // Checked again at the answer: a process paused past its lease (SIGSTOP, a frozen VM) may find
+    // both the answer and the timer due when it wakes, and must not take the answer.
+    return Promise.race([acknowledged, expiry]).finally(() => clearTimeout(timer)).then(() => {
+      if (this.options.fence().validForMs() <= 0) throw lost();
+    });
   }
 }
