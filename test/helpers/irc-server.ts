@@ -158,7 +158,7 @@ ${this.options.tls ? `[SSL]\n\tCertFile = ${join(this.dir, 'cert.pem')}\n\tKeyFi
 <admin name="groupwire" nick="groupwire" email="tests@example.com">
 <bind address="127.0.0.1" port="${this.port}" type="clients">
 <connect name="main" allow="*" timeout="20" pingfreq="120" hardsendq="1M" softsendq="64K" recvq="64K"
-         threshold="${limit}" commandrate="${limit * 1000}" fakelag="no" localmax="1000" globalmax="1000"
+         threshold="${limit}" commandrate="${limit * 1000}" fakelag="no" localmax="1000" globalmax="1000" maxchans="100"
          resolvehostnames="no" useident="no"${this.password ? ` password="${this.password}"` : ''}>
 <files motd="${join(this.dir, 'motd.txt')}">
 <options defaultmodes="not">
