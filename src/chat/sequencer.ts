@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { failureFields } from '../api/failure-fields.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import { Backoff, sleep } from './backoff.js';
+import { FirstStartFrames, planFirstStart, SOCKET_HISTORY } from './first-start.js';
 
 export interface Delivery {
   /**
@@ -58,8 +59,6 @@ export interface SequencerOptions {
 const PAUSE_AT = 1_000;
 const RESUME_AT = 100;
 
-/** The history a socket sends on connect: a first start wanting at most this many recent messages needs no REST call. */
-const FIRST_START_FROM_SOCKET = 50;
 /** How long a chat stopped during its first start's history still waits for the history's end (to keep its position). */
 const SEEDING_AT_STOP_MS = 2_000;
 
@@ -88,11 +87,7 @@ type Task =
 export class ChatSequencer {
   private cursor: number | undefined;
   /** A first start's history frames, gathered until the history sent on connect is all in. */
-  private seeding: ChatMessage[] | undefined;
-  /** Releases the queued task waiting for the first start's history (with it, or with nothing: superseded). */
-  private seedingDone: ((history: ChatMessage[] | undefined) => void) | undefined;
-  /** Past a first start's 50 history frames, until the history's end is told: every frame is live. */
-  private pastSeeding = false;
+  private readonly firstStart = new FirstStartFrames();
   /** The first live msg_num seen before the first catch-up finished (a first start must not skip it). */
   private firstLive: number | undefined;
   /** The serial queue: an array and one loop draining it (a promise chain cost two promises a frame). */
@@ -126,7 +121,7 @@ export class ChatSequencer {
    * start costs no REST call (unless more recent messages are wanted than the 50 the socket sends).
    */
   get wantsHistory(): boolean {
-    return this.cursor !== undefined || this.options.historyOnFirstStart <= FIRST_START_FROM_SOCKET;
+    return this.cursor !== undefined || this.options.historyOnFirstStart <= SOCKET_HISTORY;
   }
 
   /**
@@ -135,15 +130,11 @@ export class ChatSequencer {
    */
   opened(history = false): void {
     // A first start's history of an earlier socket that never ended: this socket's says it again.
-    this.releaseSeeding(undefined);
-    this.pastSeeding = false;
+    this.firstStart.abandon();
     if (history && this.cursor === undefined) {
       // A first start: the history frames say where the chat is. The position is taken in the queue, so
       // nothing queued after it (a later frame, a stop waiting for idle()) passes it.
-      this.seeding = [];
-      const frames = new Promise<ChatMessage[] | undefined>((done) => {
-        this.seedingDone = done;
-      });
+      const frames = this.firstStart.begin();
       void this.enqueue(async () => {
         const history = await frames;
         if (history) await this.startFrom(history);
@@ -168,9 +159,9 @@ export class ChatSequencer {
    * id): the messages to come would all look handled. Then the chat is reset.
    */
   historyEnded(): void {
-    if (this.pastSeeding || this.seeding) {
-      if (this.seeding) this.startFromSeeding();
-      this.pastSeeding = false;
+    if (this.firstStart.past || this.firstStart.gathering) {
+      this.firstStart.finish();
+      this.firstStart.past = false;
       return;
     }
     const anchor = this.historyAnchor;
@@ -202,17 +193,9 @@ export class ChatSequencer {
 
   /** A frame of the socket; `fromHistory` when it came in the history sent on connect. */
   live(message: ChatMessage, fromHistory = false): void {
-    if (this.seeding && fromHistory) {
-      if (this.seeding.length < FIRST_START_FROM_SOCKET) {
-        // The chat's most recent messages, kept until the history is all in.
-        this.seeding.push(message);
-        return;
-      }
-      // Past the socket's 50, a frame is live: the history was all in before it.
-      this.startFromSeeding();
-      this.pastSeeding = true;
-    }
-    if (this.pastSeeding) fromHistory = false;
+    // A first start keeps the socket's 50 until the history is all in; a frame past them is live.
+    if (this.firstStart.gathering && fromHistory && this.firstStart.take(message)) return;
+    if (this.firstStart.past) fromHistory = false;
     if (this.cursor === undefined) this.firstLive ??= message.msg_num;
     else if (fromHistory && message.msg_num > this.historyNewest) this.historyNewest = message.msg_num;
     this.waitingFrames += 1;
@@ -256,12 +239,7 @@ export class ChatSequencer {
     // A first start stopped within the round trip of its history still takes the position once the
     // history is in (the next start is then not a first start, and hands on what was said meanwhile),
     // unless the history does not end soon.
-    const waiting = this.seedingDone;
-    if (waiting) {
-      setTimeout(() => {
-        if (this.seedingDone === waiting) this.releaseSeeding(undefined);
-      }, SEEDING_AT_STOP_MS).unref();
-    }
+    this.firstStart.abandonAfter(SEEDING_AT_STOP_MS);
   }
 
   private enqueue(run: () => Promise<void>): Promise<void> {
@@ -329,23 +307,7 @@ export class ChatSequencer {
     for (const message of latest) await this.handle(message, true);
   }
 
-  /** The first start's history frames are all in: the position is taken from them, before any later frame. */
-  private startFromSeeding(): void {
-    this.releaseSeeding(this.seeding ?? []);
-  }
-
-  private releaseSeeding(frames: ChatMessage[] | undefined): void {
-    const done = this.seedingDone;
-    this.seeding = undefined;
-    this.seedingDone = undefined;
-    done?.(frames);
-  }
-
-  /**
-   * A first start's position from the history the socket sent on connect (the chat's 50 most recent
-   * messages, msg_nums without gaps): its newest msg_num (0 for an empty chat), the same place the REST
-   * read of catchUp() would give; with history_on_first_start, that many of them are handed on first.
-   */
+  /** A first start placed by the history the socket sent on connect (first-start.ts). */
   private async startFrom(history: ChatMessage[]): Promise<void> {
     if (this.cursor !== undefined) {
       if (this.stopped) return;
@@ -353,23 +315,14 @@ export class ChatSequencer {
       for (const message of history) await this.onLive(message, true);
       return;
     }
-    const sorted = history.toSorted((a, b) => a.msg_num - b.msg_num);
-    const newest = sorted.at(-1)?.msg_num ?? 0;
-    const wanted = this.options.historyOnFirstStart;
-    if (wanted === 0) {
-      this.setCursor(newest);
-      this.options.log.info({ cursor: this.cursor }, 'first start: history is not handed on');
-      return;
-    }
-    const recent = sorted.slice(-wanted);
-    const whole = recent.length > 0 && recent.at(-1)!.msg_num - recent[0]!.msg_num === recent.length - 1;
-    if (recent.length < Math.min(wanted, newest) || (newest > 0 && !whole)) {
-      // Frames missing (the service sent fewer than it has): the REST read says what the chat holds.
+    const plan = planFirstStart(history, this.options.historyOnFirstStart);
+    if ('readHistory' in plan) {
       await this.catchUp();
       return;
     }
-    this.setCursor((recent[0]?.msg_num ?? newest + 1) - 1);
-    for (const message of recent) await this.handle(message, true);
+    this.setCursor(plan.cursor);
+    if (plan.handOn.length === 0 && this.options.historyOnFirstStart === 0) this.options.log.info({ cursor: this.cursor }, 'first start: history is not handed on');
+    for (const message of plan.handOn) await this.handle(message, true);
   }
 
   private async onLive(message: ChatMessage, fromHistory: boolean): Promise<void> {
