@@ -60,6 +60,15 @@ function worker(id: string, units: readonly string[] = UNITS): { coordinator: Co
   return { coordinator, redis };
 }
 
+/**
+ * Each worker holds `share` leases and runs exactly those units. Runs alone are not enough: a worker
+ * that took more than its share while the other was not registered yet may still be starting some
+ * (runs 15, leases 18), and hands them over after the test has moved on.
+ */
+function settled(a: { coordinator: Coordinator }, b: { coordinator: Coordinator }, share: number): boolean {
+  return a.coordinator.held().size === share && b.coordinator.held().size === share && openRuns('a') === share && openRuns('b') === share;
+}
+
 const openRuns = (id: string) => runs.filter((run) => run.worker === id && run.to === undefined).length;
 
 function overlaps(): string[] {
@@ -112,7 +121,7 @@ describe('leases on Redis', () => {
   it('a worker that stops hands every unit over and releases its leases at once', { timeout: 30_000 }, async () => {
     const [a, b] = [worker('a'), worker('b')];
     await Promise.all([a.coordinator.start(), b.coordinator.start()]);
-    await waitFor('15 units each', () => openRuns('a') === 15 && openRuns('b') === 15, 15_000);
+    await waitFor('15 units each', () => settled(a, b, 15), 15_000);
     const runningOnA = runs.filter((run) => run.worker === 'a' && run.to === undefined);
     await a.coordinator.stop();
     // Released, not left to expire: no lease names a any more the moment stop() resolved.
@@ -126,7 +135,7 @@ describe('leases on Redis', () => {
   it('a worker cut off from Redis stops its units before its leases expire; the others start them only after', { timeout: 30_000 }, async () => {
     const [a, b] = [worker('a'), worker('b')];
     await Promise.all([a.coordinator.start(), b.coordinator.start()]);
-    await waitFor('15 units each', () => openRuns('a') === 15 && openRuns('b') === 15, 15_000);
+    await waitFor('15 units each', () => settled(a, b, 15), 15_000);
     const runningOnA = runs.filter((run) => run.worker === 'a' && run.to === undefined);
     const cutAt = performance.now();
     made[0]!.redis.disconnect();
@@ -147,7 +156,7 @@ describe('leases on Redis', () => {
   it('Redis restarted briefly: no unit stops; down longer than the leases allow: stopped in time, started again', { timeout: 40_000 }, async () => {
     const [a, b] = [worker('a'), worker('b')];
     await Promise.all([a.coordinator.start(), b.coordinator.start()]);
-    await waitFor('15 units each', () => openRuns('a') === 15 && openRuns('b') === 15, 15_000);
+    await waitFor('15 units each', () => settled(a, b, 15), 15_000);
     await server.restart('SIGKILL', 0);
     await waitFor('Redis reachable again for both', async () => {
       await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
