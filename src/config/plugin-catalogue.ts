@@ -16,6 +16,7 @@ export const PLUGIN_CATALOGUE = [
   { name: 'responder', summary: 'commands, keywords and patterns with templates; !help, !ping, !topics, !search, moderation', docs: 'docs/plugins/responder.md' },
   { name: 'relay-slack', summary: 'relays both ways between chats and Slack channels', docs: 'docs/plugins/relay-slack.md' },
   { name: 'relay-irc', summary: 'relays both ways between chats and IRC channels', docs: 'docs/plugins/relay-irc.md' },
+  { name: 'relay-discord', summary: 'relays both ways between chats and Discord channels', docs: 'docs/plugins/relay-discord.md' },
 ] as const satisfies readonly BuiltinPlugin[];
 
 export type BuiltinPluginName = (typeof PLUGIN_CATALOGUE)[number]['name'];

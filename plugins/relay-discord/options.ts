@@ -1,0 +1,23 @@
+import { z } from 'zod';
+
+/** A Discord snowflake: a channel id as Discord's "Copy Channel ID" gives it. */
+const snowflake = z.string().regex(/^\d{15,25}$/, 'a Discord channel id (a number of 17 to 20 digits, "Copy Channel ID")');
+
+export const relayDiscordOptions = z.strictObject({
+  /** The bot's token (Developer Portal → Bot → Reset Token). */
+  token: z.string().min(20, 'a Discord bot token'),
+  /** The REST API's address (Discord's, or a local fake's); the gateway's comes from GET /gateway/bot. */
+  api_url: z.string().regex(/^https?:\/\/\S+$/, 'an http(s) URL').default('https://discord.com/api'),
+  /** Chat subject or id → Discord channel id: each pair is a gateway of its own. May be empty when bots.yaml's `gateways:` names them. */
+  channels: z.record(z.string().min(1), snowflake).default({}),
+  /** How a relayed line shows on Discord: {name} and {text} (the name in bold by default). */
+  format: z.string().refine((value) => value.split('{text}').length === 2, 'a template with {text} exactly once').default('**{name}**: {text}'),
+  /** How a Discord message shows in the chat: {name}, {text}. */
+  incoming: z.string().refine((value) => value.includes('{text}'), 'a template containing {text}').default('<{name}> {text}'),
+  /** At most this many posts wait for Discord; past it, a post is refused loudly. */
+  queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
+  /** How long one REST call may take. */
+  request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
+});
+
+export type RelayDiscordOptions = z.output<typeof relayDiscordOptions>;
