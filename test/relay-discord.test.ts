@@ -29,7 +29,8 @@ async function setup(extra: Record<string, unknown> = {}, gateways?: GatewaySpec
     chats: [{ chat: 'general' }, { chat: 'random' }],
     // Posts into the chats paced for a test that relays 130 lines at once, not for people.
     reply_rate: { per_second: 200, burst: 200 },
-    plugins: [{ use: 'relay-discord', with: { token: discord.token, api_url: discord.apiUrl, channels: gateways ? {} : { general: GENERAL, random: RANDOM }, ...extra } }],
+    // The bot posting `**name**: text` (webhooks: relay-discord-webhooks.test.ts).
+    plugins: [{ use: 'relay-discord', with: { token: discord.token, api_url: discord.apiUrl, channels: gateways ? {} : { general: GENERAL, random: RANDOM }, post_as: 'bot', ...extra } }],
   }], gateways);
   return { env, discord, reader: env.client('bob') };
 }

@@ -2,6 +2,7 @@ import type { API, APIMessage } from '@discordjs/core';
 import type { Logger } from 'pino';
 import { failureFields, PostFailedError, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
 import { plainFromDiscord } from './render.js';
+import { compareIds } from './snowflakes.js';
 
 /** A guild channel's message: MESSAGE_CREATE carries the author's guild `member` (and its nick); REST reads do not. */
 export type GuildMessage = APIMessage & { member?: { nick?: string | null } };
@@ -37,8 +38,8 @@ export class DiscordInbound {
       log: Logger;
       counters: InboundCounters;
       incoming: string;
-      /** The relay's own user id (its posts are never relayed back). */
-      self: () => string | undefined;
+      /** Is this the relay's own post (its user's, or its webhooks')? Those are never relayed back. */
+      own: (message: GuildMessage) => boolean;
       stopping: AbortSignal;
     },
   ) {}
@@ -97,8 +98,7 @@ export class DiscordInbound {
     const channel = message.channel_id;
     const last = this.options.store.get<string>(LAST_KEY(channel));
     if (last !== undefined && compareIds(message.id, last) <= 0) return;
-    const self = this.options.self();
-    const own = message.author.id === self || message.webhook_id !== undefined && message.application_id === self;
+    const own = this.options.own(message);
     const name = message.member?.nick ?? message.author.global_name ?? message.author.username;
     this.names.set(message.author.id, name);
     if (!own && (message.content ?? '') !== '') {
@@ -127,9 +127,4 @@ export class DiscordInbound {
       }
     }
   }
-}
-
-/** Snowflakes compare as numbers (they may be longer than 2^53). */
-export function compareIds(a: string, b: string): number {
-  return a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
 }

@@ -10,7 +10,19 @@ export const relayDiscordOptions = z.strictObject({
   api_url: z.string().regex(/^https?:\/\/\S+$/, 'an http(s) URL').default('https://discord.com/api'),
   /** Chat subject or id → Discord channel id: each pair is a gateway of its own. May be empty when bots.yaml's `gateways:` names them. */
   channels: z.record(z.string().min(1), snowflake).default({}),
-  /** How a relayed line shows on Discord: {name} and {text} (the name in bold by default). */
+  /**
+   * `webhook`: each line is posted through the channel's webhook under its speaker's name (and avatar),
+   * the text alone; the bot needs Manage Webhooks, and a channel where it has not got it falls back to
+   * `bot`. `bot`: the bot posts every line as `format` renders it.
+   */
+  post_as: z.enum(['webhook', 'bot']).default('webhook'),
+  /** The name of the webhook the relay finds or makes in each channel. */
+  webhook_name: z.string().min(1).max(80).refine((name) => !/discord|clyde/i.test(name), 'a name without "discord" or "clyde" (Discord refuses those)').default('groupwire'),
+  /** A webhook post's username: {name} (the speaker's) and {platform} (chat, irc, slack, ...). */
+  username: z.string().refine((value) => value.includes('{name}'), 'a template containing {name}').default('{name}'),
+  /** A webhook post's avatar: an https URL template with {name}, {id} and {platform} (each URL-encoded); Discord's default avatar without. */
+  avatar_url: z.string().regex(/^https:\/\/\S+$/, 'an https URL template, e.g. https://avatars.example.org/{platform}/{id}.png').optional(),
+  /** How a line shows when the bot posts it: {name} and {text} (the name in bold by default). */
   format: z.string().refine((value) => value.split('{text}').length === 2, 'a template with {text} exactly once').default('**{name}**: {text}'),
   /** How a Discord message shows in the chat: {name}, {text}. */
   incoming: z.string().refine((value) => value.includes('{text}'), 'a template containing {text}').default('<{name}> {text}'),

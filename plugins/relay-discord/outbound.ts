@@ -1,15 +1,19 @@
 import { createHash } from 'node:crypto';
-import type { API } from '@discordjs/core';
+import type { API, APIMessage } from '@discordjs/core';
 import { DiscordAPIError } from '@discordjs/rest';
 import type { Logger } from 'pino';
 import { failureFields, type DurableQueue } from '../../src/index.js';
+import type { ChannelWebhook, ChannelWebhooks } from './webhooks.js';
 
 /** A gateway line waiting for Discord. */
 export interface OutboundItem {
   key: string;
   channel: string;
   kind: 'post' | 'edit' | 'delete';
+  /** As the bot posts it (`**name**: text`). */
   content?: string;
+  /** The same line through the channel's webhook: the text alone, under the speaker's name and avatar. */
+  as?: { content: string; username: string; avatar_url?: string };
   /** post: the Discord message it answers; edit/delete: the message changed. */
   target?: string;
 }
@@ -23,6 +27,11 @@ export interface OutboundCounters {
 }
 
 const RETRY_MIN_MS = 500;
+/** Discord's message flag that keeps links from unfolding into embeds. */
+const SUPPRESS_EMBEDS = 1 << 2;
+/** Discord's JSON error codes: Unknown Message, Unknown Webhook. */
+const UNKNOWN_MESSAGE = 10008;
+const UNKNOWN_WEBHOOK = 10015;
 const RETRY_MAX_MS = 30_000;
 
 /**
@@ -53,6 +62,10 @@ export class DiscordOutbound {
       counters: OutboundCounters;
       durable: () => Promise<void>;
       posted: (item: OutboundItem, messageId: string) => void;
+      /** The channels' webhooks, when lines go out under the speakers' names. */
+      webhooks?: ChannelWebhooks;
+      /** The newest message id the relay knows in a channel (what a webhook post will come after). */
+      newest: (channel: string) => string | undefined;
       /** The token was refused: the relay stops. */
       fatal: (error: unknown) => void;
     },
@@ -91,7 +104,8 @@ export class DiscordOutbound {
       const outcome = await this.send(item, signal);
       if (outcome === 'stop') return;
       if (outcome === 'done') {
-        this.queue.shift();
+        // A webhook post's attempt note goes with its item, in the same write.
+        this.queue.shift(1, this.queue.note ? null : undefined);
         pause = RETRY_MIN_MS;
         continue;
       }
@@ -112,28 +126,40 @@ export class DiscordOutbound {
     }
     const api = this.options.api();
     try {
+      const hook = item.as && this.options.webhooks ? await this.options.webhooks.get(item.channel, signal) : undefined;
       if (item.kind === 'post') {
-        const message = await api.channels.createMessage(item.channel, {
+        const message = hook ? await this.executeWebhook(api, item, hook, signal) : await api.channels.createMessage(item.channel, {
           content: item.content,
           nonce: nonceOf(item.key),
           enforce_nonce: true,
           allowed_mentions: { parse: [] },
           // No link previews: a relayed line is text, not an embed someone else chose.
-          flags: 1 << 2,
+          flags: SUPPRESS_EMBEDS,
           ...(item.target ? { message_reference: { message_id: item.target, fail_if_not_exists: false } } : {}),
         }, { signal });
         counters.posted += 1;
         this.options.posted(item, message.id);
       } else if (item.kind === 'edit') {
-        await api.channels.editMessage(item.channel, item.target!, { content: item.content, allowed_mentions: { parse: [] } }, { signal });
+        await this.eitherWay(
+          hook && (() => api.webhooks.editMessage(hook.id, hook.token, item.target!, { content: item.as!.content, allowed_mentions: { parse: [] } }, { signal })),
+          () => api.channels.editMessage(item.channel, item.target!, { content: item.content, allowed_mentions: { parse: [] } }, { signal }),
+        );
         counters.edited += 1;
       } else {
-        await api.channels.deleteMessage(item.channel, item.target!, { signal });
+        await this.eitherWay(
+          hook && (() => api.webhooks.deleteMessage(hook.id, hook.token, item.target!, undefined, { signal })),
+          () => api.channels.deleteMessage(item.channel, item.target!, { signal }),
+        );
         counters.deleted += 1;
       }
       return 'done';
     } catch (error) {
       if (signal.aborted) return 'stop';
+      if (error instanceof DiscordAPIError && error.code === UNKNOWN_WEBHOOK) {
+        // The webhook was deleted on Discord: the next try finds or makes another.
+        this.options.webhooks?.forget(item.channel);
+        return 'retry';
+      }
       if (error instanceof DiscordAPIError && error.status === 401) {
         this.options.fatal(error);
         return 'stop';
@@ -151,6 +177,48 @@ export class DiscordOutbound {
       log.warn({ channel: item.channel, ...failureFields(error) }, 'Discord did not take a line; trying again');
       return 'retry';
     }
+  }
+
+  /**
+   * A webhook post. Discord takes no nonce there, so the attempt is noted durably before it is made
+   * (the queue's note, with the newest message id known in the channel): a retry of a noted attempt
+   * (its answer lost, or a crash mid-post) first looks for the post among the channel's messages after
+   * that id, and takes it when it is there.
+   */
+  private async executeWebhook(api: API, item: OutboundItem, hook: ChannelWebhook, signal: AbortSignal): Promise<APIMessage> {
+    const note = this.queue.note as { key: string; after?: string } | null | undefined;
+    if (note?.key === item.key) {
+      const page = await api.channels.getMessages(item.channel, { limit: 100, ...(note.after ? { after: note.after } : {}) }, { signal });
+      const made = page.find((m) => m.webhook_id === hook.id && m.content === item.as!.content && m.author.username === item.as!.username);
+      if (made) return made;
+    }
+    const after = this.options.newest(item.channel);
+    this.queue.setNote({ key: item.key, ...(after ? { after } : {}) });
+    await this.options.durable();
+    return await api.webhooks.execute(hook.id, hook.token, {
+      content: item.as!.content,
+      username: item.as!.username,
+      ...(item.as!.avatar_url ? { avatar_url: item.as!.avatar_url } : {}),
+      allowed_mentions: { parse: [] },
+      flags: SUPPRESS_EMBEDS,
+      wait: true,
+    }, { signal });
+  }
+
+  /**
+   * An edit or deletion through the webhook when the line went out through it, else as the bot (a line
+   * posted before the channel had a webhook, or while it had none).
+   */
+  private async eitherWay(throughWebhook: (() => Promise<unknown>) | undefined, asBot: () => Promise<unknown>): Promise<void> {
+    if (throughWebhook) {
+      try {
+        await throughWebhook();
+        return;
+      } catch (error) {
+        if (!(error instanceof DiscordAPIError && error.code === UNKNOWN_MESSAGE)) throw error;
+      }
+    }
+    await asBot();
   }
 }
 

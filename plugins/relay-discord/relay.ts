@@ -6,7 +6,9 @@ import { DurableQueue, failureFields, type OutgoingMessage, type PluginEnv, type
 import { DiscordInbound, type GuildMessage } from './inbound.js';
 import type { RelayDiscordOptions } from './options.js';
 import { DiscordOutbound, type OutboundItem } from './outbound.js';
-import { renderLine } from './render.js';
+import { renderLine, renderWebhookText } from './render.js';
+import { newerId } from './snowflakes.js';
+import { ChannelWebhooks, webhookUsername } from './webhooks.js';
 
 type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
 
@@ -45,6 +47,9 @@ export class DiscordRelay {
   private channels = new Set<string>();
   /** Ids of the relay's own posts (a MESSAGE_DELETE names no author): their deletion is not relayed back. */
   private readonly ownPosts = new RecentIds(10_000);
+  /** The newest post the relay made in each channel. */
+  private readonly lastPosted = new Map<string, string>();
+  private readonly webhooks: ChannelWebhooks | undefined;
 
   constructor(
     private readonly options: RelayDiscordOptions,
@@ -57,6 +62,9 @@ export class DiscordRelay {
       rest: this.rest,
       intents: GatewayIntentBits.Guilds | GatewayIntentBits.GuildMessages | GatewayIntentBits.MessageContent,
     });
+    this.webhooks = options.post_as === 'webhook'
+      ? new ChannelWebhooks({ api: () => this.api, store: env.store, log: env.log, name: options.webhook_name })
+      : undefined;
     this.outbound = new DiscordOutbound(
       DurableQueue.open<OutboundItem>(join(env.dataDir, 'to-discord.json'), {
         storage: env.storage,
@@ -65,8 +73,11 @@ export class DiscordRelay {
       }),
       {
         api: () => this.api, log: env.log, counters: this.counters, durable: () => env.storage.durable(),
+        webhooks: this.webhooks,
+        newest: (channel) => newerId(this.lastPosted.get(channel), env.store.get<string>(`last:${channel}`)),
         posted: (item, id) => {
           this.ownPosts.add(id);
+          this.lastPosted.set(item.channel, newerId(this.lastPosted.get(item.channel), id)!);
           this.env.gateway.posted(item.key, item.channel, id);
         },
         fatal: (error) => this.fail(error),
@@ -74,7 +85,8 @@ export class DiscordRelay {
     );
     this.inbound = new DiscordInbound({
       gateway: env.gateway, store: env.store, log: env.log, counters: this.counters, incoming: options.incoming,
-      self: () => this.selfId, stopping: this.stopper.signal,
+      own: (message) => message.author.id === this.selfId || this.webhooks?.isOwn(message.webhook_id) === true,
+      stopping: this.stopper.signal,
     });
   }
 
@@ -126,7 +138,7 @@ export class DiscordRelay {
       if (this.channels.has(payload.d.channel_id)) this.inbound.live(payload.d as GuildMessage);
     } else if (payload.t === GatewayDispatchEvents.MessageUpdate) {
       const { d } = payload;
-      if (!this.channels.has(d.channel_id) || d.author.id === this.selfId || !d.edited_timestamp) return;
+      if (!this.channels.has(d.channel_id) || d.author.id === this.selfId || this.webhooks?.isOwn(d.webhook_id) || !d.edited_timestamp) return;
       const name = d.member?.nick ?? d.author.global_name ?? d.author.username;
       this.inbound.changed(d.channel_id, { kind: 'edit', text: d.content, nativeId: d.id, revision: d.edited_timestamp, speaker: { platform: 'discord', id: d.author.id, name } });
     } else if (payload.t === GatewayDispatchEvents.MessageDelete) {
@@ -139,15 +151,30 @@ export class DiscordRelay {
   /** A gateway line for one of the relay's channels: queued durably, never waiting on Discord. */
   private send(channel: string, message: OutgoingMessage): void {
     if (this.state === 'failed') return;
-    const content = renderLine(this.options.format, message.speaker.name, message.kind === 'action' ? `_${message.text}_` : message.text);
+    const text = message.kind === 'action' ? `_${message.text}_` : message.text;
+    const content = renderLine(this.options.format, message.speaker.name, text);
+    const as = this.webhooks ? this.asSpeaker(message, text) : undefined;
     if (message.kind === 'edit' || message.kind === 'delete') {
       // Only the relay's own posts can be changed; without the target there is nothing to change.
       if (!message.target) return;
-      this.outbound.push({ key: message.key, channel, kind: message.kind, target: message.target, ...(message.kind === 'edit' ? { content } : {}) });
+      this.outbound.push({ key: message.key, channel, kind: message.kind, target: message.target, ...(message.kind === 'edit' ? { content, ...(as ? { as } : {}) } : as ? { as } : {}) });
       return;
     }
     if (message.kind !== 'message' && message.kind !== 'action') return;
-    this.outbound.push({ key: message.key, channel, kind: 'post', content, ...(message.replyTo ? { target: message.replyTo } : {}) });
+    this.outbound.push({ key: message.key, channel, kind: 'post', content, ...(as ? { as } : {}), ...(message.replyTo ? { target: message.replyTo } : {}) });
+  }
+
+  /** The line as the channel's webhook posts it: the text under the speaker's name and avatar. */
+  private asSpeaker(message: OutgoingMessage, text: string): { content: string; username: string; avatar_url?: string } {
+    const { speaker } = message;
+    const fill = (template: string, encode: (value: string) => string) => template
+      .replace(/\{name\}/g, () => encode(speaker.name)).replace(/\{id\}/g, () => encode(speaker.id)).replace(/\{platform\}/g, () => encode(speaker.platform));
+    return {
+      // A webhook post cannot answer a message: its parent is quoted above it instead.
+      content: renderWebhookText(text, message.quote),
+      username: webhookUsername(fill(this.options.username, (value) => value)),
+      ...(this.options.avatar_url ? { avatar_url: fill(this.options.avatar_url, encodeURIComponent) } : {}),
+    };
   }
 
   private fail(error: unknown): void {
@@ -168,6 +195,8 @@ export class DiscordRelay {
   }
 
   private status(): PluginStatus {
-    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_discord: this.outbound.size } };
+    const fallbacks = Object.keys(this.webhooks?.fallbacks() ?? {});
+    const detail = this.detail ?? (fallbacks.length > 0 ? `posting as the bot in ${fallbacks.join(', ')}: no Manage Webhooks there` : undefined);
+    return { connection: { state: this.state, ...(detail ? { detail } : {}) }, queues: { to_discord: this.outbound.size } };
   }
 }

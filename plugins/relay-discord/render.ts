@@ -4,13 +4,16 @@
  * `allowed_mentions` every post carries (so even a form Discord adds later pings nobody).
  */
 const ZWSP = '\u200b';
-const MARKDOWN = /[\\*_~`|>#\-[\]()]/g;
+const MARKDOWN = /[\\*_~`|>[\]()]/g;
+/** Headings (`#`), subtext (`-#`) and list items (`-`) are markdown only at the start of a line. */
+const LINE_START_MARKDOWN = /^(\s*)([-#])/gm;
 
 export function escapeForDiscord(text: string): string {
   return text
     // Control characters but newline and tab mean nothing on Discord and may confuse clients.
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '')
     .replace(MARKDOWN, (character) => `\\${character}`)
+    .replace(LINE_START_MARKDOWN, '$1\\$2')
     .replace(/@(everyone|here)/gi, `@${ZWSP}$1`)
     .replace(/<([@#])/g, `<${ZWSP}$1`)
 }
@@ -26,4 +29,11 @@ export function plainFromDiscord(content: string, names: ReadonlyMap<string, str
   return content
     .replace(/<@!?(\d+)>/g, (_, id: string) => `@${names.get(id) ?? id}`)
     .replace(/<a?:(\w+):\d+>/g, ':$1:');
+}
+
+/** A webhook post's text: the line alone (the speaker is the username), a reply's parent quoted above it. */
+export function renderWebhookText(text: string, quote?: { name: string; text: string }): string {
+  const snippet = quote ? quote.text.replace(/\s+/g, ' ').slice(0, 120) : '';
+  const line = (quote ? `> **${escapeForDiscord(quote.name)}**: ${escapeForDiscord(snippet)}\n` : '') + escapeForDiscord(text);
+  return line.length <= 2_000 ? line : `${line.slice(0, 1_999)}…`;
 }

@@ -8,7 +8,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * users/@me, channel messages with `nonce` + `enforce_nonce` deduplication, 429 with `retry_after`
  * and the X-RateLimit-* headers), so the official @discordjs packages talk to it as to Discord.
  * Simpler than Discord: one guild, no shards, JSON encoding without compression, snowflakes from a
- * counter (still increasing, so `after=` paging works).
+ * counter (still increasing, so `after=` paging works). Channel webhooks (list, create, execute with
+ * `wait`, edit and delete their messages) as documented; a webhook's message has the webhook's id as its
+ * author's and the username it was executed with.
  */
 
 export interface FakeUser {
@@ -33,6 +35,13 @@ interface StoredMessage {
   webhook_id?: string;
 }
 
+interface FakeWebhook {
+  id: string;
+  token: string;
+  channel_id: string;
+  name: string;
+}
+
 interface Session {
   id: string;
   socket?: WebSocket;
@@ -52,6 +61,9 @@ export class FakeDiscord {
   readonly calls: string[] = [];
   /** The IDENTIFY payloads received (intents, properties), in order. */
   readonly identifies: unknown[] = [];
+  readonly webhooks = new Map<string, FakeWebhook>();
+  /** When false, the bot lacks Manage Webhooks: listing and creating webhooks answer 403 Missing Permissions. */
+  webhooksAllowed = true;
   private readonly sessions = new Map<string, Session>();
   private nextId = 1_000_000_000_000_000_000n;
   private rateLimitNext = 0;
@@ -139,6 +151,16 @@ export class FakeDiscord {
     return String(this.nextId);
   }
 
+  /** Posts through a webhook made in the channel. */
+  private executeWebhook(hook: FakeWebhook, json: { content: string; username?: string; avatar_url?: string; allowed_mentions?: unknown }): StoredMessage {
+    const author: FakeUser & { avatar_url?: string } = { id: hook.id, username: json.username ?? hook.name, bot: true, ...(json.avatar_url ? { avatar_url: json.avatar_url } : {}) };
+    const message = this.store(hook.channel_id, author, json.content);
+    message.webhook_id = hook.id;
+    message.allowed_mentions = json.allowed_mentions;
+    this.dispatch('MESSAGE_CREATE', message);
+    return message;
+  }
+
   private store(channelId: string, author: FakeUser, content: string, reference?: StoredMessage['message_reference']): StoredMessage {
     const message: StoredMessage = {
       id: this.snowflake(), channel_id: channelId, guild_id: GUILD, author, content, timestamp: new Date().toISOString(),
@@ -211,11 +233,22 @@ export class FakeDiscord {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(value === undefined ? undefined : JSON.stringify(value));
     };
+    const hookMatch = /^\/webhooks\/(\d+)\/([\w-]+)(?:\/messages\/(\d+))?$/.exec(path);
+    if (hookMatch) return this.webhookRoute(req, res, send, body, url, hookMatch);
     if (req.headers.authorization !== `Bot ${this.token}`) return send(401, { message: '401: Unauthorized', code: 0 });
     if (req.method === 'GET' && path === '/gateway/bot') {
       return send(200, { url: `ws://127.0.0.1:${this.port}`, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } });
     }
     if (req.method === 'GET' && path === '/users/@me') return send(200, this.bot);
+    const hooksOf = /^\/channels\/(\d+)\/webhooks$/.exec(path);
+    if (hooksOf) {
+      if (!this.webhooksAllowed) return send(403, { message: 'Missing Permissions', code: 50013 });
+      const channelId = hooksOf[1]!;
+      if (req.method === 'GET') return send(200, [...this.webhooks.values()].filter((hook) => hook.channel_id === channelId).map((hook) => ({ type: 1, ...hook })));
+      const hook = { id: this.snowflake(), token: `wh-${this.snowflake()}`, channel_id: channelId, name: (JSON.parse(body) as { name: string }).name };
+      this.webhooks.set(hook.id, hook);
+      return send(200, { type: 1, ...hook });
+    }
     const match = /^\/channels\/(\d+)\/messages(?:\/(\d+))?$/.exec(path);
     if (!match) return send(404, { message: '404: Not Found', code: 0 });
     const [, channelId, messageId] = match as unknown as [string, string, string | undefined];
@@ -265,5 +298,41 @@ export class FakeDiscord {
       return;
     }
     return send(405, { message: '405: Method Not Allowed', code: 0 });
+  }
+
+  /** Execute a webhook, edit or delete one of its messages: the webhook's token authorises, not the bot's. */
+  private webhookRoute(req: IncomingMessage, res: ServerResponse, send: (status: number, value: unknown) => void, body: string, url: URL, match: RegExpExecArray): void {
+    const [, id, token, messageId] = match as unknown as [string, string, string, string | undefined];
+    const hook = this.webhooks.get(id);
+    if (!hook || hook.token !== token) return send(404, { message: 'Unknown Webhook', code: 10015 });
+    if (req.method === 'POST' && !messageId) {
+      if (this.rateLimitNext > 0) {
+        this.rateLimitNext -= 1;
+        return send(429, { message: 'You are being rate limited.', retry_after: 0.05, global: false });
+      }
+      const message = this.executeWebhook(hook, JSON.parse(body) as { content: string; username?: string });
+      if (this.loseAnswers > 0) {
+        this.loseAnswers -= 1;
+        req.socket.destroy();
+        return;
+      }
+      if (url.searchParams.get('wait') !== 'true') {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+      return send(200, message);
+    }
+    const message = this.messages.find((m) => m.id === messageId && m.webhook_id === hook.id);
+    if (!message) return send(404, { message: 'Unknown Message', code: 10008 });
+    if (req.method === 'PATCH') {
+      message.content = (JSON.parse(body) as { content: string }).content;
+      message.edited_timestamp = new Date().toISOString();
+      this.dispatch('MESSAGE_UPDATE', message);
+      return send(200, message);
+    }
+    this.remove(message.id);
+    res.writeHead(204);
+    res.end();
   }
 }
