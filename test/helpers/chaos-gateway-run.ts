@@ -1,25 +1,23 @@
 import type { ChildProcess } from 'node:child_process';
-import { FakeSlack, rendered, TOKENS } from '../fakes/slack/index.js';
 import { AdminLink, IrcAudience, PostGate } from './chaos.js';
-import { SIDES, tagsIn, type Burst, type GatewayFault, type Line, type Reconnection, type Side, type TimedGatewayFault } from './chaos-gateway.js';
-import { ChatLog, IrcPeople, SlackPeople } from './chaos-sides.js';
+import { tagsIn, type Burst, type GatewayFault, type Line, type Reconnection, type Side, type TimedGatewayFault } from './chaos-gateway.js';
+import type { PlatformSide } from './chaos-platforms.js';
+import { ChatLog, IrcPeople } from './chaos-sides.js';
 import { IrcServer, relayPlugin } from './irc-server.js';
 import type { DemoUser } from './service.js';
 import { chatOf, kill, makeEnv, waitFor, type Env } from './supervisor.js';
 
 /**
  * The world of the gateway chaos run (test/chaos-gateway.test.ts, docs/chaos.md "The gateway run"):
- * the service, inspircd, the fake Slack and the bot in a child process; the people of the three sides
- * talking through a gate each; and the episodes that kill or cut something, each making its people
- * keep quiet exactly where the platform could not do better (IRC keeps no history; Slack does not keep
- * order across its retries).
+ * the service, inspircd, the platforms (chaos-platforms.ts) and the bot in a child process; the people
+ * of every side talking through a gate each; and the episodes that kill or cut something, each making
+ * its people keep quiet exactly where the platform could not do better (IRC keeps no history; Slack
+ * does not keep order across its retries).
  */
 
 export const CHANNEL = '#general';
-export const SLACK_CHANNEL = 'C0GENERAL1';
-export const PEOPLE: Record<Side, readonly string[]> = { chat: ['alice', 'bob', 'carol'], irc: ['ivan', 'iris'], slack: ['sam', 'sue'] };
-/** The fake Slack's people behind the Slack names. */
-const SLACK_IDS: Record<string, string> = { sam: 'U0ALICE001', sue: 'U0BOB00001' };
+const CHAT_PEOPLE = ['alice', 'bob', 'carol'] as const;
+const IRC_PEOPLE = ['ivan', 'iris'] as const;
 const RELAY_NICK = /^gwbot/;
 const IRC_TALKERS = /^(ivan|iris)$/;
 const IRC_PASSWORD = 'back-soon';
@@ -29,24 +27,27 @@ const IRC_IN_FLIGHT = 100;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class GatewayRun {
+  readonly sides: Side[];
+  /** Who talks on each side. */
+  readonly people: Record<Side, readonly string[]>;
   /** One gate per side: an episode closes a side's gate while its people must keep quiet. */
-  readonly gates: Record<Side, PostGate> = { chat: new PostGate(), irc: new PostGate(), slack: new PostGate() };
+  readonly gates: Record<Side, PostGate>;
   /** What each side's people said, in the order they said it. */
-  readonly sent: Record<Side, Line[]> = { chat: [], irc: [], slack: [] };
-  readonly issued: Record<GatewayFault['kind'], number> = { 'drop-chat-sockets': 0, 'slack-socket': 0, 'irc-kill': 0, 'bot-kill': 0 };
+  readonly sent: Record<Side, Line[]>;
+  readonly issued: Record<GatewayFault['kind'], number> = { 'drop-chat-sockets': 0, 'platform-cut': 0, 'irc-kill': 0, 'bot-kill': 0 };
   readonly counts = { chatSocketsCut: 0, botRestarts: 0 };
-  /** Where on IRC and Slack a new connection's lines begin (the bot's, the IRC server's restart): what was in flight may come again. */
-  readonly reconnections: Record<Side, Reconnection[]> = { chat: [], irc: [], slack: [] };
+  /** Where on IRC a new connection's lines begin (the IRC server's restart): what was in flight may come again. */
+  readonly reconnections: Record<Side, Reconnection[]> = { irc: [] };
   /** What happened when (ms since the talking began), printed when the run fails. */
   readonly timeline: string[] = [];
   /** When the talking began. */
   t0 = Date.now();
-  private readonly slackPeople: SlackPeople;
+  private readonly platformOf: Map<Side, PlatformSide>;
 
   private constructor(
     readonly env: Env,
     readonly irc: IrcServer,
-    readonly slack: FakeSlack,
+    readonly platforms: PlatformSide[],
     readonly audience: IrcAudience,
     private readonly ircPeople: IrcPeople,
     private readonly adminLink: AdminLink,
@@ -54,39 +55,41 @@ export class GatewayRun {
     private readonly botId: string,
     private bot: ChildProcess,
   ) {
-    this.slackPeople = new SlackPeople(slack, SLACK_CHANNEL, SLACK_IDS);
+    this.platformOf = new Map(platforms.map((platform) => [platform.side, platform]));
+    this.sides = ['chat', 'irc', ...platforms.map((platform) => platform.side)];
+    this.people = { chat: CHAT_PEOPLE, irc: IRC_PEOPLE, ...Object.fromEntries(platforms.map((platform) => [platform.side, platform.people])) };
+    this.gates = Object.fromEntries(this.sides.map((side) => [side, new PostGate()]));
+    this.sent = Object.fromEntries(this.sides.map((side) => [side, []]));
   }
 
   /**
-   * The IRC server with a watcher and two people, the fake Slack, the service, and the bot in a child
-   * process with both relays, their channels named only by bots.yaml's `gateways:`. `started` gets
-   * each piece as it starts, to be closed whatever happens next.
+   * The IRC server with a watcher and two people, the platforms (started by the caller), the service,
+   * and the bot in a child process with every relay, their channels named only by bots.yaml's
+   * `gateways:`. `started` gets each piece as it starts, to be closed whatever happens next.
    */
-  static async start(started: Array<{ close(): unknown }>): Promise<GatewayRun> {
+  static async start(started: Array<{ close(): unknown }>, platforms: PlatformSide[]): Promise<GatewayRun> {
     const irc = await IrcServer.start({ kind: 'inspircd', history: true });
     started.push(irc);
     const audience = new IrcAudience(irc, 'watcher', [CHANNEL]);
     started.push(audience);
     await audience.connect();
     await keepHistory(audience);
-    const ircPeople = new IrcPeople(irc, PEOPLE.irc, CHANNEL);
+    const ircPeople = new IrcPeople(irc, IRC_PEOPLE, CHANNEL);
     started.push(ircPeople);
     await ircPeople.connect();
-    const slack = await FakeSlack.start();
-    started.push(slack);
     const env = await makeEnv([]);
     started.push(env);
     const adminLink = new AdminLink(env.svc);
     started.push(adminLink);
     env.writeConfig([{
       chats: [{ chat: 'general' }],
-      // Lines from IRC and Slack are the bot's posts: room for two sides' worth, and the backlog after its restart.
+      // Lines from the other sides are the bot's posts: room for their worth, and the backlog after its restart.
       reply_rate: { per_second: 300, burst: 100 },
       plugins: [
         relayPlugin(irc, { channels: {}, rate: { lines_per_second: 600, burst: 100 }, queue: { in_flight: IRC_IN_FLIGHT } }),
-        { use: 'relay-slack', with: { token: TOKENS.bot, app_token: TOKENS.app, api_url: slack.apiUrl, channels: {}, request_timeout_ms: 5_000 } },
+        ...platforms.map((platform) => platform.plugin()),
       ],
-    }], [{ name: 'lobby', endpoints: [{ chat: 'general' }, { irc: CHANNEL }, { slack: SLACK_CHANNEL }] }]);
+    }], [{ name: 'lobby', endpoints: [{ chat: 'general' }, { irc: CHANNEL }, ...platforms.map((platform) => platform.endpoint())] }]);
 
     const reader = env.client('bob');
     const botId = String((await env.client('bot').login()).id);
@@ -96,40 +99,40 @@ export class GatewayRun {
     chatLog.messages.length = 0;
 
     const bot = await env.spawn();
-    const run = new GatewayRun(env, irc, slack, audience, ircPeople, adminLink, chatLog, botId, bot);
+    const run = new GatewayRun(env, irc, platforms, audience, ircPeople, adminLink, chatLog, botId, bot);
     await run.relayInChannel(0);
-    await waitFor('the relay\'s Socket Mode connection', () => slack.socket.openConnections().length > 0);
+    for (const platform of platforms) await platform.connected();
     return run;
   }
 
   note(what: string): void {
-    this.timeline.push(`${Date.now() - this.t0} ms: ${what} (said so far: ${SIDES.map((s) => `${s} ${this.sent[s].at(-1)?.tag ?? '-'}`).join(', ')})`);
+    this.timeline.push(`${Date.now() - this.t0} ms: ${what} (said so far: ${this.sides.map((s) => `${s} ${this.sent[s]!.at(-1)?.tag ?? '-'}`).join(', ')})`);
   }
 
   /** One line, said on its side. */
   async say(line: Line): Promise<void> {
     if (line.side === 'chat') await this.adminLink.post({ chat: 'general', who: line.who as DemoUser, message: line.text, count: 1 });
     else if (line.side === 'irc') this.ircPeople.say(line.who, line.text);
-    else this.slackPeople.say(line.who, line.text);
-    this.sent[line.side].push(line);
+    else await this.platformOf.get(line.side)!.say(line.who, line.text);
+    this.sent[line.side]!.push(line);
   }
 
   /** A side's bursts at their times (as fast as it can when behind), each through the side's gate. */
   async talk(side: Side, bursts: Burst[]): Promise<void> {
     for (const burst of bursts) {
       if (this.t0 + burst.atMs > Date.now()) await pause(this.t0 + burst.atMs - Date.now());
-      await this.gates[side].enter();
+      await this.gates[side]!.enter();
       try {
         for (const line of burst.lines) await this.say(line);
       } finally {
-        this.gates[side].leave();
+        this.gates[side]!.leave();
       }
     }
   }
 
   /**
    * Applies each fault at its time. Chat socket drops strike whenever they are due; the episodes (a
-   * Slack socket fault, the IRC server's outage, the bot's kill) run one at a time, alongside.
+   * platform's cut, the IRC server's outage, the bot's kill) run one at a time, alongside.
    */
   async runFaults(faults: TimedGatewayFault[]): Promise<void> {
     let episodes = Promise.resolve();
@@ -141,41 +144,39 @@ export class GatewayRun {
         this.note('chat sockets dropped');
         continue;
       }
-      episodes = episodes.then(() => fault.kind === 'slack-socket' ? this.slackSocketFault(fault.how)
+      episodes = episodes.then(() => fault.kind === 'platform-cut' ? this.platformCut(fault.side, fault.variant)
         : fault.kind === 'irc-kill' ? this.ircOutage(fault.downMs) : this.botKill(fault.downMs));
     }
     await episodes;
   }
 
-  /** What each side received, in arrival order: the bot's posts in the chat, the relay's lines on IRC and its posts in Slack. */
+  /** What each side received, in arrival order: the bot's posts in the chat, the relay's lines on IRC and its posts on each platform. */
   async received(): Promise<Record<Side, string[]>> {
     const log = await this.chatLog.read();
-    return { chat: log.filter((m) => String(m.user_id) === this.botId).map((m) => m.message), irc: this.relayedOnIrc(), slack: this.postedOnSlack() };
+    const result: Record<Side, string[]> = { chat: log.filter((m) => String(m.user_id) === this.botId).map((m) => m.message), irc: this.relayedOnIrc() };
+    for (const platform of this.platforms) result[platform.side] = await platform.received();
+    return result;
   }
 
   /**
    * What each origin has of its people's lines, in its order: the chat's history (members' messages),
-   * what IRC's server passed on to the watcher, and the order the fake Slack sent its events in.
+   * what IRC's server passed on to the watcher, and each platform's own order.
    */
   async origins(): Promise<Record<Side, Line[]>> {
-    const byTag = new Map(SIDES.flatMap((side) => this.sent[side].map((line) => [line.tag, line] as const)));
+    const byTag = new Map(this.sides.flatMap((side) => this.sent[side]!.map((line) => [line.tag, line] as const)));
     const lines = (texts: string[]) => texts.flatMap((text) => tagsIn(text).flatMap((tag) => byTag.get(tag) ?? []));
     const log = await this.chatLog.read();
-    return {
+    const result: Record<Side, Line[]> = {
       chat: lines(log.filter((m) => String(m.user_id) !== this.botId).map((m) => m.message)),
       irc: lines(this.audience.relayed(CHANNEL, IRC_TALKERS)),
-      slack: this.sent.slack,
     };
+    for (const platform of this.platforms) result[platform.side] = await platform.origin(this.sent[platform.side]!);
+    return result;
   }
 
   /** The relay's lines on IRC, as the watcher saw them (over its connections), in order. */
   private relayedOnIrc(): string[] {
     return this.audience.relayed(CHANNEL, RELAY_NICK);
-  }
-
-  /** What the relay posted in the Slack channel, in order, as a Slack client shows it. */
-  private postedOnSlack(): string[] {
-    return this.slack.posts.filter((p) => p.channel === SLACK_CHANNEL).map((p) => rendered(p.text));
   }
 
   /** Waits until the IRC watcher saw the relay join the channel in its current connection, past line `from`. */
@@ -188,26 +189,13 @@ export class GatewayRun {
   private async ircLinesTaken(): Promise<void> {
     await waitFor('the IRC lines said so far in the chat', async () => {
       const tags = new Set((await this.chatLog.read()).filter((m) => String(m.user_id) === this.botId).flatMap((m) => tagsIn(m.message)));
-      return this.sent.irc.every((line) => tags.has(line.tag));
+      return this.sent.irc!.every((line) => tags.has(line.tag));
     }, 30_000);
   }
 
-  /**
-   * Slack drops the relay's socket, or asks it to refresh (`disconnect`, reason refresh_requested). Its
-   * people keep quiet until the relay has acknowledged all they said, so that no retry of Slack's comes
-   * after a newer line (Slack does not keep order across its retries); what they say after the drop
-   * waits in the fake for the relay's next connection.
-   */
-  private async slackSocketFault(how: 'drop' | 'refresh'): Promise<void> {
-    await this.gates.slack.close();
-    try {
-      await waitFor('every Slack event acknowledged', () => this.slackPeople.allAcknowledged(), 30_000);
-      if (how === 'drop') this.slack.socket.drop();
-      else this.slack.socket.disconnect('refresh_requested');
-      this.note(`Slack socket ${how === 'drop' ? 'dropped' : 'refresh requested'}`);
-    } finally {
-      this.gates.slack.open();
-    }
+  /** A platform cuts its relay's connection, its own way (chaos-platforms.ts). */
+  private async platformCut(side: Side, variant: number): Promise<void> {
+    this.note(await this.platformOf.get(side)!.cut(variant, this.gates[side]!));
   }
 
   /**
@@ -218,7 +206,7 @@ export class GatewayRun {
    * relay is back in the channel.
    */
   private async ircOutage(downMs: number): Promise<void> {
-    await this.gates.irc.close();
+    await this.gates.irc!.close();
     try {
       await this.ircLinesTaken();
       this.note('IRC server killed');
@@ -226,7 +214,7 @@ export class GatewayRun {
       await pause(downMs);
       await this.irc.setPassword(IRC_PASSWORD);
       // The watcher's old connection died with the server: what the relay sends from now on is new.
-      this.reconnections.irc.push({ at: this.relayedOnIrc().length, inFlight: IRC_IN_FLIGHT });
+      this.reconnections.irc!.push({ at: this.relayedOnIrc().length, inFlight: IRC_IN_FLIGHT });
       await this.irc.start();
       await this.audience.connect(IRC_PASSWORD);
       await keepHistory(this.audience);
@@ -236,41 +224,42 @@ export class GatewayRun {
       await this.relayInChannel(0);
       this.note('the relay back in the IRC channel');
     } finally {
-      this.gates.irc.open();
+      this.gates.irc!.open();
     }
   }
 
   /**
    * The bot's process killed (SIGKILL) and started again after `downMs`. The chat's people talk all
-   * along (the bot reads what it missed from the history); Slack's too (Slack sends again what the relay
-   * did not acknowledge, and the fake keeps events while no connection is open), except for a moment
-   * around the kill: they keep quiet from when every line they said was acknowledged until the fake has
-   * let go of the dead connection, so no retry comes after a newer line. IRC's people keep quiet from
-   * before the kill (once the relay has taken all they said) until the relay is back in the channel.
+   * along (the bot reads what it missed from the history); each platform's keep quiet around the kill
+   * only where the platform needs it (Slack: from when every line they said was acknowledged until the
+   * fake has let go of the dead connection, so no retry comes after a newer line). IRC's people keep
+   * quiet from before the kill (once the relay has taken all they said) until the relay is back in the
+   * channel.
    */
   private async botKill(downMs: number): Promise<void> {
-    await Promise.all([this.gates.irc.close(), this.gates.slack.close()]);
-    let slackOpen = false;
+    const platformGates = this.platforms.map((platform) => this.gates[platform.side]!);
+    await Promise.all([this.gates.irc!.close(), ...platformGates.map((gate) => gate.close())]);
+    let platformsOpen = false;
     try {
       await this.ircLinesTaken();
-      await waitFor('every Slack event acknowledged', () => this.slackPeople.allAcknowledged(), 30_000);
+      for (const platform of this.platforms) await platform.beforeKill();
       const joinedBefore = this.audience.current.lines.length;
       this.note('bot killed');
       await kill(this.bot, 'SIGKILL');
-      await waitFor('the fake Slack letting go of the dead connection', () => this.slackPeople.noConnections(), 10_000);
-      this.gates.slack.open();
-      slackOpen = true;
+      for (const platform of this.platforms) await platform.killed();
+      for (const gate of platformGates) gate.open();
+      platformsOpen = true;
       await pause(downMs);
       // No line in flight when the bot died may show twice: on IRC the new bot reads the channel's
-      // history before sending, on Slack it looks for a post whose answer it never had.
+      // history before sending, on each platform the relay finds a post whose answer it never had.
       this.bot = await this.env.spawn();
       this.counts.botRestarts += 1;
       this.note('bot connected again');
       await this.relayInChannel(joinedBefore);
       this.note('the relay back in the IRC channel');
     } finally {
-      if (!slackOpen) this.gates.slack.open();
-      this.gates.irc.open();
+      if (!platformsOpen) for (const gate of platformGates) gate.open();
+      this.gates.irc!.open();
     }
   }
 }

@@ -6,11 +6,11 @@
  * echoed and reordered lines are counted by tag, and the text around it is checked to be intact.
  */
 
-export type Side = 'chat' | 'irc' | 'slack';
-export const SIDES: readonly Side[] = ['chat', 'irc', 'slack'];
-const LETTERS: Record<Side, string> = { chat: 'c', irc: 'i', slack: 's' };
-const SIDE_OF: Record<string, Side> = { c: 'chat', i: 'irc', s: 'slack' };
-const TAG = /\b([cis])(\d{5})\b/g;
+/** A side of the gateway: `chat`, `irc`, and the platforms of the run (`slack`, `discord`, ...). */
+export type Side = string;
+const LETTERS: Record<Side, string> = { chat: 'c', irc: 'i', slack: 's', discord: 'd', matrix: 'm', xmpp: 'x', http: 'h' };
+const SIDE_OF: Record<string, Side> = Object.fromEntries(Object.entries(LETTERS).map(([side, letter]) => [letter, side]));
+const TAG = new RegExp(`\\b([${Object.values(LETTERS).join('')}])(\\d{5})\\b`, 'g');
 
 /** Text around the tag: plain, and what each platform must carry through its escaping. */
 const FLAVOURS = ['', '', ' & co', ' <3 this', ' \u{1f389}', ' 50% off'];
@@ -53,11 +53,11 @@ export function sideOfTag(tag: string): Side {
  */
 export function planLines(random: () => number, perSide: number, people: Record<Side, readonly string[]>, durationMs: number): Record<Side, Burst[]> {
   const plan = {} as Record<Side, Burst[]>;
-  for (const side of SIDES) {
+  for (const side of Object.keys(people)) {
     const bursts: Burst[] = [];
     let n = 0;
     while (n < perSide) {
-      const who = pick(random, people[side]);
+      const who = pick(random, people[side]!);
       const count = Math.min(perSide - n, 1 + Math.floor(random() * 4));
       const lines = Array.from({ length: count }, () => {
         n += 1;
@@ -77,7 +77,8 @@ export function planLines(random: () => number, perSide: number, people: Record<
 
 export type GatewayFault =
   | { kind: 'drop-chat-sockets' }
-  | { kind: 'slack-socket'; how: 'drop' | 'refresh' }
+  /** The platform cuts its relay's connection (Slack drops or refreshes its socket, Discord drops the gateway, ...). */
+  | { kind: 'platform-cut'; side: Side; variant: number }
   | { kind: 'irc-kill'; downMs: number }
   | { kind: 'bot-kill'; downMs: number };
 
@@ -88,18 +89,22 @@ export interface TimedGatewayFault {
 
 /**
  * The faults of one run over `durationMs`: every chat socket dropped at random intervals all along;
- * the Slack socket dropped or refreshed by Slack three times; the IRC server killed once and the bot
+ * each platform's connection cut by the platform `cutsPerPlatform` times (spread over the run, each
+ * with a variant the platform picks its way of cutting by); the IRC server killed once and the bot
  * killed once (SIGKILL), one in the first half and the other in the second. (The run takes these
  * episodes one at a time: one that comes while another lasts waits for it.)
  */
-export function planGatewayFaults(random: () => number, durationMs: number): TimedGatewayFault[] {
+export function planGatewayFaults(random: () => number, durationMs: number, platforms: readonly Side[], cutsPerPlatform = 3): TimedGatewayFault[] {
   const faults: TimedGatewayFault[] = [];
   const at = (from: number, to: number) => Math.round(between(random, from, to) * durationMs);
   for (let t = between(random, 800, 2500); t < durationMs - 1500; t += between(random, 800, 3500)) {
     faults.push({ atMs: Math.round(t), fault: { kind: 'drop-chat-sockets' } });
   }
-  for (const [from, to] of [[0.05, 0.3], [0.35, 0.6], [0.65, 0.9]] as const) {
-    faults.push({ atMs: at(from, to), fault: { kind: 'slack-socket', how: random() < 0.5 ? 'drop' : 'refresh' } });
+  for (const side of platforms) {
+    for (let cut = 0; cut < cutsPerPlatform; cut += 1) {
+      const span = 0.85 / cutsPerPlatform;
+      faults.push({ atMs: at(0.05 + cut * span, 0.05 + (cut + 1) * span), fault: { kind: 'platform-cut', side, variant: Math.floor(random() * 1_000) } });
+    }
   }
   const [botAt, ircAt] = random() < 0.5 ? [at(0.1, 0.3), at(0.5, 0.7)] : [at(0.5, 0.7), at(0.1, 0.3)];
   faults.push({ atMs: botAt, fault: { kind: 'bot-kill', downMs: Math.round(between(random, 1000, 2500)) } });
@@ -127,7 +132,7 @@ export interface PathTally {
 }
 
 export interface SideTally {
-  from: Partial<Record<Side, PathTally>>;
+  from: Record<Side, PathTally>;
   /** Lines said on this side that came back to it. */
   echoed: string[];
   /** Lines that arrived with no tag, or a tag nobody said. */
@@ -153,14 +158,15 @@ export interface Reconnection {
  * against what the two other sides said (in the order their origin has them).
  */
 export function tally(said: Record<Side, Line[]>, received: Record<Side, string[]>, reconnections: Partial<Record<Side, Reconnection[]>> = {}): Record<Side, SideTally> {
-  const lineOf = new Map(SIDES.flatMap((side) => said[side].map((line) => [line.tag, line] as const)));
+  const sides = Object.keys(said);
+  const lineOf = new Map(sides.flatMap((side) => said[side]!.map((line) => [line.tag, line] as const)));
   const result = {} as Record<Side, SideTally>;
-  for (const side of SIDES) {
+  for (const side of sides) {
     const arrivals = new Map<string, string[]>();
     const places = new Map<string, number[]>();
     const order: string[] = [];
     const strangers: string[] = [];
-    received[side].forEach((text, index) => {
+    received[side]!.forEach((text, index) => {
       const tags = tagsIn(text).filter((tag) => lineOf.has(tag));
       if (tags.length !== 1) {
         strangers.push(text);
@@ -176,9 +182,9 @@ export function tally(said: Record<Side, Line[]>, received: Record<Side, string[
       return second !== undefined && more.length === 0 && (reconnections[side] ?? []).some(({ at, inFlight }) =>
         first! >= at - inFlight && first! < at && second >= at);
     };
-    const from: Partial<Record<Side, PathTally>> = {};
-    for (const origin of SIDES.filter((s) => s !== side)) {
-      const expected = said[origin];
+    const from: Record<Side, PathTally> = {};
+    for (const origin of sides.filter((s) => s !== side)) {
+      const expected = said[origin]!;
       const lost = expected.filter((line) => !arrivals.has(line.tag)).map((line) => line.tag);
       const twice = expected.filter((line) => (arrivals.get(line.tag)?.length ?? 0) > 1).map((line) => line.tag);
       const resent = twice.filter(resentAcrossReconnection);
@@ -200,8 +206,8 @@ export function tally(said: Record<Side, Line[]>, received: Record<Side, string[
 
 /** One line per path for the summary: `irc←chat 1002/1002`, with what went wrong when anything did. */
 export function describeTally(result: Record<Side, SideTally>): string[] {
-  return SIDES.flatMap((side) => [
-    ...Object.entries(result[side].from).map(([origin, path]) => {
+  return Object.keys(result).flatMap((side) => [
+    ...Object.entries(result[side]!.from).map(([origin, path]) => {
       const problems = [
         path.lost.length ? `${path.lost.length} lost (${path.lost.slice(0, 5).join(' ')})` : '',
         path.doubled.length ? `${path.doubled.length} doubled (${path.doubled.slice(0, 5).join(' ')})` : '',
@@ -211,7 +217,7 @@ export function describeTally(result: Record<Side, SideTally>): string[] {
       ].filter(Boolean);
       return `${side}<-${origin} ${path.arrived}/${path.expected}${problems.length ? `: ${problems.join(', ')}` : ''}`;
     }),
-    ...(result[side].echoed.length ? [`${side}: ${result[side].echoed.length} echoed (${result[side].echoed.slice(0, 5).join(' ')})`] : []),
-    ...(result[side].strangers.length ? [`${side}: ${result[side].strangers.length} strangers (${result[side].strangers.slice(0, 3).join(' | ')})`] : []),
+    ...(result[side]!.echoed.length ? [`${side}: ${result[side]!.echoed.length} echoed (${result[side]!.echoed.slice(0, 5).join(' ')})`] : []),
+    ...(result[side]!.strangers.length ? [`${side}: ${result[side]!.strangers.length} strangers (${result[side]!.strangers.slice(0, 3).join(' | ')})`] : []),
   ]);
 }

@@ -134,6 +134,16 @@ export class FakeDiscord {
     for (const session of this.sessions.values()) session.socket?.terminate();
   }
 
+  /**
+   * Ends every session as Discord does when it cannot resume one: an Invalid Session (op 9, `d: false`)
+   * on each open connection, and the sessions forgotten. Clients identify again and get a new READY;
+   * what is said in between is dispatched to nobody (a client reads it back by REST).
+   */
+  invalidateSessions(): void {
+    for (const session of this.sessions.values()) session.socket?.send(JSON.stringify({ op: 9, d: false, s: null, t: null }));
+    this.sessions.clear();
+  }
+
   /** What is in a channel, oldest first. */
   inChannel(channelId: string): StoredMessage[] {
     return this.messages.filter((m) => m.channel_id === channelId);

@@ -1,0 +1,28 @@
+import { afterAll, describe, test } from 'vitest';
+import { chaosSeed } from './helpers/chaos.js';
+import { DiscordSide } from './helpers/chaos-discord-side.js';
+import { gatewayChaos } from './helpers/chaos-gateway-check.js';
+
+/**
+ * The gateway chaos run for the other platforms (docs/chaos.md "The gateway run"): one gateway of the
+ * chat, an IRC channel (inspircd) and a channel of each platform (Discord on the local Discord, ...).
+ * Every side's people say 300 lines in bursts while chat sockets drop, each platform cuts the relay's
+ * connection its own ways, the IRC server is killed and the bot is killed (SIGKILL). Each side must
+ * then have every line of every other side once, in order, and none of its own. Replay with
+ * CHAOS_SEED=<seed>.
+ */
+
+const seed = chaosSeed();
+const started: Array<{ close(): unknown }> = [];
+
+afterAll(async () => {
+  for (const piece of started.reverse()) await piece.close();
+});
+
+describe('chaos: a gateway of every platform', () => {
+  test(`300 lines from each side (chat, IRC, Discord) through connection cuts, an IRC server kill and a bot kill: 0 lost, 0 echoed, in order, 0 doubled (seed ${seed})`, { timeout: 150_000 }, async ({ onTestFailed }) => {
+    const platforms = [await DiscordSide.start()];
+    started.push(...platforms);
+    await gatewayChaos(started, { name: 'chaos-gateway-platforms', seed, platforms, perSide: 300, talkingMs: 12_000, cutsPerPlatform: 2, onFailure: (dump) => onTestFailed(dump) });
+  });
+});
