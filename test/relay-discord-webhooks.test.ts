@@ -77,6 +77,22 @@ describe('relay-discord through webhooks', () => {
     expect(stats(e).retries).toBeGreaterThanOrEqual(2);
   });
 
+  test('a long run of posts leaves no listener behind on the relay\'s stop signal (no MaxListenersExceededWarning)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const { env: e, discord: fake } = await setup();
+      await e.start();
+      await waitFor('the gateway session', () => stats(e).sessions === 1);
+      for (let n = 1; n <= 40; n += 1) await post(e.svc, 'general', 'bob', `line ${n}`);
+      await waitFor('forty posts', () => hookPosts(fake, GENERAL).length === 40, 20_000);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => /MaxListeners/.test(w))).toEqual([]);
+  });
+
   test('without Manage Webhooks the channel falls back to the bot posting **name**: text, and the status says why', async () => {
     const { env: e, discord: fake } = await setup();
     fake.webhooksAllowed = false;

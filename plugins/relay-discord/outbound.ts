@@ -101,7 +101,13 @@ export class DiscordOutbound {
         });
         continue;
       }
-      const outcome = await this.send(item, signal);
+      // Each attempt gets a signal of its own, linked to the stop and unlinked after: @discordjs/rest
+      // adds an abort listener to the signal of every request and never removes it, so one long-lived
+      // signal would gather a listener (and its request's controller) per line for as long as the bot runs.
+      const attempt = new AbortController();
+      const abort = () => attempt.abort();
+      signal.addEventListener('abort', abort, { once: true });
+      const outcome = await this.send(item, attempt.signal).finally(() => signal.removeEventListener('abort', abort));
       if (outcome === 'stop') return;
       if (outcome === 'done') {
         // A webhook post's attempt note goes with its item, in the same write.
@@ -224,10 +230,14 @@ export class DiscordOutbound {
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((done) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', () => {
+    const stop = () => {
       clearTimeout(timer);
       done();
-    }, { once: true });
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      done();
+    }, ms);
+    signal.addEventListener('abort', stop, { once: true });
   });
 }
