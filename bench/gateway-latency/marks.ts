@@ -4,7 +4,8 @@
  * it (the chat as `<talker> lat g0 5`), so it is found by that pattern anywhere in the text. Only tags
  * that are open are kept: probes and earlier runs still arriving late are not mixed in.
  */
-export type Point = 'sent' | 'chat' | 'slack';
+/** Where a line was seen: sent, the chat, Slack, or another platform of the gateway (its side's name). */
+export type Point = 'sent' | 'chat' | 'slack' | 'discord' | 'matrix' | 'xmpp' | 'http';
 
 export type Times = Partial<Record<Point, number>>;
 

@@ -1,0 +1,179 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { buildOnce, BUILD } from './lib/build.js';
+import { stopChild, type Running } from './lib/child.js';
+import { member } from './lib/member.js';
+import { ROOT } from './lib/paths.js';
+import { report, type Figure } from './lib/report.js';
+import { startServiceProcess, type ServiceProcess } from './lib/service-process.js';
+import { spread, type Spread } from './lib/stats.js';
+import { Marks, type Times } from './gateway-latency/marks.js';
+import { watchChat } from './gateway-latency/observers.js';
+import { chatSource, saySteadily, untilFlowing } from './gateway-latency/traffic.js';
+import { DiscordBench } from './gateway-platforms/discord.js';
+import type { BenchPlatform } from './gateway-platforms/platform.js';
+
+/**
+ * The gateway platforms bench (issue #18): lines said in a chat at PER_SECOND, through one bot whose
+ * chat general is in one gateway with a channel on each platform (Discord, ...), timed per hop
+ * chat → platform: from a chat member's socket reading the line to the platform taking the relay's
+ * post. The baseline of each platform, in the same run: a bare client of that platform (its own
+ * client library, as the relay uses it) on a chat socket of its own, posting each line as it comes
+ * (bench/lib/bare-platform-client.ts). Setups take turns in rounds, the order rotated each round.
+ * GATEWAY_PLATFORMS_LINES=200 makes a quick run.
+ */
+
+/** A busy channel, under Discord's 50 requests a second for a bot (which @discordjs/rest keeps to). */
+const PER_SECOND = 20;
+const MEASURED = Number(process.env.GATEWAY_PLATFORMS_LINES ?? 600);
+const ROUNDS = 2;
+const PER_ROUND = Math.ceil(MEASURED / ROUNDS);
+const WARMUP = Math.min(100, PER_ROUND);
+/** A hop may take twice its bare client's p99, plus 5 ms for one stall of this shared machine. */
+const LIMIT = { factor: 2, plusMs: 5 };
+
+type Setup = 'gateway' | `bare-${string}`;
+
+function startBot(service: ServiceProcess, platforms: BenchPlatform[], dir: string, run: string): Running {
+  const file = join(dir, `bots-${run}.yaml`);
+  writeFileSync(file, stringify({
+    service: { base_url: service.baseUrl, ca_file: service.caFile },
+    state_dir: join(dir, `state-${run}`),
+    log: { level: 'warn', pretty: false },
+    bots: [{
+      name: 'bridge',
+      login: { email: 'bot@example.com', password: 'bot-demo' },
+      chats: [{ group: 'demo', chat: 'general' }],
+      plugins: platforms.map((platform) => platform.plugin()),
+    }],
+    gateways: [{ name: 'general', endpoints: [{ chat: 'general' }, ...platforms.map((platform) => platform.endpoint())] }],
+  }));
+  const child = spawn(process.execPath, [join(BUILD, 'src/cli/main.js'), 'run', file], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+  return { stop: () => stopChild(child) };
+}
+
+async function startBare(service: ServiceProcess, platform: BenchPlatform): Promise<Running> {
+  const bot = await member(service, 'bot@example.com', 'bot-demo');
+  const query = new URLSearchParams({ chatsub_id: bot.chatsubId, csrf: await bot.client.csrf(), no_history: 'true' });
+  const settings = {
+    url: `${service.baseUrl.replace(/^https:/, 'wss:')}/api/v1/chatdata?${query}`,
+    headers: bot.client.authHeaders(), caFile: service.caFile, platform: platform.point, settings: await platform.bareSettings(),
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/lib/bare-platform-client.ts'), JSON.stringify(settings)], {
+    cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((ready, fail) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) ready();
+    });
+    child.once('exit', (code) => fail(new Error(`the bare ${platform.point} client ended (${code}) before it was ready`)));
+  });
+  return {
+    stop: async () => {
+      await stopChild(child);
+      await bot.client.close();
+    },
+  };
+}
+
+function row(label: string, path: string, s: Spread, lost: number): Array<string | number> {
+  return [label, path, s.count, s.p50, s.p99, s.max, s.mean, lost];
+}
+
+async function main(): Promise<void> {
+  const loadBefore = loadavg()[0]!;
+  const service = await startServiceProcess();
+  const platforms: BenchPlatform[] = [await DiscordBench.start()];
+  const dir = mkdtempSync(join(tmpdir(), 'groupwire-gateway-platforms-'));
+  const marks = new Marks();
+  for (const platform of platforms) platform.watch(marks);
+  // bob watches the chat; carol speaks in it.
+  const bob = await member(service, 'bob@example.com', 'bob-demo');
+  const carol = await member(service, 'carol@example.com', 'carol-demo');
+  const watcher = await bob.client.openChatSocket({ chatsubId: bob.chatsubId, noHistory: true });
+  watchChat(watcher, marks);
+  const speaker = await carol.client.openChatSocket({ chatsubId: carol.chatsubId, noHistory: true });
+  const source = chatSource(speaker);
+
+  const setups: Setup[] = ['gateway', ...platforms.map((platform) => `bare-${platform.point}` as const)];
+  const all = new Map<string, { latencies: number[]; lost: number }>();
+  const rounds: Array<Array<string | number>> = [];
+  try {
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const order = setups.map((_, i) => setups[(i + round) % setups.length]!);
+      for (const setup of order) {
+        const measuredHere = setup === 'gateway' ? platforms : platforms.filter((platform) => setup === `bare-${platform.point}`);
+        const until = ['chat', ...measuredHere.map((platform) => platform.point)] as const;
+        const run = `${round}${setup === 'gateway' ? 'g' : setup.slice(5, 6)}`;
+        const running = setup === 'gateway' ? startBot(service, platforms, dir, run) : await startBare(service, measuredHere[0]!);
+        try {
+          await untilFlowing(source, marks, `p${run}`, until.at(-1)!);
+          await saySteadily(source, marks, `w${run}`, WARMUP, PER_SECOND, until);
+          const lines = await saySteadily(source, marks, `m${run}`, PER_ROUND, PER_SECOND, until);
+          for (const platform of measuredHere) {
+            const latencies = lines.flatMap((times: Times) => times.chat !== undefined && times[platform.point] !== undefined ? [times[platform.point]! - times.chat] : []);
+            const key = `${platform.point} ${setup === 'gateway' ? 'gateway' : 'bare'}`;
+            const sum = all.get(key) ?? { latencies: [], lost: 0 };
+            sum.latencies.push(...latencies);
+            sum.lost += lines.length - latencies.length;
+            all.set(key, sum);
+            const s = spread(latencies);
+            rounds.push(row(`round ${round + 1}: chat → ${platform.point}`, setup, s, lines.length - latencies.length));
+            process.stderr.write(`round ${round + 1} ${setup} chat → ${platform.point}: p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, lost ${lines.length - latencies.length}\n`);
+          }
+        } finally {
+          await running.stop();
+        }
+      }
+    }
+  } finally {
+    watcher.close();
+    speaker.close();
+    await bob.client.close();
+    await carol.client.close();
+    for (const platform of platforms) await platform.close();
+    await service.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const result = (point: string, path: 'gateway' | 'bare') => all.get(`${point} ${path}`) ?? { latencies: [], lost: 0 };
+  const figures: Figure[] = [];
+  const table: Array<Array<string | number>> = [];
+  let lostInGateway = 0;
+  for (const platform of platforms) {
+    const gw = spread(result(platform.point, 'gateway').latencies);
+    const bare = spread(result(platform.point, 'bare').latencies);
+    lostInGateway += result(platform.point, 'gateway').lost;
+    table.push(row(`chat → ${platform.point}`, 'gateway', gw, result(platform.point, 'gateway').lost));
+    table.push(row(`chat → ${platform.point}`, `bare ${platform.point} client`, bare, result(platform.point, 'bare').lost));
+    const meaning = `of the bare ${platform.point} client's (lower is better)`;
+    const limit = LIMIT.factor * bare.p99 + LIMIT.plusMs;
+    figures.push(
+      { label: `gateway chat → ${platform.point} p50`, value: gw.p50, unit: 'ms', baseline: { label: `bare ${platform.point} client p50`, value: bare.p50 }, ratio: gw.p50 / bare.p50, ratioMeaning: meaning },
+      {
+        label: `gateway chat → ${platform.point} p99`, value: gw.p99, unit: 'ms', baseline: { label: `bare ${platform.point} client p99`, value: bare.p99 }, ratio: gw.p99 / bare.p99, ratioMeaning: meaning,
+        limit: { text: `≤ ${LIMIT.factor}× the bare p99 + ${LIMIT.plusMs} ms = ${limit.toFixed(1)} ms`, ok: gw.p99 <= limit },
+      },
+    );
+  }
+  report({
+    name: 'gateway-platforms',
+    title: `Gateway platforms: ${MEASURED} lines said in a chat at ${PER_SECOND}/s through one gateway with ${platforms.map((p) => p.point).join(', ')}, per hop against a bare client of each platform (ms)`,
+    table: { columns: ['hop', 'path', 'lines', 'p50 ms', 'p99 ms', 'max ms', 'mean ms', 'lost'], rows: [...table, ...rounds] },
+    figures,
+    notes: [
+      `One bot, chat general in one named gateway with ${platforms.map((p) => `${p.point} (${p.how})`).join(', ')}, in a groupwire process of its own (the tsc build); each baseline a bare client in a process of its own: a ws chat socket handing each line to the platform's own client library at once, no queue. ${ROUNDS} rounds of ${PER_ROUND} measured lines after ${WARMUP} warm-up lines, the order rotated each round.`,
+      'chat → platform: from a chat member\'s socket reading the line to the platform (its server, or its local fake) taking the post. One clock: every end is in the bench process.',
+      'The gateway relays wait for each post\'s answer before the next (a durable queue, one line in flight a channel, so that order holds through retries); a bare client fires each line as it comes.',
+      `Load average (1 min) ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end on ${cpus().length} cores.`,
+      ...(lostInGateway > 0 ? [`LOST: ${lostInGateway} lines through the gateway (not seen within 15 s)`] : []),
+    ],
+  });
+  if (lostInGateway > 0) process.exitCode = 1;
+}
+
+buildOnce();
+await main();

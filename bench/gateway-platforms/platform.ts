@@ -1,0 +1,19 @@
+import type { Marks, Point } from '../gateway-latency/marks.js';
+
+/**
+ * A platform in the gateway platforms bench (bench/gateway-platforms.ts): its server or local fake, the
+ * relay's entry in bots.yaml, its endpoint in the gateway, the observer that stamps each line as the
+ * platform takes it, and what its bare client (bench/lib/bare-platform-client.ts) needs to post there.
+ */
+export interface BenchPlatform {
+  readonly point: Exclude<Point, 'sent' | 'chat' | 'slack'>;
+  /** How the relay's posts are made there, for the table (e.g. "webhook execute"). */
+  readonly how: string;
+  plugin(): { use: string; with: Record<string, unknown> };
+  endpoint(): Record<string, string>;
+  /** Stamps `marks` at this platform's point as it takes each post (relay's or bare client's). */
+  watch(marks: Marks): void;
+  /** The bare client's settings (JSON), read by bench/gateway-platforms/bare-<point>.ts. */
+  bareSettings(): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
