@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import type { OutgoingMessage } from '../../src/index.js';
+
+/** A gateway line as webhooks, the event stream and polling give it (the same JSON everywhere). */
+export interface LinePayload {
+  id: string;
+  gateway: string;
+  channel: string;
+  kind: string;
+  text: string;
+  speaker: { platform: string; id: string; name: string };
+  time: string;
+  reply_to?: string;
+  target?: string;
+}
+
+const ZWSP = '\u200b';
+/** Control characters but newline and tab: they mean nothing in a chat line and can mislead a terminal or a log reader. */
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+export function stripControls(text: string): string {
+  return text.replace(CONTROLS, '');
+}
+
+/**
+ * Text that a receiver forwarding it to a chat platform cannot turn into a ping of everyone: the mass
+ * mentions of Slack, Discord, Matrix, Mattermost and Rocket.Chat (`@everyone`, `@here`, `@channel`,
+ * `@room`, `@all`, Slack's `<!channel>`) get a zero-width space. The JSON itself needs no escaping; a
+ * receiver rendering it as HTML or markdown escapes it as for any user text.
+ */
+export function safeText(text: string): string {
+  return stripControls(text)
+    .replace(/@(everyone|here|channel|room|all)\b/gi, `@${ZWSP}$1`)
+    .replace(/<!(\w)/g, `<${ZWSP}!$1`);
+}
+
+/** A name on one line, short enough for any display. */
+export function safeName(name: string, max = 100): string {
+  const flat = safeText(name.replace(/[\n\t]+/g, ' ')).trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+/**
+ * The line's id: its gateway key, which is the same for a line sent again after a crash, so a
+ * receiver dedupes by it (it is also the webhooks' Idempotency-Key). A key that cannot be a header
+ * value (longer than 255, or not printable ASCII) is replaced by its SHA-256, still stable.
+ */
+export function lineId(key: string): string {
+  return /^[\x20-\x7e]{1,255}$/.test(key) ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
+}
+
+export function payloadOf(channel: string, message: OutgoingMessage): LinePayload {
+  return {
+    id: lineId(message.key),
+    gateway: message.gateway,
+    channel,
+    kind: message.kind,
+    text: safeText(message.text),
+    speaker: { platform: message.speaker.platform, id: message.speaker.id, name: safeName(message.speaker.name) },
+    time: message.time,
+    ...(message.replyTo !== undefined ? { reply_to: message.replyTo } : {}),
+    ...(message.target !== undefined ? { target: message.target } : {}),
+  };
+}
