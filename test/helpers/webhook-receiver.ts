@@ -54,6 +54,11 @@ export class WebhookReceiver {
     this.then = behaviour;
   }
 
+  /** The next POSTs get these answers, in turn (after any still scripted); then as before. */
+  failNext(...behaviours: Behaviour[]): void {
+    this.script.push(...behaviours);
+  }
+
   private handle(request: IncomingMessage, response: ServerResponse): void {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
