@@ -14,11 +14,12 @@ import { Marks, type Times } from './gateway-latency/marks.js';
 import { watchChat } from './gateway-latency/observers.js';
 import { chatSource, saySteadily, untilFlowing } from './gateway-latency/traffic.js';
 import { DiscordBench } from './gateway-platforms/discord.js';
+import { HttpBench } from './gateway-platforms/http.js';
 import type { BenchPlatform } from './gateway-platforms/platform.js';
 
 /**
  * The gateway platforms bench (issue #18): lines said in a chat at PER_SECOND, through one bot whose
- * chat general is in one gateway with a channel on each platform (Discord, ...), timed per hop
+ * chat general is in one gateway with a channel on each platform (Discord, HTTP, ...), timed per hop
  * chat → platform: from a chat member's socket reading the line to the platform taking the relay's
  * post. The baseline of each platform, in the same run: a bare client of that platform (its own
  * client library, as the relay uses it) on a chat socket of its own, posting each line as it comes
@@ -31,7 +32,7 @@ const PER_SECOND = 20;
 const MEASURED = Number(process.env.GATEWAY_PLATFORMS_LINES ?? 600);
 const ROUNDS = 2;
 const PER_ROUND = Math.ceil(MEASURED / ROUNDS);
-const WARMUP = Math.min(100, PER_ROUND);
+const WARMUP = Math.min(200, PER_ROUND);
 /** A hop may take twice its bare client's p99, plus 5 ms for one stall of this shared machine. */
 const LIMIT = { factor: 2, plusMs: 5 };
 
@@ -86,7 +87,7 @@ function row(label: string, path: string, s: Spread, lost: number): Array<string
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const service = await startServiceProcess();
-  const platforms: BenchPlatform[] = [await DiscordBench.start()];
+  const platforms: BenchPlatform[] = [await DiscordBench.start(), await HttpBench.start()];
   const dir = mkdtempSync(join(tmpdir(), 'groupwire-gateway-platforms-'));
   const marks = new Marks();
   for (const platform of platforms) platform.watch(marks);
