@@ -1,0 +1,174 @@
+import { createHash } from 'node:crypto';
+import { ConnectionError, MatrixError, Method, safeGetRetryAfterMs, type MatrixClient } from 'matrix-js-sdk';
+import type { Logger } from 'pino';
+import { failureFields, sleep, type DurableQueue } from '../../src/index.js';
+import type { MatrixContent } from './render.js';
+import { isRefusal, requestOptions } from './session.js';
+
+/** A gateway line waiting for the homeserver. */
+export interface OutboundItem {
+  key: string;
+  /** The channel as the gateway names it (a room id or alias, as written in the options). */
+  channel: string;
+  kind: 'post' | 'edit' | 'delete';
+  content?: MatrixContent;
+  /** edit/delete: the event changed. */
+  target?: string;
+}
+
+export interface OutboundCounters {
+  posted: number;
+  edited: number;
+  deleted: number;
+  dropped: number;
+  retries: number;
+  rate_limited: number;
+}
+
+const RETRY_MIN_MS = 500;
+const RETRY_MAX_MS = 30_000;
+
+/**
+ * The transaction id of a line: the homeserver answers a PUT with a txnId it already took (from the
+ * same device) with the event it made then, so a retry after a lost answer or a crash mid-send posts once.
+ */
+export function txnIdOf(key: string): string {
+  return createHash('sha256').update(key).digest('base64url');
+}
+
+const room = (roomId: string) => encodeURIComponent(roomId);
+
+/**
+ * Lines to Matrix, oldest first, one at a time: a line leaves the durable queue only once the
+ * homeserver took it (or refused it for good). 429 M_LIMIT_EXCEEDED waits what the homeserver asks
+ * (Retry-After, else retry_after_ms) and sends the same txnId again; a network failure or a 5xx is tried
+ * again with a growing pause.
+ */
+export class MatrixOutbound {
+  private wake: () => void = () => {};
+  private running: Promise<void> | undefined;
+  private readonly stopper = new AbortController();
+
+  constructor(
+    private readonly queue: DurableQueue<OutboundItem>,
+    private readonly options: {
+      client: () => MatrixClient;
+      /** The room id of a channel; undefined when its alias did not resolve (the line cannot go anywhere). */
+      roomOf: (channel: string) => string | undefined;
+      /** Whether a room is end-to-end encrypted: the relay sends no plain text there. */
+      encrypted: (roomId: string) => boolean;
+      log: Logger;
+      counters: OutboundCounters;
+      durable: () => Promise<void>;
+      posted: (item: OutboundItem, eventId: string) => void;
+      /** The account was refused: true when the relay logged in again (send again), false when it stopped. */
+      refused: (error: unknown) => Promise<boolean>;
+    },
+  ) {}
+
+  get size(): number {
+    return this.queue.size;
+  }
+
+  push(item: OutboundItem): void {
+    this.queue.push(item);
+    this.wake();
+  }
+
+  /** Starts sending (once the rooms are resolved: until then lines wait in the queue). */
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    this.wake();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.stopper.signal;
+    let pause = RETRY_MIN_MS;
+    while (!signal.aborted) {
+      const item = this.queue.peek();
+      if (!item) {
+        await new Promise<void>((done) => {
+          this.wake = done;
+        });
+        continue;
+      }
+      const outcome = await this.send(item, signal);
+      if (outcome === 'stop') return;
+      if (outcome === 'done') {
+        this.queue.shift();
+        pause = RETRY_MIN_MS;
+        continue;
+      }
+      this.options.counters.retries += 1;
+      await sleep(typeof outcome === 'number' ? outcome : pause, signal);
+      if (typeof outcome !== 'number') pause = Math.min(RETRY_MAX_MS, pause * 2);
+    }
+  }
+
+  /** 'done', 'retry' (after the growing pause), a number (retry after so many ms), or 'stop'. */
+  private async send(item: OutboundItem, signal: AbortSignal): Promise<'done' | 'retry' | 'stop' | number> {
+    const { log, counters } = this.options;
+    try {
+      // A worker whose unit moved elsewhere sends nothing (docs/scale-out.md).
+      await this.options.durable();
+    } catch (error) {
+      log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: sending nothing more to Matrix');
+      return 'stop';
+    }
+    const roomId = this.options.roomOf(item.channel);
+    if (roomId === undefined) {
+      counters.dropped += 1;
+      log.error({ channel: item.channel, kind: item.kind }, 'a line for a Matrix room whose alias did not resolve is dropped');
+      return 'done';
+    }
+    if (this.options.encrypted(roomId)) {
+      counters.dropped += 1;
+      log.error({ channel: item.channel, kind: item.kind }, 'the Matrix room is end-to-end encrypted, which the relay does not support: the line is dropped, not sent in plain text');
+      return 'done';
+    }
+    const txnId = txnIdOf(item.key);
+    const http = this.options.client().http;
+    try {
+      if (item.kind === 'delete') {
+        await http.authedRequest(Method.Put, `/rooms/${room(roomId)}/redact/${encodeURIComponent(item.target!)}/${txnId}`, undefined, {}, requestOptions({ abortSignal: signal }));
+        counters.deleted += 1;
+      } else {
+        const answer = await http.authedRequest<{ event_id: string }>(
+          Method.Put, `/rooms/${room(roomId)}/send/m.room.message/${txnId}`, undefined, { ...item.content }, requestOptions({ abortSignal: signal }),
+        );
+        if (item.kind === 'post') {
+          counters.posted += 1;
+          this.options.posted(item, answer.event_id);
+        } else counters.edited += 1;
+      }
+      return 'done';
+    } catch (error) {
+      if (signal.aborted) return 'stop';
+      if (isRefusal(error) && error.httpStatus === 401) return (await this.options.refused(error)) ? 'retry' : 'stop';
+      if (error instanceof MatrixError && error.isRateLimitError()) {
+        counters.rate_limited += 1;
+        const wait = safeGetRetryAfterMs(error, RETRY_MIN_MS);
+        log.info({ channel: item.channel, wait_ms: wait }, 'the homeserver limits the relay\'s rate: waiting');
+        return wait;
+      }
+      if (error instanceof MatrixError && error.httpStatus === 404 && item.kind === 'delete') {
+        // Gone already: what the line asked for is so.
+        return 'done';
+      }
+      const status = error instanceof MatrixError ? error.httpStatus : undefined;
+      if (!(error instanceof ConnectionError) && status !== undefined && status >= 400 && status < 500) {
+        // Not in the room, a room that does not exist, an event the homeserver will never take: trying again changes nothing.
+        counters.dropped += 1;
+        log.error({ channel: item.channel, kind: item.kind, status, errcode: (error as MatrixError).errcode, reason: (error as Error).message }, 'the homeserver refused a line for good; it is dropped');
+        return 'done';
+      }
+      log.warn({ channel: item.channel, ...failureFields(error) }, 'the homeserver did not take a line; trying again');
+      return 'retry';
+    }
+  }
+}
