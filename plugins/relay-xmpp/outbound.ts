@@ -1,0 +1,254 @@
+import { xml, type Element } from '@xmpp/client';
+import type { Logger } from 'pino';
+import { failureFields, type DurableQueue } from '../../src/index.js';
+import { RecentMap } from './inbound.js';
+import { NS, type RoomMessage } from './muc.js';
+import { originIdOf } from './render.js';
+
+/** A gateway line waiting for its room. */
+export interface OutboundItem {
+  key: string;
+  /** The room's bare JID, lower-cased. */
+  room: string;
+  kind: 'post' | 'edit' | 'delete';
+  body?: string;
+  /** edit: the message id (= origin-id) of the relay's post it corrects; delete: the room's stanza-id of it. */
+  target?: string;
+}
+
+export interface OutboundCounters {
+  /** Messages written to the stream (a resend counts again). */
+  sent: number;
+  posted: number;
+  edited: number;
+  deleted: number;
+  dropped: number;
+  retries: number;
+}
+
+const RETRY_MIN_MS = 500;
+const RETRY_MAX_MS = 30_000;
+const RETRACTED = 'This message was deleted.';
+
+/** How a wait for a reflection ended. */
+type Waited = 'reflected' | 'refused' | 'timeout' | 'new-session' | 'stop';
+
+/** Stanza errors that sending the same line again will not change. */
+const LASTING = new Set(['forbidden', 'not-allowed', 'bad-request', 'policy-violation', 'not-authorized', 'item-not-found', 'service-unavailable']);
+
+/**
+ * Lines to the rooms, oldest first, one at a time. A MUC answers a message with nothing but its
+ * reflection (the room sends it back to every occupant, the sender too, with the same id and origin-id
+ * and the room's stanza-id), so a line leaves the durable queue when its reflection arrives, live or
+ * read from the archive on the next session; a line not reflected in time is sent again with the same
+ * id. Before a line is sent, the room must have been joined and its archive read in this session: the
+ * relay's own lines found there (a crash or a lost session between send and reflection) count as sent.
+ */
+export class XmppOutbound {
+  private readonly wake = { poke: () => {} };
+  private readonly waiter = { originId: '', condition: '', done: (_: Waited) => {} };
+  private running: Promise<void> | undefined;
+  private readonly stopper = new AbortController();
+  private readonly ready = new Set<string>();
+  private readonly gone = new Set<string>();
+  /** origin-id → the room's stanza-id ('' when it gave none): the relay's lines the rooms have. */
+  private readonly reflected = new RecentMap<string>(10_000);
+
+  constructor(
+    private readonly queue: DurableQueue<OutboundItem>,
+    private readonly options: {
+      send: (stanza: Element) => Promise<void>;
+      log: Logger;
+      counters: OutboundCounters;
+      durable: () => Promise<void>;
+      reflectionTimeoutMs: number;
+      posted: (item: OutboundItem, nativeId: string, originId: string) => void;
+    },
+  ) {}
+
+  get size(): number {
+    return this.queue.size;
+  }
+
+  push(item: OutboundItem): void {
+    this.queue.push(item);
+    this.wake.poke();
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    this.waiter.done('stop');
+    this.wake.poke();
+    await this.running;
+  }
+
+  /** The room was joined and its archive read in this session: lines may go to it. */
+  roomReady(room: string): void {
+    this.ready.add(room);
+    this.wake.poke();
+  }
+
+  /** The room will not have the relay (banned, members only, no such room): its lines are dropped. */
+  roomGone(room: string): void {
+    this.gone.add(room);
+    this.wake.poke();
+  }
+
+  /** The relay is no longer in the room (kicked, the room restarted): nothing goes to it until it is joined again. */
+  roomLost(room: string): void {
+    this.ready.delete(room);
+  }
+
+  /** The room answered a line with an error. */
+  refused(id: string, condition: string): void {
+    if (!id || this.waiter.originId !== id) return;
+    this.waiter.condition = condition;
+    this.waiter.done('refused');
+  }
+
+  /** The stream dropped: nothing goes out until a session is back (resumed: the rooms are as they were). */
+  offline(): void {
+    this.ready.clear();
+  }
+
+  resumed(rooms: Iterable<string>): void {
+    for (const room of rooms) this.ready.add(room);
+    this.wake.poke();
+  }
+
+  /** A new session: the old one's stanzas not yet acknowledged are lost; the archive will tell what the room has. */
+  newSession(): void {
+    this.ready.clear();
+    this.gone.clear();
+    this.waiter.done('new-session');
+  }
+
+  /** Whether `originId` is the line waiting for its reflection now. */
+  sending(originId: string): boolean {
+    return this.waiter.originId === originId;
+  }
+
+  /** One of the relay's own messages as the room has it. The queue moves on before the position is kept (no resend after a crash). */
+  own(message: RoomMessage): void {
+    if (!message.originId) return;
+    this.reflected.set(message.originId, message.stanzaId ?? '');
+    const head = this.queue.peek();
+    if (head && originIdOf(head.key) === message.originId) this.finish(head);
+    if (this.waiter.originId === message.originId) this.waiter.done('reflected');
+  }
+
+  private finish(item: OutboundItem): void {
+    const originId = originIdOf(item.key);
+    this.queue.shift();
+    const counters = this.options.counters;
+    if (item.kind === 'post') {
+      counters.posted += 1;
+      this.options.posted(item, this.reflected.get(originId) || originId, originId);
+    } else if (item.kind === 'edit') counters.edited += 1;
+    else counters.deleted += 1;
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.stopper.signal;
+    let pause = RETRY_MIN_MS;
+    while (!signal.aborted) {
+      const item = this.queue.peek();
+      if (!item || !this.ready.has(item.room) && !this.gone.has(item.room)) {
+        await new Promise<void>((done) => {
+          this.wake.poke = done;
+        });
+        continue;
+      }
+      const originId = originIdOf(item.key);
+      if (this.gone.has(item.room)) {
+        this.queue.shift();
+        this.options.counters.dropped += 1;
+        this.options.log.error({ room: item.room, kind: item.kind }, 'the room will not have the relay; a line for it is dropped');
+        continue;
+      }
+      if (this.reflected.has(originId)) {
+        // Sent before (a crash, a lost session) and the room has it: not sent twice.
+        this.finish(item);
+        continue;
+      }
+      try {
+        // A worker whose unit moved elsewhere sends nothing (docs/scale-out.md).
+        await this.options.durable();
+      } catch (error) {
+        this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: sending nothing more to XMPP');
+        return;
+      }
+      const outcome = await this.sendAndWait(item, originId);
+      if (outcome === 'stop') return;
+      if (outcome === 'reflected') {
+        pause = RETRY_MIN_MS;
+        continue;
+      }
+      if (outcome === 'refused' && LASTING.has(this.waiter.condition)) {
+        this.queue.shift();
+        this.options.counters.dropped += 1;
+        this.options.log.error({ room: item.room, kind: item.kind, condition: this.waiter.condition }, 'the room refused a line for good; it is dropped');
+        continue;
+      }
+      this.options.counters.retries += 1;
+      if (outcome === 'timeout') this.options.log.warn({ room: item.room, timeout_ms: this.options.reflectionTimeoutMs }, 'the room did not reflect a line in time; sending it again');
+      await sleep(pause, signal);
+      pause = Math.min(RETRY_MAX_MS, pause * 2);
+    }
+  }
+
+  private async sendAndWait(item: OutboundItem, originId: string): Promise<Waited> {
+    const waited = new Promise<Waited>((done) => {
+      const timer = setTimeout(() => done('timeout'), this.options.reflectionTimeoutMs);
+      this.waiter.originId = originId;
+      this.waiter.condition = '';
+      this.waiter.done = (how) => {
+        clearTimeout(timer);
+        done(how);
+      };
+    });
+    try {
+      await this.options.send(stanzaOf(item, originId));
+      this.options.counters.sent += 1;
+    } catch (error) {
+      // The stream is down: the wait ends with the next session (or the timeout).
+      this.options.log.warn({ room: item.room, ...failureFields(error) }, 'a line could not be written to the XMPP stream');
+    }
+    const outcome = await waited;
+    this.waiter.originId = '';
+    this.waiter.done = () => {};
+    return outcome;
+  }
+
+}
+
+/** The message for a line: its id and origin-id from the line's key, so every resend is recognisably the same line. */
+export function stanzaOf(item: OutboundItem, originId: string): Element {
+  const origin = xml('origin-id', { xmlns: NS.sid, id: originId });
+  if (item.kind === 'delete') {
+    return xml('message', { type: 'groupchat', to: item.room, id: originId },
+      xml('retract', { xmlns: NS.retract, id: item.target }),
+      xml('fallback', { xmlns: NS.fallback, for: NS.retract }),
+      xml('body', {}, RETRACTED),
+      xml('store', { xmlns: NS.hints }),
+      origin);
+  }
+  return xml('message', { type: 'groupchat', to: item.room, id: originId },
+    xml('body', {}, item.body ?? ''),
+    item.kind === 'edit' ? xml('replace', { xmlns: NS.correct, id: item.target }) : undefined,
+    origin);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      done();
+    }, { once: true });
+  });
+}

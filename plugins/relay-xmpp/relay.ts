@@ -1,0 +1,272 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import type { Element } from '@xmpp/client';
+import { DurableQueue, failureFields, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { XmppConnection } from './connection.js';
+import { XmppInbound } from './inbound.js';
+import { bareOf, errorCondition, hasArchive, joinRoom, NS, readRoomMessage } from './muc.js';
+import type { RelayXmppOptions } from './options.js';
+import { XmppOutbound, type OutboundItem } from './outbound.js';
+import { renderLine } from './render.js';
+
+type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
+
+/** The relay's posts: the room's stanza-id → the message id it was sent with (XEP-0308 corrections name the latter). */
+const POSTS = 'posts';
+const POSTS_KEPT = 2_000;
+const REJOIN_MS = 5_000;
+/** How long a stop waits for a room's chain (a join or an archive read in flight ends with the stream anyway). */
+const STOP_WAIT_MS = 5_000;
+
+/**
+ * The XMPP relay, a gateway endpoint for multi-user chat rooms (XEP-0045). The stream is @xmpp/client's
+ * (connection.ts); on every new session the relay joins its rooms without history and reads each
+ * room's archive from its last position (inbound.ts), then lets the queued lines go (outbound.ts). A
+ * resumed session (XEP-0198) keeps the rooms and changes nothing. Refused credentials or TLS stop the
+ * relay only: the rest of the bot goes on.
+ */
+export class XmppRelay {
+  private readonly connection: XmppConnection;
+  private readonly outbound: XmppOutbound;
+  private readonly inbound: XmppInbound;
+  private readonly stopper = new AbortController();
+  private readonly counters = { joins: 0, sent: 0, posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, received: 0, caught_up: 0, receive_retries: 0, sessions: 0, resumes: 0 };
+  private state: ConnectionState = 'connecting';
+  private detail: string | undefined;
+  /** Room (lower-cased) → the nick the relay has there in this session. */
+  private readonly nicks = new Map<string, string>();
+  /** Rooms joined and read up to date in this session (a resumed session lets lines go to these at once). */
+  private readonly caughtUp = new Set<string>();
+  private rooms: string[] = [];
+  /** Counts sessions, so a join of an old session does not mark a room ready in a new one. */
+  private session = 0;
+
+  constructor(
+    private readonly options: RelayXmppOptions,
+    private readonly env: PluginEnv,
+  ) {
+    const [username, domain] = options.jid ? options.jid.split('@') as [string, string] : [options.username!, options.domain!];
+    const ca = this.readCa();
+    this.connection = new XmppConnection(
+      { service: options.service, domain: options.domain ?? domain, username, password: options.password, allowSelfSigned: options.tls.allow_self_signed, log: env.log, ...(ca ? { ca } : {}) },
+      {
+        online: () => this.online(),
+        resumed: () => {
+          this.counters.resumes += 1;
+          this.connected();
+          this.outbound.resumed(this.caughtUp);
+        },
+        offline: (reason) => {
+          if (this.state === 'connected') this.state = 'connecting';
+          this.detail = reason;
+          this.outbound.offline();
+        },
+        stanza: (stanza) => this.stanza(stanza),
+        fatal: (error) => this.fail(error),
+      },
+    );
+    this.outbound = new XmppOutbound(
+      DurableQueue.open<OutboundItem>(join(env.dataDir, 'to-xmpp.json'), {
+        storage: env.storage,
+        maxItems: options.queue_max,
+        onHighWater: (size, max) => env.log.warn({ size, max }, 'the queue to XMPP is filling up'),
+      }),
+      {
+        send: (stanza) => this.connection.send(stanza), log: env.log, counters: this.counters, durable: () => env.storage.durable(),
+        reflectionTimeoutMs: options.reflection_timeout_ms,
+        posted: (item, nativeId, originId) => {
+          this.rememberPost(nativeId, originId);
+          env.gateway.posted(item.key, item.room, nativeId);
+        },
+      },
+    );
+    this.inbound = new XmppInbound({
+      gateway: env.gateway, store: env.store, log: env.log, counters: this.counters, incoming: options.incoming, incomingAction: options.incoming_action,
+      nick: (room) => this.nicks.get(room) ?? options.nick, sending: (originId) => this.outbound.sending(originId),
+      own: (message) => this.outbound.own(message), stopping: this.stopper.signal,
+    });
+  }
+
+  instance(): PluginInstance {
+    return {
+      start: () => this.start(),
+      stop: () => this.stop(),
+      endpoint: { send: (channel, message) => this.send(channel, message) },
+      stats: () => ({ ...this.counters, queued: this.outbound.size }),
+      status: () => this.status(),
+    };
+  }
+
+  /** tls.ca_file's PEM; a file that cannot be read leaves the relay failed (not the bot). */
+  private readCa(): string | undefined {
+    const file = this.options.tls.ca_file;
+    if (!file) return undefined;
+    const path = isAbsolute(file) ? file : join(this.env.configDir, file);
+    try {
+      return readFileSync(path, 'utf8');
+    } catch (error) {
+      this.state = 'failed';
+      this.detail = `cannot read tls.ca_file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+      this.env.log.error({ path, ...failureFields(error) }, 'XMPP relay stopped: its tls.ca_file cannot be read; the rest of the bot goes on');
+      return undefined;
+    }
+  }
+
+  private start(): void {
+    // A relay that failed before it began (its CA file) connects to nothing: without the CA it would trust the wrong certificates.
+    if (this.state === 'failed') return;
+    this.rooms = [...new Set(this.env.gateway.channels().map(bareOf))];
+    this.outbound.start();
+    this.connection.start();
+  }
+
+  /** A new session: join every room, read what it said meanwhile, then let its queued lines go. */
+  private online(): void {
+    this.counters.sessions += 1;
+    this.session += 1;
+    this.nicks.clear();
+    this.caughtUp.clear();
+    this.outbound.newSession();
+    this.connected();
+    for (const room of this.rooms) this.join(room);
+  }
+
+  /** Joins the room and reads what it said meanwhile, in its chain: live messages that arrive meanwhile wait behind it. */
+  private join(room: string): void {
+    const session = this.session;
+    this.nicks.delete(room);
+    this.caughtUp.delete(room);
+    void this.inbound.inOrder(room, async () => {
+      try {
+        await this.joinAndCatchUp(room, session);
+      } catch (error) {
+        // A new session joins every room anyway.
+        if (session !== this.session || this.stopper.signal.aborted || !this.connection.online) return;
+        // An iq that timed out, an archive page refused: the room stays closed to the queue until it is read.
+        this.env.log.warn({ room, ...failureFields(error) }, 'could not join the XMPP room or read its archive; trying again');
+        setTimeout(() => {
+          if (session === this.session && !this.stopper.signal.aborted) this.join(room);
+        }, REJOIN_MS).unref();
+      }
+    });
+  }
+
+  private async joinAndCatchUp(room: string, session: number): Promise<void> {
+    const client = this.connection.client;
+    const joined = await joinRoom(client, room, this.options.nick);
+    if (session !== this.session || this.stopper.signal.aborted) return;
+    if (!joined.joined && !joined.lasting) throw new Error(`the room did not let the relay in (${joined.condition})`);
+    if (!joined.joined) {
+      this.env.log.error({ room, condition: joined.condition }, 'the XMPP room will not have the relay: lines for it are dropped');
+      this.outbound.roomGone(room);
+      return;
+    }
+    this.nicks.set(room, joined.nick);
+    this.counters.joins += 1;
+    if (await hasArchive(client, room)) await this.inbound.catchUp(client, room);
+    else this.env.log.warn({ room }, 'the room keeps no archive (XEP-0313): what it says while the relay is away is not relayed, and a line lost in a crash may be sent twice');
+    if (session !== this.session) return;
+    this.caughtUp.add(room);
+    this.outbound.roomReady(room);
+  }
+
+  private stanza(stanza: Element): void {
+    const room = bareOf(stanza.attrs.from);
+    if (!this.rooms.includes(room)) return;
+    if (stanza.name === 'presence') {
+      this.presence(room, stanza);
+      return;
+    }
+    if (stanza.name !== 'message') return;
+    if (stanza.attrs.type === 'error') {
+      // The room refused one of the relay's lines (not an occupant, no voice, too long, ...).
+      const condition = errorCondition(stanza);
+      if (condition === 'not-acceptable' && this.nicks.has(room)) {
+        this.env.log.warn({ room }, 'the room says the relay is not in it; joining again');
+        this.outbound.roomLost(room);
+        this.join(room);
+      }
+      this.outbound.refused(stanza.attrs.id ?? '', condition);
+      return;
+    }
+    // Archive results are not groupchat messages (the catch-up reads them); this is what the rooms say live.
+    if (stanza.attrs.type !== 'groupchat') return;
+    const message = readRoomMessage(stanza);
+    if (message) this.inbound.live(message);
+  }
+
+  /** The relay's own presence in a room went away (kicked, the room shut down or restarted): it joins again. */
+  private presence(room: string, stanza: Element): void {
+    const nick = this.nicks.get(room);
+    const from = stanza.attrs.from ?? '';
+    if (stanza.attrs.type !== 'unavailable' || nick === undefined || from.slice(from.indexOf('/') + 1) !== nick || this.stopper.signal.aborted) return;
+    const codes = stanza.getChild('x', NS.mucUser)?.getChildren('status').map((status) => status.attrs.code) ?? [];
+    // 301 banned, 321/322 no longer a member: the room will not have the relay back.
+    if (codes.some((code) => code === '301' || code === '321' || code === '322')) {
+      this.env.log.error({ room, codes }, 'the relay was removed from the XMPP room for good');
+      this.nicks.delete(room);
+      this.outbound.roomGone(room);
+      return;
+    }
+    this.env.log.warn({ room, codes }, 'the relay left the XMPP room; joining again');
+    this.outbound.roomLost(room);
+    this.join(room);
+  }
+
+  private connected(): void {
+    if (this.state === 'failed' || this.state === 'stopped') return;
+    if (this.state !== 'connected') this.env.log.info({ rooms: this.rooms.length }, 'XMPP connected');
+    this.state = 'connected';
+    this.detail = undefined;
+  }
+
+  /** A gateway line for one of the relay's rooms: queued durably, never waiting on XMPP. */
+  private send(channel: string, message: OutgoingMessage): void {
+    if (this.state === 'failed') return;
+    const room = bareOf(channel);
+    const body = message.kind === 'action'
+      ? renderLine(this.options.action_format, message.speaker.name, message.text)
+      : renderLine(this.options.format, message.speaker.name, message.text);
+    if (message.kind === 'edit') {
+      // Only the relay's own posts can be corrected, and only those whose message id it still knows.
+      const original = message.target && this.postOf(message.target);
+      if (original) this.outbound.push({ key: message.key, room, kind: 'edit', body, target: original });
+      return;
+    }
+    if (message.kind === 'delete') {
+      if (message.target) this.outbound.push({ key: message.key, room, kind: 'delete', target: message.target });
+      return;
+    }
+    if (message.kind !== 'message' && message.kind !== 'action') return;
+    this.outbound.push({ key: message.key, room, kind: 'post', body });
+  }
+
+  private rememberPost(stanzaId: string, originId: string): void {
+    const posts = (this.env.store.get<Array<[string, string]>>(POSTS) ?? []).concat([[stanzaId, originId]]);
+    this.env.store.set(POSTS, posts.slice(-POSTS_KEPT));
+  }
+
+  private postOf(stanzaId: string): string | undefined {
+    return this.env.store.get<Array<[string, string]>>(POSTS)?.find(([id]) => id === stanzaId)?.[1];
+  }
+
+  private fail(error: Error): void {
+    if (this.state === 'failed' || this.state === 'stopped') return;
+    this.state = 'failed';
+    this.detail = error.message;
+    this.env.log.error({ ...failureFields(error) }, 'XMPP relay stopped: the server refused the credentials or its TLS; the rest of the bot goes on');
+    void this.connection.stop();
+  }
+
+  private async stop(): Promise<void> {
+    this.stopper.abort();
+    if (this.state !== 'failed') this.state = 'stopped';
+    await this.outbound.stop();
+    await this.connection.stop();
+    await Promise.race([this.inbound.idle(), new Promise((done) => setTimeout(done, STOP_WAIT_MS).unref())]);
+  }
+
+  private status(): PluginStatus {
+    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_xmpp: this.outbound.size } };
+  }
+}
