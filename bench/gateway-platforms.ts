@@ -15,11 +15,12 @@ import { watchChat } from './gateway-latency/observers.js';
 import { chatSource, saySteadily, untilFlowing } from './gateway-latency/traffic.js';
 import { DiscordBench } from './gateway-platforms/discord.js';
 import { HttpBench } from './gateway-platforms/http.js';
+import { MatrixBench } from './gateway-platforms/matrix.js';
 import type { BenchPlatform } from './gateway-platforms/platform.js';
 
 /**
  * The gateway platforms bench (issue #18): lines said in a chat at PER_SECOND, through one bot whose
- * chat general is in one gateway with a channel on each platform (Discord, HTTP, ...), timed per hop
+ * chat general is in one gateway with a channel on each platform (Discord, Matrix, HTTP, ...), timed per hop
  * chat → platform: from a chat member's socket reading the line to the platform taking the relay's
  * post. The baseline of each platform, in the same run: a bare client of that platform (its own
  * client library, as the relay uses it) on a chat socket of its own, posting each line as it comes
@@ -87,7 +88,7 @@ function row(label: string, path: string, s: Spread, lost: number): Array<string
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const service = await startServiceProcess();
-  const platforms: BenchPlatform[] = [await DiscordBench.start(), await HttpBench.start()];
+  const platforms: BenchPlatform[] = [await DiscordBench.start(), await MatrixBench.start(), await HttpBench.start()];
   const dir = mkdtempSync(join(tmpdir(), 'groupwire-gateway-platforms-'));
   const marks = new Marks();
   for (const platform of platforms) platform.watch(marks);
