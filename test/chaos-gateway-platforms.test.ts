@@ -4,6 +4,7 @@ import { DiscordSide } from './helpers/chaos-discord-side.js';
 import { gatewayChaos } from './helpers/chaos-gateway-check.js';
 import { HttpSide } from './helpers/chaos-http-side.js';
 import { MatrixSide } from './helpers/chaos-matrix-side.js';
+import { XmppSide } from './helpers/chaos-xmpp-side.js';
 
 /**
  * The gateway chaos run for the other platforms (docs/chaos.md "The gateway run"): one gateway of the
@@ -22,8 +23,8 @@ afterAll(async () => {
 });
 
 describe('chaos: a gateway of every platform', () => {
-  test(`300 lines from each side (chat, IRC, Discord, Matrix, HTTP) through connection cuts, an IRC server kill and a bot kill: 0 lost, 0 echoed, in order, 0 doubled but what the killed IRC server had in flight (seed ${seed})`, { timeout: 150_000 }, async ({ onTestFailed }) => {
-    const platforms = [await DiscordSide.start(), await MatrixSide.start(), await HttpSide.start()];
+  test(`300 lines from each side (chat, IRC, Discord, Matrix, XMPP, HTTP) through connection cuts, an IRC server kill and a bot kill: 0 lost, 0 echoed, in order, 0 doubled but what the killed IRC server had in flight (seed ${seed})`, { timeout: 150_000 }, async ({ onTestFailed }) => {
+    const platforms = [await DiscordSide.start(), await MatrixSide.start(), await XmppSide.start(), await HttpSide.start()];
     started.push(...platforms);
     await gatewayChaos(started, { name: 'chaos-gateway-platforms', seed, platforms, perSide: 300, talkingMs: 12_000, cutsPerPlatform: 2, onFailure: (dump) => onTestFailed(dump) });
   });

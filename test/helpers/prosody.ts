@@ -174,12 +174,18 @@ export class RoomUser {
   }
 
   private inRoom = false;
+  /** The nicks in the room now, as its presences said. */
+  readonly present = new Set<string>();
 
   private stanza(stanza: Element): void {
     const from = stanza.attrs.from ?? '';
     if (!from.toLowerCase().startsWith(`${this.room.toLowerCase()}/`)) return;
     const nick = from.slice(this.room.length + 1);
     if (stanza.name === 'presence' && nick === this.nick) this.inRoom = true;
+    if (stanza.name === 'presence') {
+      if (stanza.attrs.type === 'unavailable') this.present.delete(nick);
+      else this.present.add(nick);
+    }
     if (stanza.name !== 'message' || stanza.attrs.type !== 'groupchat') return;
     const retract = stanza.getChild('retract', 'urn:xmpp:message-retract:1')?.attrs.id;
     if (retract) this.retracted.push(retract);
