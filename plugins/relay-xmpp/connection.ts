@@ -48,12 +48,19 @@ function isLoopback(host: string): boolean {
  * with its own options and restarts the stream. Features without STARTTLS on an unencrypted stream
  * are refused (credentials never go out in the clear) unless the server is on loopback.
  */
+const REFUSALS_FATAL = 3;
+
 export class XmppConnection {
   readonly client: Client;
   private stopped = false;
   private readonly host: string;
   /** Connection errors since the last session began: the first is a warning, the rest (one a second while the server is away) debug. */
   private errors = 0;
+  /** Refusals of the credentials in a row: fatal at the third (one alone has been seen from a healthy Prosody). */
+  private refusals = 0;
+  private loginTimer: NodeJS.Timeout | undefined;
+  /** This connection's login was refused already. */
+  private refusedHere = false;
 
   constructor(private readonly settings: ConnectionSettings, private readonly events: ConnectionEvents) {
     this.host = new URL(settings.service).hostname;
@@ -65,8 +72,12 @@ export class XmppConnection {
       return parameters && service.startsWith('xmpps:') ? { ...parameters, ...this.tlsOptions() } : parameters;
     };
     client.prependListener('element', (element: Element) => this.features(element));
+    client.on('connecting', () => {
+      this.refusedHere = false;
+    });
     client.on('online', () => {
       this.errors = 0;
+      this.refusals = 0;
       events.online();
     });
     client.streamManagement.on('resumed', () => events.resumed());
@@ -77,12 +88,40 @@ export class XmppConnection {
     client.on('error', (error: Error) => {
       if (this.stopped) return;
       if (error.name === 'SASLError') {
-        events.fatal(new Error(`the server refused the credentials (${(error as Error & { condition?: string }).condition ?? error.message})`));
+        const refusal = `the server refused the credentials (${(error as Error & { condition?: string }).condition ?? error.message})`;
+        // A wrong password is refused every time; Prosody 0.12 was seen refusing a right one once, the
+        // first login of a bot restarted after a kill, and taking it a second later. So a refusal is
+        // fatal only when it comes three times in a row (reconnecting a second apart).
+        // The library reports one refusal twice: count it once per connection.
+        if (this.refusedHere) return;
+        this.refusedHere = true;
+        this.refusals += 1;
+        if (this.refusals >= REFUSALS_FATAL) events.fatal(new Error(refusal));
+        else {
+          settings.log.warn({ refusals: this.refusals, status: this.client.status }, `${refusal}; trying again`);
+          this.loginAgain();
+        }
         return;
       }
       const log = this.errors++ === 0 ? settings.log.warn.bind(settings.log) : settings.log.debug.bind(settings.log);
       log({ ...failureFields(error), errors: this.errors }, 'XMPP connection error; reconnecting every second');
     });
+  }
+
+  /**
+   * A second from now, logs in again on a fresh connection unless something else did: after a refused
+   * login the library closes the stream but does not always reconnect (@xmpp/reconnect only takes up a
+   * connection that ended as `disconnect`).
+   */
+  private loginAgain(): void {
+    clearTimeout(this.loginTimer);
+    this.loginTimer = setTimeout(() => {
+      if (this.stopped || this.online) return;
+      void this.client.stop().catch(() => undefined).then(() => {
+        if (!this.stopped && !this.online) this.start();
+      });
+    }, 1_000);
+    this.loginTimer.unref();
   }
 
   start(): void {
@@ -95,6 +134,7 @@ export class XmppConnection {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    clearTimeout(this.loginTimer);
     this.client.reconnect.stop();
     await this.client.stop().catch(() => undefined);
   }
