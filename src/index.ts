@@ -14,6 +14,8 @@ export type {
 } from './gateway/message.js';
 export type { KeyValueStore } from './store/kv-store.js';
 export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
+export { receiveUntilTaken } from './supervisor/receive-until-taken.js';
+export { RecentIds } from './store/recent-ids.js';
 export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';
 export { htmlToText, htmlToLine } from './api/html-text.js';
 export { visibleControls, visibleLines } from './api/visible-text.js';

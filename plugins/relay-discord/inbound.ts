@@ -1,6 +1,6 @@
 import type { API, APIMessage } from '@discordjs/core';
 import type { Logger } from 'pino';
-import { failureFields, PostFailedError, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
+import { failureFields, receiveUntilTaken, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
 import { plainFromDiscord } from './render.js';
 import { compareIds } from './snowflakes.js';
 
@@ -115,16 +115,9 @@ export class DiscordInbound {
   }
 
   /** Hands one line to the gateway; a chat that will not take it now is tried again until it does (or the relay stops). */
-  private async receive(channel: string, line: IncomingMessage): Promise<void> {
-    for (;;) {
-      try {
-        await this.options.gateway.receive(channel, line);
-        return;
-      } catch (error) {
-        if (!(error instanceof PostFailedError) || this.options.stopping.aborted) throw error;
-        this.options.counters.receive_retries += 1;
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-      }
-    }
+  private receive(channel: string, line: IncomingMessage): Promise<void> {
+    return receiveUntilTaken(this.options.gateway, channel, line, {
+      stopping: this.options.stopping, retryMs: RETRY_MS, onRetry: () => (this.options.counters.receive_retries += 1),
+    });
   }
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { API, APIMessage } from '@discordjs/core';
 import { DiscordAPIError } from '@discordjs/rest';
 import type { Logger } from 'pino';
-import { failureFields, type DurableQueue } from '../../src/index.js';
+import { failureFields, sleep, type DurableQueue } from '../../src/index.js';
 import type { ChannelWebhook, ChannelWebhooks } from './webhooks.js';
 
 /** A gateway line waiting for Discord. */
@@ -226,18 +226,4 @@ export class DiscordOutbound {
     }
     await asBot();
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const stop = () => {
-      clearTimeout(timer);
-      done();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', stop);
-      done();
-    }, ms);
-    signal.addEventListener('abort', stop, { once: true });
-  });
 }

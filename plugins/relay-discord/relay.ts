@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { API, GatewayDispatchEvents, GatewayIntentBits, type GatewayDispatchPayload } from '@discordjs/core';
 import { DiscordAPIError, REST } from '@discordjs/rest';
 import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
-import { DurableQueue, failureFields, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { DurableQueue, failureFields, RecentIds, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { DiscordInbound, type GuildMessage } from './inbound.js';
 import type { RelayDiscordOptions } from './options.js';
 import { DiscordOutbound, type OutboundItem } from './outbound.js';
@@ -11,19 +11,6 @@ import { newerId } from './snowflakes.js';
 import { ChannelWebhooks, webhookUsername } from './webhooks.js';
 
 type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
-
-/** A bounded set: the oldest id goes once there are `max`. */
-class RecentIds {
-  private readonly ids = new Set<string>();
-  constructor(private readonly max: number) {}
-  add(id: string): void {
-    this.ids.add(id);
-    if (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value!);
-  }
-  has(id: string): boolean {
-    return this.ids.has(id);
-  }
-}
 
 /**
  * The Discord relay, a gateway endpoint, on the official @discordjs packages: @discordjs/ws keeps the

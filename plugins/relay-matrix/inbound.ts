@@ -1,7 +1,6 @@
 import { Method, type MatrixClient } from 'matrix-js-sdk';
 import type { Logger } from 'pino';
-import { failureFields, PostFailedError, sleep, type GatewayPort, type IncomingMessage } from '../../src/index.js';
-import { RecentIds } from './recent-ids.js';
+import { failureFields, receiveUntilTaken, RecentIds, type GatewayPort, type IncomingMessage } from '../../src/index.js';
 import { plainFromMatrix } from './render.js';
 import { requestOptions } from './session.js';
 
@@ -171,16 +170,10 @@ export class MatrixInbound {
   }
 
   /** Hands one line to the gateway; a chat that will not take it now is tried again until it does (or the relay stops). */
-  private async receive(channel: string, line: IncomingMessage): Promise<void> {
-    for (;;) {
-      try {
-        await this.options.gateway.receive(channel, line);
-        return;
-      } catch (error) {
-        if (!(error instanceof PostFailedError) || this.options.stopping.aborted) throw error;
-        this.options.counters.receive_retries += 1;
-        await sleep(RETRY_MS, this.options.stopping);
-      }
-    }
+  private receive(channel: string, line: IncomingMessage): Promise<void> {
+    return receiveUntilTaken(this.options.gateway, channel, line, {
+      stopping: this.options.stopping, retryMs: RETRY_MS, onRetry: () => (this.options.counters.receive_retries += 1),
+    });
   }
+
 }

@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import { MatrixError, Method, type MatrixClient } from 'matrix-js-sdk';
-import { Backoff, DurableQueue, failureFields, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { Backoff, DurableQueue, failureFields, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { MatrixInbound } from './inbound.js';
 import type { RelayMatrixOptions } from './options.js';
 import { MatrixOutbound, type OutboundItem } from './outbound.js';
-import { RecentIds } from './recent-ids.js';
 import { editContent, renderLine } from './render.js';
 import { isRefusal, openSession, requestOptions } from './session.js';
 import { MatrixSync } from './sync.js';

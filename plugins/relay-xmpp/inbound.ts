@@ -1,6 +1,6 @@
 import type { Client } from '@xmpp/client';
 import type { Logger } from 'pino';
-import { failureFields, PostFailedError, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
+import { failureFields, receiveUntilTaken, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
 import { archivePage, type RoomMessage } from './muc.js';
 import { chatLine, splitAction } from './render.js';
 
@@ -164,16 +164,10 @@ export class XmppInbound {
   }
 
   /** Hands one line to the gateway; a chat that will not take it now is tried again until it does (or the relay stops). */
-  private async receive(room: string, line: IncomingMessage): Promise<void> {
-    for (;;) {
-      try {
-        await this.options.gateway.receive(room, line);
-        return;
-      } catch (error) {
-        if (!(error instanceof PostFailedError) || this.options.stopping.aborted) throw error;
-        this.options.counters.receive_retries += 1;
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-      }
-    }
+  private receive(room: string, line: IncomingMessage): Promise<void> {
+    return receiveUntilTaken(this.options.gateway, room, line, {
+      stopping: this.options.stopping, retryMs: RETRY_MS, onRetry: () => (this.options.counters.receive_retries += 1),
+    });
   }
+
 }
