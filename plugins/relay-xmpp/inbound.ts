@@ -120,7 +120,9 @@ export class XmppInbound {
     const last = newest.messages.at(-1);
     // The relay's own line there (a crash before its first reflection on a first start) still counts as sent.
     if (last && last.nick === this.options.nick(room)) this.options.own(last);
-    if (last?.stanzaId) this.seen.set(last.stanzaId, true);
+    // Not marked as seen: the newest may have been said after the join (the room archives it before
+    // this read), and then its live copy, queued behind this catch-up, must still be handed on; one
+    // said before the join never comes live (the join asks for no history).
     this.options.store.set(POSITION(room), last?.stanzaId ?? '');
   }
 
