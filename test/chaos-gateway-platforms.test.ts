@@ -9,7 +9,7 @@ import { XmppSide } from './helpers/chaos-xmpp-side.js';
 /**
  * The gateway chaos run for the other platforms (docs/chaos.md "The gateway run"): one gateway of the
  * chat, an IRC channel (inspircd) and a channel of each platform (Discord on the local Discord, ...).
- * Every side's people say 200 lines in bursts while chat sockets drop, each platform cuts the relay's
+ * Every side's people say 150 lines in bursts while chat sockets drop, each platform cuts the relay's
  * connection its own ways, the IRC server is killed and the bot is killed (SIGKILL). Each side must
  * then have every line of every other side once, in order, and none of its own. Replay with
  * CHAOS_SEED=<seed>.
@@ -23,9 +23,9 @@ afterAll(async () => {
 });
 
 describe('chaos: a gateway of every platform', () => {
-  test(`200 lines from each side (chat, IRC, Discord, Matrix, XMPP, HTTP) through connection cuts, an IRC server kill and a bot kill: 0 lost, 0 echoed, in order, 0 doubled but what the killed IRC server had in flight (seed ${seed})`, { timeout: 150_000 }, async ({ onTestFailed }) => {
+  test(`150 lines from each side (chat, IRC, Discord, Matrix, XMPP, HTTP) through connection cuts, an IRC server kill and a bot kill: 0 lost, 0 echoed, in order, 0 doubled but what the killed IRC server had in flight (seed ${seed})`, { timeout: 150_000 }, async ({ onTestFailed }) => {
     const platforms = [await DiscordSide.start(), await MatrixSide.start(), await XmppSide.start(), await HttpSide.start()];
     started.push(...platforms);
-    await gatewayChaos(started, { name: 'chaos-gateway-platforms', seed, platforms, perSide: 200, talkingMs: 10_000, cutsPerPlatform: 2, onFailure: (dump) => onTestFailed(dump) });
+    await gatewayChaos(started, { name: 'chaos-gateway-platforms', seed, platforms, perSide: 150, talkingMs: 8_000, cutsPerPlatform: 2, onFailure: (dump) => onTestFailed(dump) });
   });
 });
