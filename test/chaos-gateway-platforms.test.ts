@@ -26,6 +26,6 @@ describe('chaos: a gateway of every platform', () => {
   test(`150 lines from each side (chat, IRC, Discord, Matrix, XMPP, HTTP) through connection cuts, an IRC server kill and a bot kill: 0 lost, 0 echoed, in order, 0 doubled but what the killed IRC server had in flight (seed ${seed})`, { timeout: 150_000 }, async ({ onTestFailed }) => {
     const platforms = [await DiscordSide.start(), await MatrixSide.start(), await XmppSide.start(), await HttpSide.start()];
     started.push(...platforms);
-    await gatewayChaos(started, { name: 'chaos-gateway-platforms', seed, platforms, perSide: 150, talkingMs: 8_000, cutsPerPlatform: 2, onFailure: (dump) => onTestFailed(dump) });
+    await gatewayChaos(started, { name: 'chaos-gateway-platforms', seed, platforms, perSide: 150, talkingMs: 8_000, cutsPerPlatform: 2, settleMs: 90_000, onFailure: (dump) => onTestFailed(dump) });
   });
 });

@@ -17,6 +17,8 @@ export interface GatewayChaosOptions {
   /** The lines, and the faults with them, are spread over this long. */
   talkingMs: number;
   cutsPerPlatform: number;
+  /** How long every line may take to arrive everywhere after the last word (default 60 s). */
+  settleMs?: number;
   /** Called with a function that writes what the run saw, for the test's onTestFailed. */
   onFailure: (dump: () => void) => void;
 }
@@ -61,7 +63,7 @@ export async function gatewayChaos(started: Array<{ close(): unknown }>, options
       const tags = new Set(now[side]!.flatMap(tagsIn));
       return expectedOn(side).every((tag) => tags.has(tag));
     });
-  }, 60_000).catch(async (error: unknown) => {
+  }, options.settleMs ?? 60_000).catch(async (error: unknown) => {
     print(` did not settle:\n  ${describeTally(tally(await run.origins(), await run.received(), run.reconnections)).join('\n  ')}`);
     throw error;
   });
