@@ -12,7 +12,8 @@ import { startServiceProcess, type ServiceProcess } from './lib/service-process.
 import { spread, type Spread } from './lib/stats.js';
 import { Marks, type Times } from './gateway-latency/marks.js';
 import { watchChat } from './gateway-latency/observers.js';
-import { chatSource, saySteadily, untilFlowing } from './gateway-latency/traffic.js';
+import { REPLY_RATE } from './gateway-latency/setups.js';
+import { chatSource, saySteadily, untilFlowing, type Source } from './gateway-latency/traffic.js';
 import { DiscordBench } from './gateway-platforms/discord.js';
 import { HttpBench } from './gateway-platforms/http.js';
 import { MatrixBench } from './gateway-platforms/matrix.js';
@@ -20,11 +21,12 @@ import { XmppBench } from './gateway-platforms/xmpp.js';
 import type { BenchPlatform } from './gateway-platforms/platform.js';
 
 /**
- * The gateway platforms bench (issue #18): lines said in a chat at PER_SECOND, through one bot whose
- * chat general is in one gateway with a channel on each platform (Discord, Matrix, XMPP, HTTP), timed per hop
- * chat → platform: from a chat member's socket reading the line to the platform taking the relay's
- * post. The baseline of each platform, in the same run: a bare client of that platform (its own
- * client library, as the relay uses it) on a chat socket of its own, posting each line as it comes
+ * The gateway platforms bench (issue #18): lines at PER_SECOND through one bot whose chat general is in
+ * one gateway with a channel on each platform (Discord, Matrix, XMPP, HTTP), timed per hop, each way:
+ * chat → platform (said in the chat, until the platform takes the relay's post) and platform → chat
+ * (said by a person on the platform, until a chat member's socket reads the bot's post of it). The
+ * baseline of each platform, in the same run: a bare client of that platform (its own client library,
+ * as the relay uses it) on a chat socket of its own, passing each line on as it comes, both ways
  * (bench/lib/bare-platform-client.ts). Setups take turns in rounds, the order rotated each round.
  * GATEWAY_PLATFORMS_LINES=200 makes a quick run.
  */
@@ -35,6 +37,8 @@ const MEASURED = Number(process.env.GATEWAY_PLATFORMS_LINES ?? 600);
 const ROUNDS = 2;
 const PER_ROUND = Math.ceil(MEASURED / ROUNDS);
 const WARMUP = Math.min(200, PER_ROUND);
+/** Warm-up lines of each platform → chat hop (the process is warm by then). */
+const WARMUP_IN = Math.min(50, PER_ROUND);
 
 type Setup = 'gateway' | `bare-${string}`;
 
@@ -48,6 +52,8 @@ function startBot(service: ServiceProcess, platforms: BenchPlatform[], dir: stri
       name: 'bridge',
       login: { email: 'bot@example.com', password: 'bot-demo' },
       chats: [{ group: 'demo', chat: 'general' }],
+      // Lines from the platforms are the bot's posts in the chat, paced 5 a second by default: room for the bench's 20.
+      reply_rate: REPLY_RATE,
       plugins: platforms.map((platform) => platform.plugin()),
     }],
     gateways: [{ name: 'general', endpoints: [{ chat: 'general' }, ...platforms.map((platform) => platform.endpoint())] }],
@@ -61,7 +67,7 @@ async function startBare(service: ServiceProcess, platform: BenchPlatform): Prom
   const query = new URLSearchParams({ chatsub_id: bot.chatsubId, csrf: await bot.client.csrf(), no_history: 'true' });
   const settings = {
     url: `${service.baseUrl.replace(/^https:/, 'wss:')}/api/v1/chatdata?${query}`,
-    headers: bot.client.authHeaders(), caFile: service.caFile, platform: platform.point, settings: await platform.bareSettings(),
+    headers: bot.client.authHeaders(), caFile: service.caFile, platform: platform.point, settings: await platform.bareSettings(), selfId: bot.userId,
   };
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/lib/bare-platform-client.ts'), JSON.stringify(settings)], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'],
@@ -102,6 +108,18 @@ async function main(): Promise<void> {
   const setups: Setup[] = ['gateway', ...platforms.map((platform) => `bare-${platform.point}` as const)];
   const all = new Map<string, { latencies: number[]; lost: number }>();
   const rounds: Array<Array<string | number>> = [];
+  /** One hop's lines of one setup: kept for the totals and printed as a round's row. */
+  const record = (hop: string, setup: Setup, round: number, lines: Times[], latencyOf: (times: Times) => number | undefined) => {
+    const latencies = lines.flatMap((times) => latencyOf(times) ?? []);
+    const key = `${hop} ${setup === 'gateway' ? 'gateway' : 'bare'}`;
+    const sum = all.get(key) ?? { latencies: [], lost: 0 };
+    sum.latencies.push(...latencies);
+    sum.lost += lines.length - latencies.length;
+    all.set(key, sum);
+    const s = spread(latencies);
+    rounds.push(row(`round ${round + 1}: ${hop}`, setup, s, lines.length - latencies.length));
+    process.stderr.write(`round ${round + 1} ${setup} ${hop}: p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, lost ${lines.length - latencies.length}\n`);
+  };
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
       const order = setups.map((_, i) => setups[(i + round) % setups.length]!);
@@ -111,19 +129,21 @@ async function main(): Promise<void> {
         const run = `${round}${setup === 'gateway' ? 'g' : setup.slice(5, 6)}`;
         const running = setup === 'gateway' ? startBot(service, platforms, dir, run) : await startBare(service, measuredHere[0]!);
         try {
+          // chat → platform: carol speaks in the chat.
           await untilFlowing(source, marks, `p${run}`, until.at(-1)!);
           await saySteadily(source, marks, `w${run}`, WARMUP, PER_SECOND, until);
           const lines = await saySteadily(source, marks, `m${run}`, PER_ROUND, PER_SECOND, until);
           for (const platform of measuredHere) {
-            const latencies = lines.flatMap((times: Times) => times.chat !== undefined && times[platform.point] !== undefined ? [times[platform.point]! - times.chat] : []);
-            const key = `${platform.point} ${setup === 'gateway' ? 'gateway' : 'bare'}`;
-            const sum = all.get(key) ?? { latencies: [], lost: 0 };
-            sum.latencies.push(...latencies);
-            sum.lost += lines.length - latencies.length;
-            all.set(key, sum);
-            const s = spread(latencies);
-            rounds.push(row(`round ${round + 1}: chat → ${platform.point}`, setup, s, lines.length - latencies.length));
-            process.stderr.write(`round ${round + 1} ${setup} chat → ${platform.point}: p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, lost ${lines.length - latencies.length}\n`);
+            record(`chat → ${platform.point}`, setup, round, lines, (t) => t.chat !== undefined && t[platform.point] !== undefined ? t[platform.point]! - t.chat : undefined);
+          }
+          // platform → chat: a person on each platform speaks, one platform after the other.
+          for (const platform of measuredHere) {
+            const from: Source = { say: (text) => void platform.say(text, setup === 'gateway' ? 'gateway' : 'bare') };
+            const tag = `${run}${platform.point[0]}`;
+            await untilFlowing(from, marks, `q${tag}`, 'chat');
+            await saySteadily(from, marks, `v${tag}`, WARMUP_IN, PER_SECOND, ['chat']);
+            const back = await saySteadily(from, marks, `n${tag}`, PER_ROUND, PER_SECOND, ['chat']);
+            record(`${platform.point} → chat`, setup, round, back, (t) => t.sent !== undefined && t.chat !== undefined ? t.chat - t.sent : undefined);
           }
         } finally {
           await running.stop();
@@ -140,31 +160,34 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const result = (point: string, path: 'gateway' | 'bare') => all.get(`${point} ${path}`) ?? { latencies: [], lost: 0 };
+  const result = (hop: string, path: 'gateway' | 'bare') => all.get(`${hop} ${path}`) ?? { latencies: [], lost: 0 };
   const figures: Figure[] = [];
   const table: Array<Array<string | number>> = [];
   let lostInGateway = 0;
   for (const platform of platforms) {
-    const gw = spread(result(platform.point, 'gateway').latencies);
-    const bare = spread(result(platform.point, 'bare').latencies);
-    lostInGateway += result(platform.point, 'gateway').lost;
-    table.push(row(`chat → ${platform.point}`, 'gateway', gw, result(platform.point, 'gateway').lost));
-    table.push(row(`chat → ${platform.point}`, `bare ${platform.point} client`, bare, result(platform.point, 'bare').lost));
-    const meaning = `of the bare ${platform.point} client's (lower is better)`;
-    figures.push(
-      { label: `gateway chat → ${platform.point} p50`, value: gw.p50, unit: 'ms', baseline: { label: `bare ${platform.point} client p50`, value: bare.p50 }, ratio: gw.p50 / bare.p50, ratioMeaning: meaning },
-      { label: `gateway chat → ${platform.point} p99`, value: gw.p99, unit: 'ms', baseline: { label: `bare ${platform.point} client p99`, value: bare.p99 }, ratio: gw.p99 / bare.p99, ratioMeaning: meaning },
-    );
+    for (const hop of [`chat → ${platform.point}`, `${platform.point} → chat`]) {
+      const gw = spread(result(hop, 'gateway').latencies);
+      const bare = spread(result(hop, 'bare').latencies);
+      lostInGateway += result(hop, 'gateway').lost;
+      table.push(row(hop, 'gateway', gw, result(hop, 'gateway').lost));
+      table.push(row(hop, `bare ${platform.point} client`, bare, result(hop, 'bare').lost));
+      const meaning = `of the bare ${platform.point} client's (lower is better)`;
+      figures.push(
+        { label: `gateway ${hop} p50`, value: gw.p50, unit: 'ms', baseline: { label: `bare ${platform.point} client p50`, value: bare.p50 }, ratio: gw.p50 / bare.p50, ratioMeaning: meaning },
+        { label: `gateway ${hop} p99`, value: gw.p99, unit: 'ms', baseline: { label: `bare ${platform.point} client p99`, value: bare.p99 }, ratio: gw.p99 / bare.p99, ratioMeaning: meaning },
+      );
+    }
   }
   report({
     name: 'gateway-platforms',
-    title: `Gateway platforms: ${MEASURED} lines said in a chat at ${PER_SECOND}/s through one gateway with ${platforms.map((p) => p.point).join(', ')}, per hop against a bare client of each platform (ms)`,
+    title: `Gateway platforms: ${MEASURED} lines a hop at ${PER_SECOND}/s through one gateway of a chat with ${platforms.map((p) => p.point).join(', ')}, each way, against a bare client of each platform (ms)`,
     table: { columns: ['hop', 'path', 'lines', 'p50 ms', 'p99 ms', 'max ms', 'mean ms', 'lost'], rows: [...table, ...rounds] },
     figures,
     notes: [
       `One bot, chat general in one named gateway with ${platforms.map((p) => `${p.point} (${p.how})`).join(', ')}, in a groupwire process of its own (the tsc build); each baseline a bare client in a process of its own: a ws chat socket handing each line to the platform's own client library at once, no queue. ${ROUNDS} rounds of ${PER_ROUND} measured lines after ${WARMUP} warm-up lines, the order rotated each round.`,
-      'chat → platform: from a chat member\'s socket reading the line to the platform (its server, or its local fake) taking the post. One clock: every end is in the bench process.',
+      'chat → platform: from a chat member\'s socket reading the line to the platform (its server, or its local fake) taking the post. platform → chat: from just before a person on the platform says the line (Discord and Matrix: the local fake stores and dispatches it; XMPP: a person in the room sends it; HTTP: a tool POSTs it) to a chat member\'s socket reading the post of it. One clock: every end is in the bench process.',
       'The gateway relays wait for each post\'s answer before the next (a durable queue, one line in flight a channel, so that order holds through retries), write each line to their queue and mark it durable before posting (Discord\'s webhook posts also note the attempt), and all four run on one event loop, each line fanned out to four platforms; a bare client fires each line as it comes, one platform a process. No limit is set: the figures say what the guarantees cost.',
+      `reply_rate is ${REPLY_RATE.per_second}/s (burst ${REPLY_RATE.burst}), as in the gateway latency bench: the lines from the platforms are the bot's posts in the chat.`,
       `Load average (1 min) ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end on ${cpus().length} cores.`,
       ...(lostInGateway > 0 ? [`LOST: ${lostInGateway} lines through the gateway (not seen within 15 s)`] : []),
     ],

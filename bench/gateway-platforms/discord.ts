@@ -3,6 +3,8 @@ import type { Marks } from '../gateway-latency/marks.js';
 import type { BenchPlatform } from './platform.js';
 
 const CHANNEL = '700000000000000077';
+/** The person who speaks on Discord (the platform → chat hop). */
+const DANA = { id: '600000000000000021', username: 'dana', global_name: null };
 
 /** Discord, on the local Discord of the tests (test/helpers/fake-discord.ts): the relay posts through the channel's webhook. */
 export class DiscordBench implements BenchPlatform {
@@ -34,6 +36,10 @@ export class DiscordBench implements BenchPlatform {
       for (const message of added) if (message.channel_id === CHANNEL) marks.seen('discord', message.content, at);
       return record(...added);
     };
+  }
+
+  say(text: string): void {
+    this.fake.say(CHANNEL, DANA, text);
   }
 
   async bareSettings() {

@@ -1,22 +1,28 @@
+import { request } from 'undici';
+import { freePort } from '../../test/helpers/ports.js';
 import { WebhookReceiver } from '../../test/helpers/webhook-receiver.js';
 import type { Marks } from '../gateway-latency/marks.js';
 import type { BenchPlatform } from './platform.js';
 
 const SECRET = 'bench-webhook-secret-0123456789';
+const TOKEN = 'bench-http-token-0123456789';
 
 /** The HTTP API: the relay's lines go out as signed webhook POSTs to a receiver in the bench process. */
 export class HttpBench implements BenchPlatform {
   readonly point = 'http' as const;
   readonly how = 'signed webhook POST';
 
-  private constructor(private readonly receiver: WebhookReceiver) {}
+  private constructor(private readonly receiver: WebhookReceiver, private readonly ports: { gateway: number; bare: number }) {}
 
   static async start(): Promise<HttpBench> {
-    return new HttpBench(await WebhookReceiver.start(SECRET));
+    return new HttpBench(await WebhookReceiver.start(SECRET), { gateway: await freePort(), bare: await freePort() });
   }
 
   plugin() {
-    return { use: 'http-api', with: { listen: { host: '127.0.0.1', port: 0 }, channels: {}, webhooks: [{ url: this.receiver.url, secret: SECRET }] } };
+    return {
+      use: 'http-api',
+      with: { listen: { host: '127.0.0.1', port: this.ports.gateway }, channels: {}, clients: [{ name: 'tools', token: TOKEN }], webhooks: [{ url: this.receiver.url, secret: SECRET }] },
+    };
   }
 
   endpoint() {
@@ -34,8 +40,15 @@ export class HttpBench implements BenchPlatform {
     };
   }
 
+  /** A tool POSTs a message: to the bot's http-api, or to the bare client's own HTTP server. */
+  say(text: string, to: 'gateway' | 'bare'): void {
+    void request(`http://127.0.0.1:${to === 'gateway' ? this.ports.gateway : this.ports.bare}/gateways/bench/messages`, {
+      method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ text, username: 'hank' }),
+    }).then((answer) => answer.body.dump()).catch(() => undefined);
+  }
+
   async bareSettings() {
-    return { url: this.receiver.url, secret: SECRET };
+    return { url: this.receiver.url, secret: SECRET, listenPort: this.ports.bare };
   }
 
   close(): Promise<void> {

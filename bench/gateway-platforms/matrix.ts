@@ -12,14 +12,16 @@ export class MatrixBench implements BenchPlatform {
     private readonly bot: { userId: string; token: string },
     private readonly bare: { userId: string; token: string },
     private readonly room: string,
+    private readonly person: string,
   ) {}
 
   static async start(): Promise<MatrixBench> {
     const fake = await FakeMatrix.start();
     const bot = fake.addUser('groupwire', 'groupwire bot');
     const bare = fake.addUser('bare', 'bare client');
-    const room = fake.addRoom('bench', { members: [bot.userId, bare.userId] });
-    return new MatrixBench(fake, bot, bare, room);
+    const person = fake.addUser('maya', 'maya').userId;
+    const room = fake.addRoom('bench', { members: [bot.userId, bare.userId, person] });
+    return new MatrixBench(fake, bot, bare, room, person);
   }
 
   plugin() {
@@ -38,6 +40,10 @@ export class MatrixBench implements BenchPlatform {
       if (event.type === 'm.room.message') marks.seen('matrix', String(event.content.body), performance.now());
       return event;
     };
+  }
+
+  say(text: string): void {
+    this.fake.say(this.room, this.person, text);
   }
 
   async bareSettings() {

@@ -2,7 +2,7 @@ import { Prosody, RoomUser } from '../../test/helpers/prosody.js';
 import type { Marks } from '../gateway-latency/marks.js';
 import type { BenchPlatform } from './platform.js';
 
-const PASSWORDS = { bot: 'bot-password-1', bare: 'bare-password-1', watch: 'watch-password-1' };
+const PASSWORDS = { bot: 'bot-password-1', bare: 'bare-password-1', watch: 'watch-password-1', xena: 'xena-password-1' };
 
 /**
  * XMPP, on a real Prosody (test/helpers/prosody.ts): the relay sends each line into a room and waits
@@ -12,12 +12,13 @@ export class XmppBench implements BenchPlatform {
   readonly point = 'xmpp' as const;
   readonly how = 'groupchat message, confirmed by its reflection';
 
-  private constructor(private readonly prosody: Prosody, private readonly room: string, private readonly watcher: RoomUser) {}
+  private constructor(private readonly prosody: Prosody, private readonly room: string, private readonly watcher: RoomUser, private readonly person: RoomUser) {}
 
   static async start(): Promise<XmppBench> {
     const prosody = await Prosody.start(PASSWORDS);
     const room = prosody.room('bench');
-    return new XmppBench(prosody, room, await RoomUser.join(prosody, 'watch', PASSWORDS.watch, room, 'watcher'));
+    const watcher = await RoomUser.join(prosody, 'watch', PASSWORDS.watch, room, 'watcher');
+    return new XmppBench(prosody, room, watcher, await RoomUser.join(prosody, 'xena', PASSWORDS.xena, room));
   }
 
   plugin() {
@@ -39,11 +40,16 @@ export class XmppBench implements BenchPlatform {
     };
   }
 
+  async say(text: string): Promise<void> {
+    await this.person.say(text);
+  }
+
   async bareSettings() {
     return { service: this.prosody.service, domain: this.prosody.domain, username: 'bare', password: PASSWORDS.bare, caFile: this.prosody.caFile, room: this.room };
   }
 
   async close(): Promise<void> {
+    await this.person.close();
     await this.watcher.close();
     await this.prosody.close();
   }
