@@ -24,3 +24,4 @@ export { failureFields, reasonOf } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';
 export { FILE_STORAGE, LeaseLostError, type Journal, type Storage } from './store/storage.js';
 export { RedisStorage, type Fence } from './store/redis-storage.js';
+export { GroupPoster, type GroupPostRequest, type GroupPosted } from './mail/group-post.js';

@@ -47,6 +47,8 @@ interface RelayInstance {
   instance: string;
   platform: string;
   channelKey: (channel: string) => string;
+  /** Why lines may not be sent into this channel (the relay's options keep it read-only), if they may not. */
+  refusesOut: (channel: string) => string | undefined;
 }
 
 /** The instance names a bot's plugins get: name, name-2, name-3, ... (as BotPlugins names them). */
@@ -73,7 +75,10 @@ export function planGateways(loaded: LoadedConfig, plugins: readonly LoadedPlugi
     const names = instanceNames(loadedPlugins);
     relays.set(bot.name, loadedPlugins.flatMap((plugin, at) => {
       const platform = plugin.definition.platform;
-      return platform ? [{ instance: names[at]!, platform: platform.name, channelKey: platform.channelKey ?? ((c: string) => c) }] : [];
+      return platform ? [{
+        instance: names[at]!, platform: platform.name, channelKey: platform.channelKey ?? ((c: string) => c),
+        refusesOut: (channel: string) => platform.refusesOut?.(plugin.options, channel),
+      }] : [];
     }));
   });
 
@@ -111,6 +116,11 @@ export function planGateways(loaded: LoadedConfig, plugins: readonly LoadedPlugi
       }
       if (!entry.plugin && ofPlatform.length > 1) {
         problems.push(`${where(side)}: bot ${bot.name} has ${ofPlatform.length} ${side} relays; say which with plugin: (${ofPlatform.map((r) => r.instance).join(', ')})`);
+        return;
+      }
+      const readOnly = takesOut(entry) ? relay.refusesOut(value) : undefined;
+      if (readOnly) {
+        problems.push(`${where('direction')}: ${side}: ${value} takes lines (direction: ${entry.direction}), but ${readOnly}; write direction: in`);
         return;
       }
       endpoints.push({

@@ -153,6 +153,11 @@ export interface PlatformSpec<Options = unknown> {
   channels(options: Options): Array<{ chat: string; channel: string; direction: Direction }>;
   /** The form of a channel name that compares equal (IRC folds case); default: as written. */
   channelKey?(channel: string): string;
+  /**
+   * Why lines may not be sent into this channel, when the relay's options keep it read-only (the group
+   * archive unless `post_to_group`): `check` then refuses a gateway endpoint that takes `out` there.
+   */
+  refusesOut?(options: Options, channel: string): string | undefined;
 }
 
 /** A running plugin. Every member is optional. */

@@ -1,0 +1,83 @@
+import { htmlToText, type ActivityLogEntry, type Message } from '../../src/index.js';
+
+/** What a template may name about an archive message. */
+export interface MessageFields {
+  subject: string;
+  author: string;
+  snippet: string;
+  link: string;
+  hashtags: string;
+  group: string;
+  msg_num: string;
+}
+
+/** `{name}` → value; unknown names stay as written (a typo shows, rather than vanishing). */
+export function fill(template: string, fields: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => fields[name] ?? whole);
+}
+
+/** One line: runs of white space (line breaks included) become one space, and empty `()`/`—` left by empty fields go. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').replace(/\s+—\s*$/, '').trim();
+}
+
+/** The topic's subject, without the `Re:` a reply's subject starts with. */
+export function topicSubject(message: Message): string {
+  return message.subject.replace(/^(\s*re:\s*)+/i, '').trim();
+}
+
+/**
+ * The body as a reader sees it first: plain text from the HTML, without what it quotes (`>` lines and the
+ * "On … wrote:" line that introduces them) and without the signature (after a `-- ` line), shortened.
+ */
+export function snippetOf(message: Message, length: number): string {
+  if (length === 0) return '';
+  const text = message.is_plain_text ? message.body : htmlToText(message.body);
+  const kept: string[] = [];
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  for (let i = 0; i < lines.length; i += 1) {
+    const line = lines[i]!;
+    if (/^--\s?$/.test(line)) break;
+    if (/^\s*>/.test(line)) continue;
+    // "On Mon, 1 Jan 2026, Alice wrote:" introduces a quote: dropped with it.
+    if (/\bwrote:\s*$/.test(line) && lines.slice(i + 1).find((next) => next.trim() !== '')?.trimStart().startsWith('>')) continue;
+    kept.push(line);
+  }
+  const plain = kept.join(' ').replace(/\s+/g, ' ').trim();
+  return plain.length <= length ? plain : `${plain.slice(0, Math.max(0, length - 1)).trimEnd()}…`;
+}
+
+/** The fields of a message for the templates. */
+export function messageFields(message: Message, options: { group: string; groupUrl: string; snippetLength: number; link: string }): MessageFields {
+  const link = fill(options.link, {
+    group_url: options.groupUrl, msg_num: String(message.msg_num), message_id: message.id, topic_id: message.topic_id,
+  });
+  return {
+    subject: topicSubject(message),
+    author: message.name || 'someone',
+    snippet: snippetOf(message, options.snippetLength),
+    link,
+    hashtags: (message.hashtags ?? []).map((tag) => `#${tag.name}`).join(' '),
+    group: options.group,
+    msg_num: String(message.msg_num),
+  };
+}
+
+/** Whether the message is a reply in its topic (the older form has no is_reply: its subject says). */
+export function isReply(message: Message): boolean {
+  return message.is_reply ?? /^\s*re:/i.test(message.subject);
+}
+
+/** Plain text of an activity entry (its HTML: a link to the member, then what happened). */
+export function activityText(entry: ActivityLogEntry, template: string, group: string): string {
+  return oneLine(fill(template, { entry: oneLine(htmlToText(entry.entry)), action: entry.action ?? '', group }));
+}
+
+/** The start of a line, for a subject: its first words, at most `max` characters. */
+export function startOf(text: string, max = 60): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line.length <= max) return line;
+  const cut = line.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
