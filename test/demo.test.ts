@@ -175,6 +175,8 @@ describe('groupwire demo', () => {
     // First run: carol's !ping is answered; the terminal says how to reach the demo.
     const first = DemoRun.start(dir);
     await first.scriptDone();
+    // carol's topic in the group's archive is announced in #general by group-mail.
+    await first.waitFor(/#general <Demo Bot> <Carol Member> New topic: Demo day on Friday — Who is coming to the demo day\? .*\/g\/demo\/message\/\d+\n/);
     expect(first.stdout).toContain('A new demo; its conversation is saved in ./.groupwire');
     const one = await first.demoFile();
     expect(one).toMatchObject({ pid: first.child.pid, state_dir: join(dir, '.groupwire') });

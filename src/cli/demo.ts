@@ -18,11 +18,14 @@ import { ignoreHangup, stopOnSignal } from './serve.js';
 import { UsageError } from './usage-error.js';
 
 const SCRIPT = ['Hi everyone! Is the demo bot around?', '!ping', '!help'];
+/** The topic carol then posts in the group's archive (through drafts, as a mail client would): the bot announces it in #general. */
+const SCRIPT_TOPIC = { subject: 'Demo day on Friday', body: 'Who is coming to the demo day? Reply here, or say so in #general.' };
 
 export const DEMO_HELP = `Usage: groupwire demo [--config bots.yaml] [--fresh] [--log-level warn]
 
 What npm start runs: the embedded local service, the bots of bots.yaml (the repo's: a demo bot with a
-logger and a responder) and a scripted member, carol, who says a few lines in #general. The terminal
+logger, a responder and group-mail) and a scripted member, carol, who says a few lines in #general
+and posts a topic in the group, which the bot announces there. The terminal
 shows every line of every chat of the demo.
 
 The conversation is kept: the service's data goes to <state_dir>/local-service.json (unless bots.yaml
@@ -129,13 +132,15 @@ async function introduce(supervisor: Supervisor, service: LocalService, signal: 
   process.stdout.write(`\nThe demo bot is joining #general, #random and #standup ...\n`);
   await supervisor.connected();
   if (signal.aborted) return;
-  process.stdout.write(`The bot is in. Carol says a few things in #general:\n`);
-  await runScript(service.baseUrl, service.ca, signal);
+  process.stdout.write(`The bot is in. Carol says a few things in #general, then posts a topic in the group:\n`);
+  await runScript(service.baseUrl, service.ca, signal, () => archiveRead(supervisor, signal));
   if (signal.aborted) return;
   process.stdout.write(`
 Join the conversation from another terminal (everything said in the demo shows here):
   npx groupwire chat --as bob general        (or --as alice, mo, carol; chats: general, random, standup)
-Say !ping or !help to the bot. alice (the owner) and mo (a moderator) may also use !activity, and in
+Say !ping or !help to the bot. New topics of the demo group are announced in #general (post one with
+npx groupwire api newdraft ..., see docs/plugins/group-mail.md). alice (the owner) and mo (a moderator)
+may also use !announce Subject | text (a new topic in the group), !activity, and in
 #standup, the bot's own chat, !subject TEXT and !close, then !reopen standup from #general.
 Transcripts are written to ./transcripts. Ctrl-C stops the demo; the next npm start continues it.
 
@@ -186,7 +191,7 @@ async function startFallingBack(loaded: LoadedConfig, log: Logger): Promise<Supe
   }
 }
 
-async function runScript(baseUrl: string, ca: string, signal: AbortSignal): Promise<void> {
+async function runScript(baseUrl: string, ca: string, signal: AbortSignal, archiveReady: () => Promise<void>): Promise<void> {
   const carol = new GroupsClient({ baseUrl, ca, credentials: { email: DEMO_ACCOUNTS.carol.email, password: DEMO_ACCOUNTS.carol.password } });
   try {
     const general = await generalOf(carol);
@@ -197,9 +202,23 @@ async function runScript(baseUrl: string, ca: string, signal: AbortSignal): Prom
       await sleep(1000, signal);
     }
     ws.close(1000, 'script done');
+    // A topic posted before the bot first read the archive would be its starting point, not news.
+    await archiveReady();
+    if (signal.aborted) return;
+    const draft = await carol.newDraft({ group_name: 'demo', draft_type: 'draft_type_post', subject: SCRIPT_TOPIC.subject });
+    await carol.updateDraft({ draft_id: draft.id, body: SCRIPT_TOPIC.body });
+    await carol.postDraft({ draft_id: draft.id });
   } finally {
     await carol.close();
   }
+}
+
+/** Until every bot's group-mail has read the group's archive once (at most 15 s; at once without group-mail). */
+async function archiveRead(supervisor: Supervisor, signal: AbortSignal): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  const polls = () => Object.values(supervisor.stats() as Record<string, { plugins?: Record<string, { polls?: number }> }>)
+    .map((bot) => bot.plugins?.['group-mail']?.polls);
+  while (!signal.aborted && Date.now() < deadline && polls().some((count) => count !== undefined && count < 1)) await sleep(100, signal);
 }
 
 async function generalOf(client: GroupsClient): Promise<Chat> {
