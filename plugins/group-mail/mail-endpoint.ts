@@ -180,6 +180,8 @@ export class MailEndpoint {
   private send(channel: string, message: OutgoingMessage): void {
     if (!this.options.post_to_group || channel.toLowerCase().endsWith('/moderation')) return;
     if (message.kind !== 'message' && message.kind !== 'action') return;
+    // The bot's own voice (a command's answer, a notice) is for the chat, not the members' inboxes.
+    if (message.speaker.platform === 'chat' && message.speaker.id === this.env.bot.userId) return;
     const name = message.speaker.name;
     const text = message.kind === 'action' ? `* ${name} ${message.text}` : message.text;
     this.outbound.push({

@@ -32,7 +32,14 @@ export function topicSubject(message: Message): string {
  */
 export function snippetOf(message: Message, length: number): string {
   if (length === 0) return '';
-  const text = message.is_plain_text ? message.body : htmlToText(message.body);
+  // In HTML mail the quoted part is a blockquote (innermost first, for quotes within quotes).
+  let html = message.body;
+  while (!message.is_plain_text && /<blockquote[\s>]/i.test(html)) {
+    const next = html.replace(/<blockquote[\s>](?:(?!<blockquote[\s>])[\s\S])*?<\/blockquote\s*>/gi, '');
+    if (next === html) break;
+    html = next;
+  }
+  const text = message.is_plain_text ? message.body : htmlToText(html);
   const kept: string[] = [];
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   for (let i = 0; i < lines.length; i += 1) {
