@@ -76,9 +76,14 @@ export class GroupOutbound {
       const line = this.queue.peek();
       const groupId = line && this.deps.groupId(line.channel);
       if (!line || groupId === undefined) {
+        // Woken after every poll: the stop listener goes with each wait, or one would gather per poll.
         await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          stopping.addEventListener('abort', () => resolve(), { once: true });
+          const done = () => {
+            stopping.removeEventListener('abort', done);
+            resolve();
+          };
+          this.wake = done;
+          stopping.addEventListener('abort', done, { once: true });
         });
         continue;
       }
