@@ -230,7 +230,7 @@ describe('http-api: lines out', () => {
     const open = async (): Promise<{ plugin: PluginInstance; base: string }> => {
       const env = {
         dataDir: dir, storage: FILE_STORAGE, store, configDir: dir, log: pino({ level: 'silent' }), stopping: new AbortController().signal,
-        gateway: { channels: () => ['ops'], receive: () => Promise.resolve(), posted: () => undefined },
+        gateway: { channels: () => ['ops'], receive: () => Promise.resolve(), posted: () => undefined, nativeOf: () => undefined },
       } as unknown as PluginEnv;
       const options = httpApi.options.parse({
         listen: { port: 0 }, tls: { cert_file: 'cert.pem', key_file: 'key.pem' }, clients: [{ name: 'reader', token: TOKEN }], webhooks: [{ url: hook.url, secret: WEBHOOK_SECRET }],

@@ -28,6 +28,10 @@ export interface OutboundItem extends SlackPost {
   channel: string;
   /** A thread reply: the parent's ts. */
   thread_ts?: string;
+  /** The parent's line key when its ts was not known at queueing (OutgoingMessage.replyToKey): asked for right before posting. */
+  parent_key?: string;
+  /** The text to post when the parent's ts is found then: without the quote that stands in for the thread. */
+  thread_text?: string;
   /** update, delete: the ts of the post changed. */
   ts?: string;
   /** The MsgNumMarks key (`<channel> <chat id>:<msg_num>`) marked once Slack took the item. */
@@ -58,6 +62,8 @@ export interface OutboundOptions {
   onChannelId(name: string, id: string): void;
   /** Slack took the item (called before it leaves the queue); `ts` of a new post. */
   onPosted(item: OutboundItem, ts: string | undefined): void;
+  /** The ts in a channel of the line with this key, once posted (env.gateway.nativeOf). */
+  nativeOf(key: string, channel: string): string | undefined;
 }
 
 /** Unknown error codes are tried this often before the message is given up (loudly). */
@@ -152,6 +158,7 @@ export class Outbound extends QueueWorker<OutboundItem> {
       }
       return undefined;
     }
+    this.findThread(item);
     const id = postKey(item);
     const tried = this.options.attempts.at(id);
     if (tried !== undefined && this.refused !== id) {
@@ -170,6 +177,19 @@ export class Outbound extends QueueWorker<OutboundItem> {
     const target = postTarget(item.channel);
     if (answer.channel && target.startsWith('#')) this.options.onChannelId(target.slice(1), answer.channel);
     return answer.ts;
+  }
+
+  /**
+   * A reply whose parent was still queued when it was handed on: the parent went out first (the queue
+   * is in order, and each post's ts is told to the gateway before the next is sent), so its ts is known
+   * now and the reply goes into its thread instead of quoting it.
+   */
+  private findThread(item: OutboundItem): void {
+    if (item.parent_key === undefined || item.thread_ts !== undefined) return;
+    const ts = this.options.nativeOf(item.parent_key, item.channel);
+    if (ts === undefined) return;
+    item.thread_ts = ts;
+    if (item.thread_text !== undefined) item.text = item.thread_text;
   }
 
   private arguments(item: OutboundItem): ChatPostMessageArguments {

@@ -28,6 +28,10 @@ export function planFor(channel: string, out: OutgoingMessage, display: DisplayO
   }
   const item: OutboundItem = { ...common, op: 'post', ...renderForSlack(out, display) };
   if (out.replyTo) item.thread_ts = out.replyTo;
+  else if (out.replyToKey) {
+    item.parent_key = out.replyToKey;
+    item.thread_text = renderForSlack({ ...out, replyTo: out.replyToKey }, display).text;
+  }
   return { item };
 }
 

@@ -72,6 +72,7 @@ export class SlackRelay {
       lookup: new PostLookup(this.web, ids, log, this.counters),
       onChannelId: (name, id) => this.directory.learnChannel(id, name),
       onPosted: (item, ts) => this.posted(item, ts),
+      nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
     });
     this.inbound = new Inbound({
       queue: DurableQueue.open<InboundItem>(join(env.dataDir, 'from-slack.json'), { maxItems: options.queue_max, storage: env.storage }),

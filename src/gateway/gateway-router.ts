@@ -73,6 +73,7 @@ export class GatewayRouter {
       channels: () => [...new Map(channels.map((c) => [c.channelKey, c.channel])).values()],
       receive: (channel, message) => this.receive(bot, instance, channelKey(channel), message),
       posted: (key, channel, nativeId) => this.posted(bot, instance, channelKey(channel), key, nativeId),
+      nativeOf: (key, channel) => this.nativeOf(bot, instance, channelKey(channel), key),
     };
   }
 
@@ -223,15 +224,21 @@ export class GatewayRouter {
   }
 
   private posted(bot: string, instance: string, channelKey: string, key: string, nativeId: string): void {
-    let recordKey: unknown;
-    try {
-      [recordKey] = JSON.parse(key) as unknown[];
-    } catch {
-      return;
-    }
-    if (typeof recordKey !== 'string' || recordKey === 'answer') return;
+    const recordKey = recordKeyOf(key);
+    const endpoint = recordKey === undefined ? undefined : this.relayEndpoint(bot, instance, channelKey);
+    if (recordKey !== undefined && endpoint) this.map.addCopy(recordKey, endpoint, { id: nativeId });
+  }
+
+  private nativeOf(bot: string, instance: string, channelKey: string, key: string): string | undefined {
+    const recordKey = recordKeyOf(key);
+    const record = recordKey === undefined ? undefined : this.map.get(recordKey);
+    const endpoint = this.relayEndpoint(bot, instance, channelKey);
+    return record && endpoint ? nativeIn(record, endpoint) : undefined;
+  }
+
+  private relayEndpoint(bot: string, instance: string, channelKey: string): string | undefined {
     const platform = this.gateways.flatMap((g) => g.endpoints).find((e): e is PlannedChannel => e.kind === 'relay' && e.bot === bot && e.instance === instance)?.platform;
-    if (platform) this.map.addCopy(recordKey, relayEndpointId(platform, channelKey, bot, instance), { id: nativeId });
+    return platform ? relayEndpointId(platform, channelKey, bot, instance) : undefined;
   }
 
   /** Posts a line into a chat once: parts the map or the outbox already has are not posted again. */
@@ -266,6 +273,8 @@ export class GatewayRouter {
     if (quoted) {
       const at = nativeIn(quoted, targetId);
       if (at !== undefined) out.replyTo = at;
+      // Not posted there yet (it may be ahead in the relay's queue): the relay asks again when sending.
+      else out.replyToKey = JSON.stringify([quoted.key, targetId]);
       out.quote = { name: quoted.speaker.name, text: quoted.text };
     }
     const target_ = changed && nativeIn(changed, targetId);
@@ -315,6 +324,16 @@ export class GatewayRouter {
 }
 
 /** The native id of a line on an endpoint: where it was said, or its copy there. */
+/** The map's record key of a line's key as sent to a relay (`[record key, target]`); answers at origin have none. */
+function recordKeyOf(key: string): string | undefined {
+  try {
+    const [recordKey] = JSON.parse(key) as unknown[];
+    return typeof recordKey === 'string' && recordKey !== 'answer' ? recordKey : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function nativeIn(record: MapRecord, endpointId: string): string | undefined {
   return record.origin === endpointId ? record.nativeId : record.copies[endpointId]?.id;
 }

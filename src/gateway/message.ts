@@ -79,6 +79,12 @@ export interface OutgoingMessage {
   time: string;
   /** The native id in THIS channel of the message this answers or threads under, when the map knows it. */
   replyTo?: string;
+  /**
+   * When the map does not know that id yet (the parent was queued for this channel but not posted when
+   * this line was handed on: a topic and its replies read together): the parent's key here, for
+   * `gateway.nativeOf(replyToKey, channel)` right before sending. Relays that do not ask show the quote.
+   */
+  replyToKey?: string;
   /** The start of the message this answers (who said it and a snippet), for platforms that cannot thread. */
   quote?: { name: string; text: string };
   /** For `edit` and `delete`: the native id in THIS channel of the changed message, when this relay posted it. */

@@ -137,6 +137,11 @@ export interface GatewayPort {
   receive(channel: string, message: IncomingMessage): Promise<void>;
   /** The relay posted the line `key` in `channel` under the platform's id `nativeId` (for threads, edits and deletions). */
   posted(key: string, channel: string, nativeId: string): void;
+  /**
+   * The platform's id in `channel` of the line sent with `key`, once the relay told it (posted); for a
+   * line's `replyToKey`: a relay sending in order asks right before sending, when the parent has gone out.
+   */
+  nativeOf(key: string, channel: string): string | undefined;
 }
 
 /** A platform relay's side of a gateway: how lines are sent into its channels. */

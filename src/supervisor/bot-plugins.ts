@@ -43,6 +43,7 @@ const NO_GATEWAY: GatewayPort = {
   channels: () => [],
   receive: () => Promise.resolve(),
   posted: () => undefined,
+  nativeOf: () => undefined,
 };
 
 /**
@@ -128,6 +129,7 @@ export class BotPlugins {
       channels: () => current().channels(),
       receive: (channel, message) => current().receive(channel, message),
       posted: (key, channel, nativeId) => current().posted(key, channel, nativeId),
+      nativeOf: (key, channel) => current().nativeOf(key, channel),
     };
   }
 
