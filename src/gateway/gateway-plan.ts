@@ -82,6 +82,8 @@ export function planGateways(loaded: LoadedConfig, plugins: readonly LoadedPlugi
     }));
   });
 
+  /** Relays a named gateway names (even where that endpoint was refused): not "unused". */
+  const named = new Set<string>();
   const explicit: PlannedGateway[] = config.gateways.map((gateway, gatewayIndex) => {
     const endpoints: PlannedEndpoint[] = [];
     gateway.endpoints.forEach((entry, endpointIndex) => {
@@ -118,6 +120,7 @@ export function planGateways(loaded: LoadedConfig, plugins: readonly LoadedPlugi
         problems.push(`${where(side)}: bot ${bot.name} has ${ofPlatform.length} ${side} relays; say which with plugin: (${ofPlatform.map((r) => r.instance).join(', ')})`);
         return;
       }
+      named.add(`${bot.name}\u0000${relay.instance}`);
       const readOnly = takesOut(entry) ? relay.refusesOut(value) : undefined;
       if (readOnly) {
         problems.push(`${where('direction')}: ${side}: ${value} takes lines (direction: ${entry.direction}), but ${readOnly}; write direction: in`);
@@ -133,7 +136,7 @@ export function planGateways(loaded: LoadedConfig, plugins: readonly LoadedPlugi
 
   const implied = impliedGateways(loaded, plugins, explicit);
   const gateways = [...explicit, ...implied];
-  problems.push(...busProblems(gateways, loaded), ...unusedRelayProblems(gateways, loaded, plugins));
+  problems.push(...busProblems(gateways, loaded), ...unusedRelayProblems(gateways, loaded, plugins, named));
   return { gateways: problems.length > 0 ? [] : gateways, problems };
 }
 
@@ -195,14 +198,15 @@ function busProblems(gateways: PlannedGateway[], loaded: LoadedConfig): string[]
 }
 
 /** A relay that no gateway uses would join nothing and relay nothing: almost surely a mistake in bots.yaml. */
-function unusedRelayProblems(gateways: PlannedGateway[], loaded: LoadedConfig, plugins: readonly LoadedPlugin[][]): string[] {
+function unusedRelayProblems(gateways: PlannedGateway[], loaded: LoadedConfig, plugins: readonly LoadedPlugin[][], named: Set<string>): string[] {
   const problems: string[] = [];
   loaded.config.bots.forEach((bot, botIndex) => {
     const loadedPlugins = plugins[botIndex] ?? [];
     const names = instanceNames(loadedPlugins);
     loadedPlugins.forEach((plugin, at) => {
       if (!plugin.definition.platform) return;
-      const used = gateways.some((g) => g.endpoints.some((e) => e.kind === 'relay' && e.bot === bot.name && e.instance === names[at]));
+      const used = named.has(`${bot.name}\u0000${names[at]}`) ||
+        gateways.some((g) => g.endpoints.some((e) => e.kind === 'relay' && e.bot === bot.name && e.instance === names[at]));
       if (!used) {
         problems.push(`${loaded.source.where(['bots', botIndex, 'plugins', at, 'use'])}: ${names[at]} relays nothing: map a chat to a channel in its channels:, or name its channels in a gateway (gateways:)`);
       }
