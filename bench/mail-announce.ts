@@ -8,7 +8,8 @@ import { startServiceProcess, type ServiceProcess } from './lib/service-process.
 import { spread, type Spread } from './lib/stats.js';
 import { perHour, quietWindow, type CallCount } from './mail-announce/quiet.js';
 import { prepare, setupOf, startBare, startSupervisor, watchChats, type Setup } from './mail-announce/setups.js';
-import { seededRandom, TopicMarks } from './mail-announce/topics.js';
+import { seededRandom } from '../test/helpers/chaos.js';
+import { TopicMarks } from './mail-announce/topics.js';
 
 /**
  * The group-mail bench (issue #19), two measures against baselines taken in the same run.

@@ -64,15 +64,3 @@ export class TopicMarks {
     while (setups.some((setup) => this.shown(setup, tag, count) < count) && performance.now() < deadline) await sleep(50);
   }
 }
-
-/** A small seeded generator (mulberry32): every run spaces its topics the same way. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
