@@ -44,6 +44,7 @@ const schemas = {
     retry_after: z.number().min(0).default(1), scope: z.enum(['api', 'upgrade', 'all']).default('all'),
     operations: z.array(z.string()).default([]),
   }),
+  loseAnswers: z.object({ count: z.number().int().min(1), operations: z.array(z.string().min(1)).default([]) }),
   latency: z.object({ ms: z.number().int().min(0), seconds: z.number().positive().optional() }),
   // Forward only: a clock moved back would leave recorded times in the future.
   clock: z.object({ seconds: z.number().min(0) }),
@@ -202,6 +203,7 @@ export function mountAdmin(app: FastifyInstance, core: ServiceCore, hub: ChatHub
     count: b.count, type: b.type, status: b.status ?? (b.type === 'rate_limit' ? 429 : 400), retryAfter: b.retry_after,
     scope: b.scope, operations: b.operations,
   }));
+  route('faults/lose-answers', schemas.loseAnswers, (b) => core.faults.loseAnswers(b.count, b.operations));
   route('faults/expire-sessions', z.object({}), () => ({ expired: core.auth.expireAll() }));
   route('faults/latency', schemas.latency, (b) => core.faults.setLatency(b.ms, b.seconds));
   route('faults/clear', z.object({}), () => core.faults.clear());

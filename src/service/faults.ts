@@ -23,12 +23,31 @@ export class Faults {
   private refuseStatus = 503;
   latencyMs = 0;
   private latencyUntil = Infinity;
-  readonly applied = { errors: 0, refusedUpgrades: 0, delayed: 0 };
+  /** Operations whose next answers are lost (the work done, the connection cut instead of answering). */
+  private lostAnswers: Array<{ remaining: number; operations: string[] }> = [];
+  readonly applied = { errors: 0, refusedUpgrades: 0, delayed: 0, lost_answers: 0 };
 
   constructor(private readonly clock: Clock) {}
 
   answerErrors(fault: Omit<ErrorFault, 'remaining'> & { count: number }): void {
     this.errorFaults.push({ ...fault, remaining: fault.count });
+  }
+
+  loseAnswers(count: number, operations: string[]): void {
+    this.lostAnswers.push({ remaining: count, operations });
+  }
+
+  /**
+   * Whether this call's answer is to be lost (counted as applied). Asked after the operation ran, so
+   * its change is stored: a network cut after the server did the work, which callers must survive.
+   */
+  loseAnswer(operation: string): boolean {
+    const fault = this.lostAnswers.find((f) => f.remaining > 0 && (f.operations.length === 0 || f.operations.includes(operation)));
+    if (!fault) return false;
+    fault.remaining -= 1;
+    this.lostAnswers = this.lostAnswers.filter((f) => f.remaining > 0);
+    this.applied.lost_answers += 1;
+    return true;
   }
 
   refuseUpgrades(seconds: number, status = 503): void {
@@ -43,6 +62,7 @@ export class Faults {
 
   clear(): void {
     this.errorFaults = [];
+    this.lostAnswers = [];
     this.refuseUpgradesUntil = 0;
     this.latencyMs = 0;
   }

@@ -81,6 +81,11 @@ export function mountApi(app: FastifyInstance, core: ServiceCore, operations: Op
     const result = await op.run({ core, params, caller, files });
     // A browser drops the ended session's cookies (logout, our extension).
     if (op.name === 'logout') reply.header('set-cookie', core.auth.endedCookies());
+    // Injected fault: the change is stored, the answer never arrives (a network cut after the work).
+    if (core.faults.loseAnswer(op.name)) {
+      request.raw.socket.destroy();
+      return reply.hijack();
+    }
     return send(core, reply, result, extended ? caller : undefined);
   };
 
