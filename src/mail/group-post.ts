@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
-import { BadRequestError } from '../api/errors.js';
+import { BadRequestError, RateLimitError, ServerError, TransportError } from '../api/errors.js';
+import { sleep } from '../chat/backoff.js';
 import { htmlToText } from '../api/html-text.js';
 import type { Draft, Id, Message } from '../api/types.js';
 import type { KeyValueStore } from '../store/kv-store.js';
@@ -47,6 +48,8 @@ const PREFIX = 'group-post:';
 const KEEP_DONE = 2_000;
 /** Our clock and the service's may differ a little: look this far before a record's start. */
 const CLOCK_SLACK_MS = 60_000;
+/** A call that failed on the way (no answer, 5xx, 429 past the client's retries) is tried again this often, pausing 0.5, 1, 2, 4 s. */
+const TRANSIENT_TRIES = 4;
 
 /**
  * Posts into a group through its drafts (newdraft, updatedraft, postdraft), never twice for one key,
@@ -103,9 +106,18 @@ export class GroupPoster {
       };
       await this.save(storeKey, record);
     }
+    let transient = 0;
     for (let attempt = 0; ; attempt += 1) {
-      if (attempt >= 3) throw new Error(`could not post ${request.key}: the draft vanished ${attempt} times without a message`);
-      const draftId: Id = record.draftId ?? (await this.adoptDraft(record))?.id ?? (await this.newDraft(storeKey, record));
+      if (attempt - transient >= 3) throw new Error(`could not post ${request.key}: the draft vanished ${attempt - transient} times without a message`);
+      let draftId: Id;
+      try {
+        draftId = record.draftId ?? (await this.adoptDraft(record))?.id ?? (await this.newDraft(storeKey, record));
+      } catch (error) {
+        // A lost newdraft answer may have made a draft: the next round adopts it.
+        if (!isTransient(error) || ++transient > TRANSIENT_TRIES) throw error;
+        await sleep(250 * 2 ** transient);
+        continue;
+      }
       if (record.draftId !== draftId) {
         record = { ...record, draftId };
         await this.save(storeKey, record);
@@ -119,6 +131,12 @@ export class GroupPoster {
         await this.options.durable?.();
         message = await this.client.postDraft({ draft_id: draftId });
       } catch (error) {
+        if (isTransient(error) && ++transient <= TRANSIENT_TRIES) {
+          // Posted or not, the next round tells: updatedraft finds the draft, or finds it gone (posted).
+          this.options.log.warn({ key: request.key, error: (error as Error).message }, 'a call posting into the group failed on the way; trying again');
+          await sleep(250 * 2 ** transient);
+          continue;
+        }
         if (!isDraftGone(error)) throw error;
         // Posted already (the answer was lost, or the process died before writing it down), or deleted.
         message = await this.findPosted(record);
@@ -191,6 +209,11 @@ export class GroupPoster {
     done.sort((a, b) => a.at.localeCompare(b.at));
     for (const entry of done.slice(0, done.length - KEEP_DONE)) this.store.delete(entry.key);
   }
+}
+
+/** Failures on the way, after which the same step may be tried again (the records make it safe). */
+function isTransient(error: unknown): boolean {
+  return error instanceof TransportError || error instanceof ServerError || error instanceof RateLimitError;
 }
 
 /** The service's answer for a draft that is not there (any more): drafts are removed when posted. */
