@@ -136,7 +136,7 @@ describe('responder: options', () => {
   test('defaults: every built-in on, ten minutes for missed commands', () => {
     const options = responderOptions.parse({});
     expect(options).toMatchObject({ prefix: '!', max_age: 600_000, builtins: true, max_length: 10_000, time_zone: 'UTC', rules: [] });
-    expect(Object.keys(builtinSpecs(options.builtins))).toEqual(['help', 'ping', 'topics', 'search', 'activity', 'close', 'reopen', 'subject']);
+    expect(Object.keys(builtinSpecs(options.builtins))).toEqual(['help', 'ping', 'topics', 'search', 'activity', 'close', 'reopen', 'subject', 'announce']);
     expect(builtinSpecs({ activity: false, ping: { allow: { users: ['7'] } } })).toMatchObject({ ping: { allow: { users: ['7'] } } });
     expect(builtinSpecs({ activity: false }).activity).toBeUndefined();
     expect(builtinSpecs(true).close!.allow).toEqual({ chat_owner: true, moderators: true });

@@ -1,5 +1,6 @@
 import { AnsweredMarks } from './answered.js';
 import { definePlugin, type PluginDefinition, type PluginEnv } from '../../src/index.js';
+import { addAnnounce } from './builtins/announce.js';
 import { addArchives } from './builtins/archives.js';
 import { addBasics } from './builtins/basic.js';
 import { addModeration } from './builtins/moderation.js';
@@ -48,6 +49,7 @@ export function defineResponder(definition: ResponderPluginDefinition): PluginDe
       addBasics(responder, specs);
       addArchives(responder, specs, { timeZone: config.time_zone });
       addModeration(responder, specs);
+      addAnnounce(responder, specs, env);
       return {
         handle: (ctx, next) => responder.handle(ctx, next),
         // A chat whose history was reset starts its msg_nums again: its answered mark belongs to the old one.

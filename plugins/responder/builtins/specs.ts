@@ -2,7 +2,7 @@ import type { AllowSpec } from '../access.js';
 import type { CooldownSpec } from '../cooldown.js';
 import type { AnswerTo } from '../answer.js';
 
-export const BUILTIN_NAMES = ['help', 'ping', 'topics', 'search', 'activity', 'close', 'reopen', 'subject'] as const;
+export const BUILTIN_NAMES = ['help', 'ping', 'topics', 'search', 'activity', 'close', 'reopen', 'subject', 'announce'] as const;
 export type BuiltinName = (typeof BUILTIN_NAMES)[number];
 
 /** What bots.yaml may change of a built-in command. */
@@ -33,6 +33,8 @@ const DEFAULT_ALLOW: Partial<Record<BuiltinName, AllowSpec>> = {
   close: { chat_owner: true, moderators: true },
   reopen: { chat_owner: true, moderators: true },
   subject: { chat_owner: true, moderators: true },
+  // A topic goes to every member of the group by mail: the group's moderators only.
+  announce: { moderators: true },
 };
 
 /** Calls to the service are not free: a small per-chat cooldown unless bots.yaml says otherwise. */
@@ -40,6 +42,7 @@ const DEFAULT_COOLDOWN: Partial<Record<BuiltinName, CooldownSpec>> = {
   topics: { chat: 5_000 },
   search: { user: 5_000 },
   activity: { chat: 5_000 },
+  announce: { user: 10_000 },
 };
 
 /** `builtins: true | false | { name: false | { allow, cooldown, aliases, chats } }` → the specs of those on. */
