@@ -138,9 +138,12 @@ async function introduce(supervisor: Supervisor, service: LocalService, signal: 
   process.stdout.write(`
 Join the conversation from another terminal (everything said in the demo shows here):
   npx groupwire chat --as bob general        (or --as alice, mo, carol; chats: general, random, standup)
-Say !ping or !help to the bot. New topics of the demo group are announced in #general (post one with
-npx groupwire api newdraft ..., see docs/plugins/group-mail.md). alice (the owner) and mo (a moderator)
-may also use !announce Subject | text (a new topic in the group), !activity, and in
+Say !ping or !help to the bot. New topics of the demo group are announced in #general; post one as bob:
+  export GROUPWIRE_EMAIL=bob@example.com GROUPWIRE_PASSWORD=bob-demo
+  npx groupwire api newdraft --group_name demo --draft_type draft_type_post --subject Lunch --body 'Who joins?'
+  npx groupwire api postdraft --draft_id <the id it answered>
+alice (the owner) and mo (a moderator) may also use !announce Subject | text (the bot posts a topic in
+the group), !activity, and in
 #standup, the bot's own chat, !subject TEXT and !close, then !reopen standup from #general.
 Transcripts are written to ./transcripts. Ctrl-C stops the demo; the next npm start continues it.
 
