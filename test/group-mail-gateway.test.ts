@@ -4,7 +4,8 @@ import { loadBotsConfig } from '../src/config/bots-config.js';
 import { ConfigError } from '../src/config/yaml-source.js';
 import { Supervisor } from '../src/supervisor/supervisor.js';
 import { at, botsFiles } from './helpers/bots-files.js';
-import { adminOk, waitFor } from './helpers/supervisor.js';
+import { FakeMatrix } from './helpers/fake-matrix.js';
+import { adminOk, makeEnv, waitFor } from './helpers/supervisor.js';
 import { EMAILS } from './helpers/service.js';
 import { relaySetup, type RelaySetup } from './fakes/slack/harness.js';
 import { BOT } from './fakes/slack/index.js';
@@ -190,5 +191,41 @@ describe('group-mail in a gateway: check', () => {
     expect((error as ConfigError).problems).toEqual([
       `${at(path, lines, 14, 'inout')}: mail: demo takes lines (direction: inout), but group-mail posts into a group only with post_to_group: true; write direction: in`,
     ]);
+  });
+});
+
+describe('group-mail in a gateway with Matrix', () => {
+  test('a topic and its replies read together: the replies are Matrix replies to the announcement, without the quote', { timeout: 60_000 }, async () => {
+    const fake = await FakeMatrix.start();
+    const env = await makeEnv([]);
+    try {
+      const bot = fake.addUser('groupwire', 'groupwire bot', 'bot-password');
+      const alice = fake.addUser('alice', 'Alice');
+      const room = fake.addRoom('general', { alias: 'general', members: [alice.userId] });
+      env.writeConfig([{
+        chats: [{ chat: 'general' }],
+        reply_rate: { per_second: 200, burst: 200 },
+        plugins: [
+          { use: 'relay-matrix', with: { homeserver: fake.url, access_token: bot.token, user_id: bot.userId } },
+          { use: 'group-mail', with: { poll: FAST, follow: 'messages' } },
+        ],
+      }], [{ name: 'news', endpoints: [{ mail: 'demo', direction: 'in' }, { chat: 'general' }, { matrix: room }] }]);
+      await env.start();
+      await waitFor('the first reads of the archive', () => (env.supervisor!.stats() as any).bot0.plugins['group-mail'].polls >= 2);
+      const made: { topic: { id: string } } = await adminOk(env.svc, 'topics', { group: 'demo', user: EMAILS.alice, subject: 'Release', body: 'It is out' });
+      await adminOk(env.svc, 'messages', { topic: String(made.topic.id), user: EMAILS.bob, body: 'Congratulations' });
+      const posts = await waitFor('both in Matrix', () => {
+        const found = fake.eventsIn(room).filter((e) => e.sender === bot.userId && e.type === 'm.room.message');
+        return found.length >= 2 ? found : undefined;
+      });
+      const [announcement, answer] = posts;
+      expect(announcement!.content.body).toMatch(/^Alice Owner: New topic: Release — It is out /);
+      expect(announcement!.content['m.relates_to']).toBeUndefined();
+      expect(answer!.content['m.relates_to']).toEqual({ 'm.in_reply_to': { event_id: announcement!.event_id } });
+      expect(answer!.content.body).toMatch(/^Bob Member: re: Release — Congratulations /);
+    } finally {
+      await env.close();
+      await fake.close();
+    }
   });
 });

@@ -14,6 +14,10 @@ export interface OutboundItem {
   content?: MatrixContent;
   /** edit/delete: the event changed. */
   target?: string;
+  /** A reply whose parent was not posted yet when queued (OutgoingMessage.replyToKey): asked for right before sending. */
+  parentKey?: string;
+  /** Its content when the parent's event id is found then: a reply to it, without the quote that stood in. */
+  replyContent?: MatrixContent;
 }
 
 export interface OutboundCounters {
@@ -61,6 +65,8 @@ export class MatrixOutbound {
       counters: OutboundCounters;
       durable: () => Promise<void>;
       posted: (item: OutboundItem, eventId: string) => void;
+      /** The event id in a channel of the line with this key, once posted (env.gateway.nativeOf). */
+      nativeOf: (key: string, channel: string) => string | undefined;
       /** The account was refused: true when the relay logged in again (send again), false when it stopped. */
       refused: (error: unknown) => Promise<boolean>;
     },
@@ -110,6 +116,17 @@ export class MatrixOutbound {
     }
   }
 
+  /**
+   * The content to send: a reply queued before its parent was posted becomes a reply to it now (the
+   * queue is in order, so the parent went out first and its event id is known), else stays as queued.
+   */
+  private contentOf(item: OutboundItem): MatrixContent | undefined {
+    if (item.parentKey === undefined || item.replyContent === undefined) return item.content;
+    const parent = this.options.nativeOf(item.parentKey, item.channel);
+    if (parent === undefined) return item.content;
+    return { ...item.replyContent, 'm.relates_to': { 'm.in_reply_to': { event_id: parent } } };
+  }
+
   /** 'done', 'retry' (after the growing pause), a number (retry after so many ms), or 'stop'. */
   private async send(item: OutboundItem, signal: AbortSignal): Promise<'done' | 'retry' | 'stop' | number> {
     const { log, counters } = this.options;
@@ -139,7 +156,7 @@ export class MatrixOutbound {
         counters.deleted += 1;
       } else {
         const answer = await http.authedRequest<{ event_id: string }>(
-          Method.Put, `/rooms/${room(roomId)}/send/m.room.message/${txnId}`, undefined, { ...item.content }, requestOptions({ abortSignal: signal }),
+          Method.Put, `/rooms/${room(roomId)}/send/m.room.message/${txnId}`, undefined, { ...this.contentOf(item) }, requestOptions({ abortSignal: signal }),
         );
         if (item.kind === 'post') {
           counters.posted += 1;

@@ -58,6 +58,7 @@ export class MatrixRelay {
           this.ownPosts.add(eventId);
           this.env.gateway.posted(item.key, item.channel, eventId);
         },
+        nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
         refused: (error) => this.refused(error),
       },
     );
@@ -179,7 +180,10 @@ export class MatrixRelay {
       return;
     }
     if (message.replyTo) content['m.relates_to'] = { 'm.in_reply_to': { event_id: message.replyTo } };
-    this.outbound.push({ key: message.key, channel, kind: 'post', content });
+    const unquoted = message.replyToKey && !message.replyTo
+      ? renderLine({ template: this.options.format, msgtype: this.options.msgtype, name: message.speaker.name, text: message.text, action: message.kind === 'action' })
+      : undefined;
+    this.outbound.push({ key: message.key, channel, kind: 'post', content, ...(unquoted ? { parentKey: message.replyToKey, replyContent: unquoted } : {}) });
   }
 
   /**
