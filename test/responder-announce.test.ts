@@ -104,6 +104,19 @@ describe('responder: !announce', () => {
     await expectAnnouncedOnce(t, 'After the crash');
   });
 
+  test('postdraft failing on and on: the failure is the answer, and its draft is deleted (none left to pile up)', { timeout: 60_000 }, async () => {
+    const t = await setUp();
+    await adminOk(t.env.svc, 'faults/errors', { count: 1000, type: 'server', operations: ['postdraft'] });
+    await t.env.start();
+    await post(t.env.svc, 'general', 'mo', '!announce Never posted | the service keeps failing');
+    const answer = await waitFor('the answer', async () => (await t.botSaid())[0], 40_000);
+    expect(answer).toMatch(/^!announce failed: /);
+    expect(await t.topicsWith('Never posted')).toEqual([]);
+    expect(await t.drafts()).toEqual([]);
+    // GroupPoster tried postdraft again itself before giving up (1 + 4 tries).
+    expect((await serviceStats(t.env.svc)).faults.errors).toBe(5);
+  });
+
   test('the answer of postdraft lost: one topic, and the confirmation given', { timeout: 40_000 }, async () => {
     const t = await setUp();
     await adminOk(t.env.svc, 'faults/lose-answers', { count: 1, operations: ['postdraft'] });

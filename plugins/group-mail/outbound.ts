@@ -102,6 +102,8 @@ export class GroupOutbound {
         if (isRefusal(error)) {
           this.deps.counters.dropped += 1;
           this.deps.log.error({ key: line.key, group: line.channel, ...failureFields(error) }, 'the service refused a line posted into the group: it is dropped');
+          // Its draft, if one was made, would be left over: deleted (the limit of drafts a user keeps is small).
+          await this.deps.poster.abandon(line.key).catch((failure: unknown) => this.deps.log.warn({ key: line.key, ...failureFields(failure) }, 'could not delete the draft of a dropped line'));
           this.queue.shift();
           continue;
         }

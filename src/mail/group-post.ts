@@ -156,6 +156,34 @@ export class GroupPoster {
     }
   }
 
+  /**
+   * Gives a post up (its caller will not ask again: a command that answered its failure): the draft it
+   * made, if still there, is deleted (drafts left over would pile up towards the service's limit) and
+   * the record forgotten. A post that turns out to have been made is kept as done and answered.
+   */
+  async abandon(key: string): Promise<GroupPosted | undefined> {
+    const storeKey = PREFIX + key;
+    const record = this.store.get<PostRecord>(storeKey);
+    if (!record || record.done) return record?.done ? { ...record.done, earlier: true } : undefined;
+    if (record.draftId !== undefined) {
+      try {
+        await this.options.durable?.();
+        await this.client.deleteDraft({ draft_id: record.draftId });
+      } catch (error) {
+        if (!isDraftGone(error)) throw error;
+        const message = await this.findPosted(record);
+        if (message) {
+          const done = { messageId: message.id, topicId: message.topic_id, msgNum: message.msg_num, subject: message.subject };
+          await this.save(storeKey, { ...record, done, doneAt: new Date().toISOString() });
+          return { ...done, earlier: true };
+        }
+      }
+    }
+    this.store.delete(storeKey);
+    await this.store.flush();
+    return undefined;
+  }
+
   private async newDraft(storeKey: string, record: PostRecord): Promise<Id> {
     await this.options.durable?.();
     const draft = record.replyTo

@@ -39,9 +39,18 @@ export function addAnnounce(responder: Responder, specs: BuiltinSpecs, env: Plug
     // The key is the command message itself: the same message handed on again after a crash posts nothing new.
     const key = `announce:${ctx.chat.id}:${ctx.message.msg_num}`;
     // GroupPoster tries calls lost on the way again itself (each try finds what the one before made).
-    const posted = await poster.post({
-      key, groupId: ctx.chat.groupId, subject, body: `${body}\n\n— ${user}, from ${ctx.chat.subject}`,
-    });
+    let posted;
+    try {
+      posted = await poster.post({ key, groupId: ctx.chat.groupId, subject, body: `${body}\n\n— ${user}, from ${ctx.chat.subject}` });
+    } catch (error) {
+      // The failure is the answer and the command is not run again: its draft must not be left behind.
+      const found = await poster.abandon(key).catch((failure: unknown) => {
+        ctx.log.warn({ key, err: failure }, 'responder: could not delete the draft of a failed !announce');
+        return undefined;
+      });
+      if (!found) throw error;
+      posted = found;
+    }
     ctx.log.info({ key, topic: posted.topicId, message: posted.messageId, by: userId, earlier: posted.earlier }, 'responder: announced');
     return `Announced in ${ctx.chat.groupName}: "${posted.subject}" (topic ${posted.topicId}, message #${posted.msgNum})`;
   });
