@@ -278,6 +278,32 @@ describe('ChatOutbox', () => {
     expect(h.file.forChat('chat-2')).toHaveLength(1);
   });
 
+  it('a post is written as sent before it goes on the socket, and back to queued when the socket takes nothing', async () => {
+    const file = OutboxFile.memory();
+    const seenAtSend: string[] = [];
+    const open = { value: true };
+    const outbox = new ChatOutbox({
+      file, chatId: 'chat-1', log: pino({ level: 'silent' }), rate: { perSecond: 100, burst: 100 },
+      // What a crash at the moment of sending would leave on disk: the item's state as the file holds it.
+      post: (text) => {
+        seenAtSend.push(file.forChat('chat-1').find((item) => item.text === text)!.state);
+        return open.value;
+      },
+      cursor: () => 10, handled: () => true, lookUp: async () => undefined,
+    });
+    outbox.caughtUp();
+    outbox.enqueue('one').catch(() => undefined);
+    await settle();
+    expect(seenAtSend).toEqual(['sent']);
+    expect(file.forChat('chat-1')[0]).toMatchObject({ state: 'sent', sentAfter: 10 });
+    open.value = false;
+    outbox.enqueue('two').catch(() => undefined);
+    await settle();
+    expect(seenAtSend).toEqual(['sent', 'sent']);
+    expect(file.forChat('chat-1').map((item) => item.state)).toEqual(['sent', 'queued']);
+    expect(file.forChat('chat-1')[1]!.sentAfter).toBeUndefined();
+  });
+
   it('flush() waits for confirmation within its time, answering what is left', async () => {
     const h = harness();
     await ready(h);

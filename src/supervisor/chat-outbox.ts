@@ -154,23 +154,32 @@ export class ChatOutbox {
         await sleep(wait);
         continue;
       }
-      // What the post depends on (its item, the cursor) durable under the unit's lease, or it is not sent.
+      // Written as sent BEFORE it goes on the socket: a crash between the two must leave a post that the
+      // next start looks for in the history (and sends again only if it is not there), never one marked
+      // queued that the service already has (it would be posted twice). The write is a file save, so
+      // marking after the send left a window of a millisecond or so per post.
+      item.state = 'sent';
+      item.sentAfter = this.options.cursor();
+      this.options.file.changed();
+      // That mark and what the post depends on (its item, the cursor) durable under the unit's lease, or it is not sent.
       if (this.options.durable) {
         try {
           await this.options.durable();
         } catch (error) {
+          // Marked sent, not sent: whoever holds the unit next looks for it in the history and sends it.
           this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: the post is left for the next holder');
           return;
         }
-        if (!this.ready || item.state !== 'queued') continue;
+        // The socket dropped meanwhile: its catch-up finds the post not in the history and queues it again.
+        if (!this.ready || item.state !== 'sent') continue;
       }
       if (!this.options.post(item.text)) {
+        item.state = 'queued';
+        delete item.sentAfter;
+        this.options.file.changed();
         this.tokens += 1; // not sent: the token goes back; the next open pumps again
         return;
       }
-      item.state = 'sent';
-      item.sentAfter = this.options.cursor();
-      this.options.file.changed();
       this.stats.sent += 1;
       this.scheduleConfirm();
     }
