@@ -22,8 +22,9 @@ const time = (iso: string) => Date.parse(iso) || 0;
 /**
  * Follows one group's archive with getmessages (newest first, the only order every service answers),
  * reading back until it reaches what it handed on before, then handing the new messages on oldest
- * first. The cursor moves (and is written) after each message was taken, so a crash hands on again at
- * most the message in hand, which the gateway recognises by its id. The first start takes the group's
+ * first. The cursor moves after each message was taken and is written every 50 messages and at the end
+ * of each read, so a crash hands on again at most what came since, which the gateway recognises by its
+ * message ids (the map) and does not post twice. The first start takes the group's
  * newest message as its position: the past is not announced.
  */
 export class ArchiveFollower {
@@ -68,10 +69,12 @@ export class ArchiveFollower {
       if (reached || signal.aborted) break;
     }
     const ordered = [...fresh.values()].sort(byArchiveOrder);
-    for (const message of ordered) {
+    for (const [index, message] of ordered.entries()) {
       if (signal.aborted) break;
       await this.deps.hand(message, this.group!);
       this.advance(message);
+      // Written now and then during a long catch-up, and at the end of the read.
+      if (index % 50 === 49) await this.deps.store.flush();
     }
     await this.deps.store.flush();
     return ordered.length;
