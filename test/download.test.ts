@@ -143,7 +143,8 @@ describe('downloadarchives', () => {
   it('filters by start_msg_num and start_time, and a refused or invalid call does not count', async () => {
     expectError(asApiResponse(await download(svc, carol, { group_name: 'demo', start_time: '2026-01-01' })),
       'bad_request', 'invalid start_time format');
-    expectError(asApiResponse(await download(svc, carol, { group_name: 'demo', start_time: '2026-01-01T00:00:00+01:00' })),
+    // A time without its offset (which zone?) is refused; with a numeric offset it is taken (requests-lenient.test.ts).
+    expectError(asApiResponse(await download(svc, carol, { group_name: 'demo', start_time: '2026-01-01T00:00:00' })),
       'bad_request', 'invalid start_time format');
     expectError(asApiResponse(await download(svc, carol, { group_name: 'demo', start_time: '2026-02-30T00:00:00Z' })),
       'bad_request', 'invalid start_time format');

@@ -23,9 +23,14 @@ export function parseDateTime(text: string, timezone = 'UTC'): number | undefine
   return asUtc - zoneOffsetMs(asUtc, timezone);
 }
 
-/** Strictly `YYYY-MM-DDThh:mm:ssZ`, the one form downloadarchives' start_time takes. */
-export function parseStrictUtc(text: string): number | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(text)) return undefined;
+/**
+ * A whole date-time with its offset, the form downloadarchives' start_time takes: the spec's
+ * `YYYY-MM-DDThh:mm:ssZ`, and (#21, as the real service does: a widely used archive tool sends
+ * `1970-01-01T00:00:00+00:00`) a numeric offset and fractions of a second. A bare date or a time
+ * without an offset is still refused: which zone it meant cannot be known.
+ */
+export function parseOffsetDateTime(text: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(text)) return undefined;
   return parseDateTime(text);
 }
 

@@ -64,7 +64,9 @@ export function mountApi(app: FastifyInstance, core: ServiceCore, operations: Op
     }
     const op = byName.get(name);
     if (!op) throw badRequest(name === '' ? 'no operation named in the path' : `unknown operation ${name}`);
-    if (request.method !== op.method) throw badRequest(`${name} takes ${op.method}, not ${request.method}`);
+    // A read answers POST too, like the real service (public report scripts POST their reads, with no csrf).
+    const readByPost = op.method === 'GET' && request.method === 'POST';
+    if (request.method !== op.method && !readByPost) throw badRequest(`${name} takes ${op.method}, not ${request.method}`);
     const caller = core.auth.authenticate({ authorization: request.headers.authorization, cookieHeader: request.headers.cookie });
     const takesFiles = TAKES_FILES.has(name);
     checkBodyHeaders(request, { operation: name, takesFiles, limit: takesFiles ? MULTIPART_BODY_LIMIT : OPERATION_BODY_LIMIT });

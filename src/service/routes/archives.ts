@@ -21,6 +21,7 @@ const TOPIC_SORT: SortSpec<Topic> = {
 
 const MESSAGE_FIELDS: SortSpec<Message>['fields'] = {
   created: (m) => m.created,
+  updated: (m) => m.updated,
   msg_num: (m) => m.msgNum,
   id: (m) => m.seq,
 };

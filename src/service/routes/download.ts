@@ -1,7 +1,7 @@
 import { isoTime } from '../clock.js';
 import type { ServiceCore } from '../core.js';
 import { badRequest, rateLimited } from '../errors.js';
-import { parseStrictUtc } from '../dates.js';
+import { parseOffsetDateTime } from '../dates.js';
 import { archiveZip } from '../mbox.js';
 import type { Message } from '../model.js';
 import { defineOp, FileResult, type Operation } from '../operation.js';
@@ -23,7 +23,7 @@ function downloadFilter(params: Params): DownloadFilter {
   const text = params.string('start_time');
   let startTime: number | undefined;
   if (text !== undefined && text !== '') {
-    startTime = parseStrictUtc(text);
+    startTime = parseOffsetDateTime(text);
     if (startTime === undefined) throw badRequest('invalid start_time format');
   }
   return { startMsgNum, startTime };

@@ -23,6 +23,8 @@ const HIT_SORT: SortSpec<SearchHit> = {
   fields: {
     created: (h) => h.message.created,
     msg_num: (h) => h.message.msgNum,
+    // #21: a public report script sends sort_field=updated; a message has an update time.
+    updated: (h) => h.message.updated,
     relevance: (h) => h.hits,
   },
   defaultField: 'created',
