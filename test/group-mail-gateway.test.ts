@@ -153,6 +153,9 @@ describe('group-mail in a gateway with a chat and Slack', () => {
     // A member's topic reaches Slack; a Slack user answers in its thread.
     const made = await topic(s, 'alice', 'Room booking', 'Which room?');
     const announcement = await waitFor('the announcement in Slack', () => slack.posts.find((p) => p.channel === GENERAL));
+    // Slack has the post before the relay has read its answer (and told the map its ts): a person answers
+    // after that, not within the same millisecond as the fake can.
+    await s.drained();
     slack.threadReply(GENERAL, 'U0BOB00001', 'The big one, please', announcement.ts);
     const answer = await postedIntoGroup(s, 3);
     // A reply in the topic (draft_type_reply to the announced message), not a topic of its own.
