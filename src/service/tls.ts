@@ -99,9 +99,10 @@ function temporaryTlsDir(): string {
 }
 
 export async function removeTlsDir(dir: string): Promise<void> {
+  // Forgotten only once it is gone: an exit while rm runs (a second Ctrl-C) must still remove it.
+  await rm(dir, { recursive: true, force: true });
   temporaryDirs.delete(dir);
   if (temporaryDirs.size === 0) process.removeListener('exit', removeLeftTlsDirs);
-  await rm(dir, { recursive: true, force: true });
 }
 
 function removeLeftTlsDirs(): void {
