@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ArchiveDownloadLimitError, AuthenticationError, BadCsrfError, BadRequestError, ExpiredError, errorFromObject, GroupsError,
   InadequatePermissionsError, InvalidValueError, RateLimitError, ResponseFormatError, ServerError, TransportError,
-  UnauthorizedError, UnknownGroupsError, parseRetryAfter,
+  UnauthorizedError, UnknownGroupsError, GroupNotFoundError, parseRetryAfter,
 } from '../src/api/index.js';
 import { totpCode } from '../src/service/totp.js';
 import { captureLog, Clients, faultsApplied } from './helpers/client.js';
@@ -129,7 +129,7 @@ describe('errorFromObject and parseRetryAfter', () => {
       ['unauthorized_error', UnauthorizedError], ['unauthorized', UnauthorizedError], ['bad_request', BadRequestError],
       ['authentication', AuthenticationError], ['expired', ExpiredError], ['rate_limit', RateLimitError],
       ['inadequate_permissions', InadequatePermissionsError], ['invalid_value', InvalidValueError], ['server', ServerError],
-      ['bad_csrf', BadCsrfError], ['group_not_found', UnknownGroupsError],
+      ['bad_csrf', BadCsrfError], ['group_not_found', GroupNotFoundError], ['no_such_type', UnknownGroupsError],
     ];
     for (const [type, Class] of cases) {
       const error = errorFromObject({ type, extra: 'x' }, 400, 'getchats');
@@ -137,6 +137,13 @@ describe('errorFromObject and parseRetryAfter', () => {
       expect(error).toMatchObject({ type, extra: 'x', status: 400, operation: 'getchats', name: Class.name });
     }
     expect(errorFromObject({}, 502, 'gettopics')).toMatchObject({ type: 'unknown', extra: '', status: 502 });
+    // Both answers to a group that is not there are one class, and still a bad request.
+    for (const [type, extra] of [['bad_request', 'invalid group_name'], ['bad_request', 'invalid group_id'], ['group_not_found', '']]) {
+      const error = errorFromObject({ type, extra }, 400, 'getgroup');
+      expect(error, `${type} ${extra}`).toBeInstanceOf(GroupNotFoundError);
+      expect(error).toBeInstanceOf(BadRequestError);
+    }
+    expect(errorFromObject({ type: 'bad_request', extra: 'invalid topic_id' }, 400, 'gettopic')).not.toBeInstanceOf(GroupNotFoundError);
     expect(errorFromObject({ type: 'unauthorized', extra: 'two_factor_required' }, 400, 'login')).toMatchObject({ twoFactorRequired: true });
   });
 

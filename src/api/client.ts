@@ -14,7 +14,8 @@ import { withRetries, type RetryOptions } from './retry.js';
 import { Session, type Credentials } from './session.js';
 import { Transport, type TransportOptions, type WireParams } from './transport.js';
 import type {
-  ActivityLogEntry, Chat, ChatMessage, ChatSub, Draft, List, Message, MessageList, SearchHit, Success, TopicList, User,
+  ActivityLogEntry, Chat, ChatMessage, ChatSub, Database, Draft, Group, GroupSubscription, List, MemberInfo, Message, MessageList,
+  SearchHit, Success, TopicList, User,
 } from './types.js';
 
 export interface GroupsClientOptions extends Omit<TransportOptions, 'baseUrl'> {
@@ -246,6 +247,29 @@ export class GroupsClient {
   }
   deleteDraft<Q extends P.DraftIdParams>(params: Q) {
     return this.call<Extended<Q, Success | undefined>>('deletedraft', params);
+  }
+
+
+  // Our extensions (docs/protocol.md "Extensions"): the calls public clients make first.
+  /** The caller's subscriptions, each with its group's name and the caller's perms there. */
+  getSubs<Q extends P.GetSubsParams = {}>(params: Q = {} as Q) {
+    return this.call<Extended<Q, List<GroupSubscription>>>('getsubs', params);
+  }
+  getGroup<Q extends P.GetGroupParams>(params: Q) {
+    return this.call<Extended<Q, Group>>('getgroup', params);
+  }
+  /** One message by `message_id`, or by group and `msg_num`. */
+  getMessage<Q extends P.GetMessageParams>(params: Q) {
+    return this.call<Extended<Q, Message>>('getmessage', params);
+  }
+  getMembers<Q extends P.GroupListParams>(params: Q) {
+    return this.call<Extended<Q, List<MemberInfo>>>('getmembers', params);
+  }
+  getSubgroups<Q extends P.GroupListParams>(params: Q) {
+    return this.call<Extended<Q, List<Group>>>('getsubgroups', params);
+  }
+  getDatabases<Q extends P.GroupListParams>(params: Q) {
+    return this.call<Extended<Q, List<Database>>>('getdatabases', params);
   }
 
   /** Streams the group's archive (a zip holding `messages.mbox`) to a file; see readArchive() for its messages. */

@@ -57,6 +57,12 @@ export class UnauthorizedError extends GroupsError {
   }
 }
 export class BadRequestError extends GroupsError {}
+/**
+ * The group named does not exist or is not visible to the caller: `group_not_found` (the real service's
+ * type, also our extension calls') or the spec's `bad_request` with `invalid group_id` / `invalid
+ * group_name` (docs/protocol.md "Extensions"). A BadRequestError either way, so older checks still hold.
+ */
+export class GroupNotFoundError extends BadRequestError {}
 export class AuthenticationError extends GroupsError {}
 export class ExpiredError extends GroupsError {}
 export class RateLimitError extends GroupsError {}
@@ -69,7 +75,7 @@ export class InvalidValueError extends GroupsError {
 }
 export class ServerError extends GroupsError {}
 export class BadCsrfError extends GroupsError {}
-/** An error type this client does not know (the real service has been seen to send `group_not_found`). */
+/** An error type this client does not know. */
 export class UnknownGroupsError extends GroupsError {}
 
 /** The 24-hour archive rule: says when the next download is allowed. */
@@ -110,6 +116,7 @@ const CLASSES: Record<string, new (details: ErrorDetails) => GroupsError> = {
   invalid_value: InvalidValueError,
   server: ServerError,
   bad_csrf: BadCsrfError,
+  group_not_found: GroupNotFoundError,
 };
 
 /** The error object of spec 2.2 as the matching class. */
@@ -125,6 +132,7 @@ export function errorFromObject(body: { type?: unknown; extra?: unknown }, statu
     const fallback = new Date(Date.now() + (retryAfterSeconds ?? 86_400) * 1000);
     return new ArchiveDownloadLimitError(details, Number.isNaN(at.getTime()) ? fallback : at);
   }
+  if (type === 'bad_request' && /^invalid group_(id|name)$/.test(extra)) return new GroupNotFoundError(details);
   const Class = CLASSES[type] ?? UnknownGroupsError;
   return new Class(details);
 }

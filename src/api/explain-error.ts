@@ -83,6 +83,7 @@ const NOT_FOUND: Record<string, (id: string) => string> = {
   topic_id: (id) => `the topic ${id} was not found`,
   draft_id: (id) => `the draft ${id} was not found (or is not yours)`,
   message_id: (id) => `the message ${id} was not found in this group`,
+  msg_num: (num) => `message #${num} was not found in this group`,
   member_info_id: (id) => `the member ${id} was not found in this group`,
   past_member_info_id: (id) => `the past member ${id} was not found in this group`,
 };

@@ -1,7 +1,9 @@
 /**
  * Every operation of the described interface with its method (spec part 4 and, for the draft
- * operations and search, docs/protocol.md), and `logout`, our extension (docs/protocol.md
- * "Authentication"; a real service may not have it). `login` is handled by the session.
+ * operations and search, docs/protocol.md), and our extensions (docs/protocol.md): `logout`
+ * ("Authentication"; a real service may not have it) and the calls public clients make first
+ * ("Extensions": getsubs, getgroup, getmessage, getmembers, getsubgroups, getdatabases). `login` is
+ * handled by the session.
  */
 export const OPERATIONS = {
   getactivitylog: 'GET',
@@ -24,6 +26,12 @@ export const OPERATIONS = {
   getdrafts: 'GET',
   deletedraft: 'POST',
   logout: 'POST',
+  getsubs: 'GET',
+  getgroup: 'GET',
+  getmessage: 'GET',
+  getmembers: 'GET',
+  getsubgroups: 'GET',
+  getdatabases: 'GET',
 } as const satisfies Record<string, 'GET' | 'POST'>;
 
 export type OperationName = keyof typeof OPERATIONS;
@@ -31,6 +39,7 @@ export type OperationName = keyof typeof OPERATIONS;
 /** The operations that answer a paged list. */
 export const LIST_OPERATIONS = [
   'getactivitylog', 'gettopics', 'gettopic', 'getmessages', 'searcharchives', 'getchats', 'getchathistory', 'getdrafts',
+  'getsubs', 'getmembers', 'getsubgroups', 'getdatabases',
 ] as const satisfies readonly OperationName[];
 
 export function isOperation(name: string): name is OperationName {
@@ -69,4 +78,10 @@ export const OPERATION_PARAMS: Record<OperationName, readonly string[]> = {
   getdrafts: [...GROUP, ...PAGING],
   deletedraft: ['draft_id'],
   logout: [],
+  getsubs: [...PAGING],
+  getgroup: [...GROUP],
+  getmessage: [...GROUP, 'message_id', 'msg_num'],
+  getmembers: [...GROUP, ...PAGING],
+  getsubgroups: [...GROUP, ...PAGING],
+  getdatabases: [...GROUP, ...PAGING],
 };

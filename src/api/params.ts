@@ -62,3 +62,9 @@ export interface AttachmentInput {
   content: Buffer | Uint8Array | string;
   mediaType?: string;
 }
+
+/** Our extensions (docs/protocol.md "Extensions"). */
+export type GetSubsParams = ListParams & ExtendedParam;
+export type GetGroupParams = GroupRef & ExtendedParam;
+export type GetMessageParams = ExtendedParam & ({ message_id: Id } | (GroupRef & { msg_num: number }));
+export type GroupListParams = GroupRef & ListParams & ExtendedParam;

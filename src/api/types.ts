@@ -127,8 +127,8 @@ export interface Subscription {
   [field: string]: unknown;
 }
 
-export interface MemberInfo extends Subscription {
-  object: 'member_info';
+/** What member_info adds to a subscription (spec 2.5). */
+export interface MemberInfoFields {
   group_name: string;
   profile_photo_url: string;
   signature: string;
@@ -141,6 +141,25 @@ export interface MemberInfo extends Subscription {
   nice_group_name: string;
   most_recent_message: Timestamp;
   perms: Perms;
+}
+
+export interface MemberInfo extends Subscription, MemberInfoFields {
+  object: 'member_info';
+}
+
+/**
+ * An item of `getsubs` (our extension, docs/protocol.md "Extensions"): the caller's subscription with
+ * the member_info additions, so that its group's name and the caller's perms there come with it.
+ */
+export interface GroupSubscription extends Subscription, MemberInfoFields {
+  object: 'subscription';
+}
+
+/** An item of `getdatabases` (our extension): the local service has none; the real service's fields are not shown. */
+export interface Database {
+  object: string;
+  id: Id;
+  [field: string]: unknown;
 }
 
 /**

@@ -2,6 +2,7 @@ import { isOperation, LIST_OPERATIONS, OPERATION_PARAMS, OPERATIONS, type Operat
 import { nearestName } from '../config/nearest-name.js';
 import type { WireParams } from '../api/transport.js';
 import { CLIENT_HELP, CLIENT_OPTIONS, clientFromFlags, type ClientFlagName, type ClientFlags } from './client-options.js';
+import { lookUpGroup } from './group-lookup.js';
 import { EXIT, formatJson, writeOut } from './output.js';
 import { callRaw, callRawAll } from './raw-call.js';
 import { UsageError } from './usage-error.js';
@@ -15,6 +16,8 @@ api OPERATION --help' lists them), unless --unchecked is given. POST operations 
 themselves.
 
 Options:
+  --group NAME|ID          the group, by name or id: looked up in your subscriptions (getsubs) and sent
+                           as group_id; a group you are not subscribed to is sent as group_name
   --extended               add extended=true (the answer becomes [result, user])
   --unchecked              send every parameter as given, also names groupwire does not know (a parameter
                            a newer service takes: the spec lets services add optional ones)
@@ -29,6 +32,8 @@ ${wrap(Object.keys(OPERATIONS).filter((op) => op !== 'downloadarchives'), '  ')}
 
 Examples:
   groupwire api getchats --group_name demo
+  groupwire api getmessage --group demo --msg_num 1
+  groupwire api getsubs
   groupwire api getchathistory --chat_id 42 --all
   groupwire api newchat --group_name demo --subject lunch --desc 'Where to eat'
 `;
@@ -55,6 +60,8 @@ interface ApiArgs {
   extended: boolean;
   all: boolean;
   unchecked: boolean;
+  /** `--group`: a name or id, looked up before the call (group-lookup.ts). */
+  group?: string;
 }
 
 /** Free-form `--name value` pairs: parsed by hand, as parseArgs needs the names in advance. */
@@ -90,6 +97,11 @@ export function parseApiArgs(args: string[]): ApiArgs {
       result.client[name as ClientFlagName] = value;
       continue;
     }
+    if (name === 'group') {
+      if (result.group !== undefined) throw new UsageError('--group is given twice');
+      result.group = value;
+      continue;
+    }
     // Names are checked against the operation's once it is known (checkParamNames).
     if (Object.hasOwn(result.params, name)) throw new UsageError(`--${name} is given twice`);
     result.params[name] = value;
@@ -103,6 +115,12 @@ export function parseApiArgs(args: string[]): ApiArgs {
     throw new UsageError(`--all pages through list operations only (${LIST_OPERATIONS.join(', ')}); ${operation} is not one`);
   }
   if (result.all && result.extended) throw new UsageError('--all and --extended do not go together');
+  if (result.group !== undefined) {
+    if (!OPERATION_PARAMS[operation].includes('group_id')) throw new UsageError(`${operation} takes no group (--group)`);
+    if (result.params.group_id !== undefined || result.params.group_name !== undefined) {
+      throw new UsageError('give --group, or --group_id / --group_name, not both');
+    }
+  }
   if (!result.unchecked) checkParamNames(operation, Object.keys(result.params));
   return { ...result, operation };
 }
@@ -135,6 +153,7 @@ export async function apiCommand(args: string[]): Promise<number> {
   if (parsed.extended) params.extended = 'true';
   const client = clientFromFlags(parsed.client);
   try {
+    if (parsed.group !== undefined) Object.assign(params, await lookUpGroup(client, parsed.group));
     if (parsed.all) {
       writeOut(formatJson(await callRawAll(client, operation, { limit: 100, ...params })));
     } else {

@@ -5,6 +5,7 @@ import { archiveCommand } from './archive-command.js';
 import { chatCommand } from './chat-command.js';
 import { CommandUsageError, inCommand } from './command.js';
 import { demo } from './demo.js';
+import { groupsCommand } from './groups-command.js';
 import { logoutCommand } from './logout-command.js';
 import { EXIT, redact, reportError } from './output.js';
 import { newPluginCommand } from './new-plugin-command.js';
@@ -32,13 +33,14 @@ Commands:
   demo       the demo: local service, demo bot and a scripted member (what npm start runs)
   serve      run the local Group Discussion Service (HTTPS and WSS)
   api        call any operation and print its JSON answer (groupwire api getchats --group_name demo)
+  groups     the groups you are subscribed to: names, ids, your standing
   archive    download a group's archive as an mbox, or search it (archive download | archive search)
   activity   a group's activity log (moderators)
   topics     a group's topics
   transcript a chat's transcript for a period, from the logger's files or the service (transcript export)
   logout     end the session of an API token (GROUPWIRE_TOKEN or --token)
 
-The client commands (api, archive, activity, topics, transcript export, logout) find the service and log in from flags or the
+The client commands (api, groups, archive, activity, topics, transcript export, logout) find the service and log in from flags or the
 environment: GROUPWIRE_URL, GROUPWIRE_CA_FILE, and GROUPWIRE_EMAIL with GROUPWIRE_PASSWORD, or
 GROUPWIRE_TOKEN. Without GROUPWIRE_URL they (and chat) use the demo or serve running from this
 directory (.groupwire/demo.json). Exit codes: 0 done, 1 an error from the service (or the network,
@@ -60,6 +62,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'test-plugin': testPluginCommand,
   chat: chatCommand,
   api: apiCommand,
+  groups: groupsCommand,
   archive: archiveCommand,
   activity: activityCommand,
   topics: topicsCommand,

@@ -10,6 +10,7 @@ import { CLIENT_HELP, CLIENT_OPTIONS, clientFromFlags, type ClientFlags } from '
 import { CommandUsageError, inCommand, oneOf, parseFlags } from './command.js';
 import { EXIT, writeErr, writeOut } from './output.js';
 import { UsageError } from './usage-error.js';
+import { groupNameOf } from './group-lookup.js';
 
 export const TRANSCRIPT_HELP = `Usage: groupwire transcript <subcommand> [options]
 
@@ -164,7 +165,9 @@ export async function exportTranscript(options: ExportOptions): Promise<ExportRe
   try {
     const chat = await findServiceChat(client, options.chat, options.group);
     const messages = await historyOf(client, chat.id, period);
-    const meta = { group: options.group ?? String(chat.group_id), chat: chat.subject, period: periodText, timeZone: options.timeZone };
+    // Named by a chat id alone: the heading names the group as the caller knows it (getsubs), not by its id.
+    const group = options.group ?? (await groupNameOf(client, String(chat.group_id))) ?? String(chat.group_id);
+    const meta = { group, chat: chat.subject, period: periodText, timeZone: options.timeZone };
     const stored = messages.map((message) => ({ message, line: JSON.stringify(message) }));
     return { text: renderTranscript(stored, format, meta, render), count: stored.length, source: 'service', chat: chat.subject, notes: [] };
   } finally {

@@ -1,4 +1,7 @@
-/** The error types of spec part 7. */
+/**
+ * The error types of spec part 7, and `group_not_found`, which the real service answers (field notes)
+ * and our extension operations use for a group that does not exist (docs/protocol.md "Extensions").
+ */
 export type ErrorType =
   | 'unauthorized_error'
   | 'bad_request'
@@ -8,7 +11,8 @@ export type ErrorType =
   | 'inadequate_permissions'
   | 'invalid_value'
   | 'server'
-  | 'bad_csrf';
+  | 'bad_csrf'
+  | 'group_not_found';
 
 /**
  * An error answered as the spec's error object. The spec reports errors with HTTP 400 and too many

@@ -4,12 +4,14 @@ import { archiveOperations } from './routes/archives.js';
 import { chatOperations } from './routes/chats.js';
 import { downloadOperations } from './routes/download.js';
 import { draftOperations } from './routes/drafts.js';
+import { groupOperations } from './routes/groups.js';
 import { searchOperations } from './routes/search.js';
 import { sessionOperations } from './routes/session.js';
 
 /**
  * Every operation of the described interface (login is handled by the HTTP layer itself), and our
- * extension `logout` (docs/protocol.md).
+ * extensions (docs/protocol.md "Extensions"): `logout`, the group calls every public client makes
+ * first (getsubs, getgroup, getmembers, getsubgroups, getdatabases) and getmessage.
  */
 export const ALL_OPERATIONS: Operation[] = [
   ...activityOperations,
@@ -19,4 +21,5 @@ export const ALL_OPERATIONS: Operation[] = [
   ...chatOperations,
   ...draftOperations,
   ...sessionOperations,
+  ...groupOperations,
 ];

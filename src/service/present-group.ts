@@ -2,13 +2,14 @@ import { isoTime } from './clock.js';
 import { wireId } from './ids.js';
 import type { Group } from './model.js';
 import type { Store } from './store.js';
+import { parentGroupOf } from './subgroups.js';
 
 /** An unset time, as the real service writes it. */
 export const UNSET_TIME = '0001-01-01T00:00:00Z';
 
 /**
  * The group settings of spec 2.6 that the local service does not act on (it sends no mail, has no
- * wiki, calendar, photos, polls, subgroups, reposts or billing). Each is answered with the value that
+ * wiki, calendar, photos, polls, reposts or billing). Each is answered with the value that
  * describes what the service actually does, so a client reading them is not misled: nothing is
  * moderated or closed after some days (0 = never), HTML is accepted, attachments are kept, replies go
  * to the group, every subscription is single-message delivery of all messages with large attachments.
@@ -107,7 +108,7 @@ export function presentGroup(store: Store, group: Group, baseUrl: string, perms:
     icon_url: '',
     has_cover_photo: false,
     has_icon: false,
-    parent_group_id: wireId('0'),
+    parent_group_id: wireId(parentGroupOf(store, group)?.id ?? '0'),
     org_id: wireId('0'),
     sticky_wiki_page_id: wireId('0'),
     subgroupcategoryid: wireId('0'),

@@ -1,6 +1,6 @@
 import type { Caller } from './auth.js';
 import type { GroupScope, ServiceCore } from './core.js';
-import { badRequest, type ApiError } from './errors.js';
+import { ApiError, badRequest } from './errors.js';
 import type { Chat, Group } from './model.js';
 import type { Params } from './params.js';
 import { computePerms, seesGroup } from './perms.js';
@@ -34,6 +34,24 @@ export function seenGroupScope(core: ServiceCore, params: Params, caller: Caller
     throw badRequest(params.string('group_id') ? 'invalid group_id' : 'invalid group_name');
   }
   return scope;
+}
+
+/**
+ * The group an extension operation names (docs/protocol.md "Extensions"): as core.groupScope, except
+ * that a named group that does not exist, or that the caller may not see, is `group_not_found` (the type
+ * the real service answers) with the same extra, `invalid group_id` / `invalid group_name`. Naming none,
+ * or both, stays `bad_request`.
+ */
+export function foundGroupScope(core: ServiceCore, params: Params, caller: Caller): GroupScope {
+  try {
+    return core.groupScope(params, caller);
+  } catch (error) {
+    const named = params.has('group_id') || params.has('group_name');
+    if (named && error instanceof ApiError && error.type === 'bad_request' && /^invalid group_(id|name)$/.test(error.extra)) {
+      throw new ApiError('group_not_found', error.extra);
+    }
+    throw error;
+  }
 }
 
 export interface ChatAccess {

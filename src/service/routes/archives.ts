@@ -1,5 +1,5 @@
 import type { Caller } from '../auth.js';
-import { seenScope } from '../visibility.js';
+import { foundGroupScope, seenScope } from '../visibility.js';
 import type { GroupScope, ServiceCore } from '../core.js';
 import { badRequest } from '../errors.js';
 import type { Message, Topic } from '../model.js';
@@ -62,6 +62,27 @@ function messagesOf(core: ServiceCore, groupId: string): Message[] {
   return core.store.messagesByGroup.get(groupId) ?? [];
 }
 
+/**
+ * `getmessage`, our extension (docs/protocol.md "Extensions"): one message by `message_id`, or by the
+ * group (`group_id` / `group_name`) and its `msg_num`. A message of a group the caller may not see
+ * answers as an unknown one, as gettopic does.
+ */
+function oneMessage(core: ServiceCore, params: Params, caller: Caller): Message {
+  if (params.has('message_id')) {
+    const message = core.store.messages.get(params.requiredId('message_id'));
+    const scope = seenScope(core, message && core.store.groups.get(message.groupId), caller, () => badRequest('invalid message_id'));
+    core.require(scope, 'archives_visible');
+    return message!;
+  }
+  if (!params.has('msg_num')) throw badRequest('invalid message_id');
+  const scope = foundGroupScope(core, params, caller);
+  core.require(scope, 'archives_visible');
+  const msgNum = params.integer('msg_num', 1);
+  const message = messagesOf(core, scope.group.id).find((m) => m.msgNum === msgNum);
+  if (!message) throw badRequest('invalid msg_num');
+  return message;
+}
+
 export const archiveOperations: Operation[] = [
   defineOp('gettopics', 'GET', ({ core, params, caller }) => {
     if (params.has('group_id') || params.has('group_name')) {
@@ -121,4 +142,6 @@ export const archiveOperations: Operation[] = [
       cover_photo_url: '',
     });
   }),
+
+  defineOp('getmessage', 'GET', ({ core, params, caller }) => core.present.message(oneMessage(core, params, caller))),
 ];
