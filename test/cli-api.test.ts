@@ -132,14 +132,14 @@ describe('groupwire api', () => {
 
 describe('--help', () => {
   it('exits 0 with the usage of every command and subcommand', async () => {
-    const commands = [[], ['api'], ['archive'], ['archive', 'download'], ['archive', 'search'], ['activity'], ['topics'], ['serve']];
+    const commands = [[], ['api'], ['archive'], ['archive', 'download'], ['archive', 'search'], ['activity'], ['topics'], ['groups'], ['serve']];
     const results = await Promise.all(commands.map((command) => runCli([...command, '--help'], cleanEnv())));
     results.forEach((result, index) => {
       const name = ['groupwire', ...commands[index]!].join(' ');
       expect(result.code, name).toBe(0);
       expect(result.stdout.startsWith(`Usage: ${name === 'groupwire' ? 'groupwire <command>' : name}`), result.stdout).toBe(true);
     });
-    expect(results[0]!.stdout).toMatch(/api .*\n.*archive .*\n.*activity .*\n.*topics /);
+    expect(results[0]!.stdout).toMatch(/api .*\n.*groups .*\n.*archive .*\n.*activity .*\n.*topics /);
     expect(results[1]!.stdout).toContain('GROUPWIRE_TOKEN');
     const short = await runCli(['topics', '-h'], cleanEnv());
     expect(short.code).toBe(0);

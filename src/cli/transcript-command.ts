@@ -192,14 +192,24 @@ async function findServiceChat(client: GroupsClient, chat: string, group: string
     // Without a group only an id can be looked up: its history answers whether it is one.
     const page = await client.getChatHistory({ chat_id: chat, limit: 1 }).catch(() => undefined);
     if (!page) throw new UsageError(`--chat ${chat}: no chat with that id (name a subject together with --group)`);
-    return { id: chat, subject: chat, group_id: page.data[0]?.group_id ?? '' };
+    const groupId = page.data[0]?.group_id ?? '';
+    // Its subject, for the heading, from its group's chat list (the id stands in when that fails).
+    const listed = groupId === '' ? undefined : await findInGroup(client, { group_id: groupId }, chat).catch(() => undefined);
+    return listed ?? { id: chat, subject: chat, group_id: groupId };
   }
+  const found = await findInGroup(client, { group_name: group }, chat);
+  if (!found) throw new UsageError(`group ${group} has no chat ${chat}`);
+  return found;
+}
+
+/** The chat with this id or subject among the group's chats, open or closed. */
+async function findInGroup(client: GroupsClient, group: { group_name: string } | { group_id: string }, chat: string): Promise<Chat | undefined> {
   for (const showClosed of [false, true]) {
-    for await (const found of client.paginate<Chat>('getchats', { group_name: group, show_closed: showClosed, limit: 100 })) {
+    for await (const found of client.paginate<Chat>('getchats', { ...group, show_closed: showClosed, limit: 100 })) {
       if (found.id === chat || found.subject === chat) return found;
     }
   }
-  throw new UsageError(`group ${group} has no chat ${chat}`);
+  return undefined;
 }
 
 /** The chat's messages of the period, oldest first (read newest first, stopping before the period). */
