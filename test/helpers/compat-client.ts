@@ -29,7 +29,7 @@ export class CompatClient {
   constructor(private readonly svc: TestService) {}
 
   async send(method: 'GET' | 'POST', path: string, params: Record<string, string | number> = {}, options: { headers?: Record<string, string>; body?: string } = {}): Promise<CompatAnswer> {
-    const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
     const target = `/api/v1/${path}${query ? `?${query}` : ''}`;
     this.requests.push(`${method} ${target}`);
     const headers: Record<string, string> = { ...options.headers };
