@@ -14,7 +14,7 @@ import { DEMO_FILE } from './chat-command.js';
 import { demoFileHolder, removeOwnDemoFile, writeDemoFile } from './demo-file.js';
 import { demoState, orphanedState, savedConversation, shown, startOver, type DemoState } from './demo-state.js';
 import { DemoView } from './demo-view.js';
-import { ignoreHangup, stopOnSignal } from './serve.js';
+import { ignoreHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
 
 const SCRIPT = ['Hi everyone! Is the demo bot around?', '!ping', '!help'];

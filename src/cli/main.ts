@@ -1,22 +1,6 @@
 #!/usr/bin/env node
-import { activityCommand } from './activity-command.js';
-import { apiCommand } from './api-command.js';
-import { archiveCommand } from './archive-command.js';
-import { chatCommand } from './chat-command.js';
 import { CommandUsageError, inCommand } from './command.js';
-import { demo } from './demo.js';
-import { groupsCommand } from './groups-command.js';
-import { logoutCommand } from './logout-command.js';
 import { EXIT, redact, reportError } from './output.js';
-import { newPluginCommand } from './new-plugin-command.js';
-import { pluginsCommand } from './plugins-command.js';
-import { reloadCommand } from './reload-command.js';
-import { checkCommand, runCommand } from './run-command.js';
-import { serve } from './serve.js';
-import { statusCommand } from './status-command.js';
-import { testPluginCommand } from './test-plugin-command.js';
-import { topicsCommand } from './topics-command.js';
-import { transcriptCommand } from './transcript-command.js';
 import { UsageError } from './usage-error.js';
 
 const HELP = `Usage: groupwire <command> [options]
@@ -49,32 +33,44 @@ or the demo is not running), 2 a usage mistake.
 Run 'groupwire <command> --help' for a command's options.
 `;
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
-  serve: async (args) => {
-    await serve(args);
-    return EXIT.ok;
+type Command = (args: string[]) => Promise<number>;
+
+/**
+ * Each command's module is loaded when that command runs (#20): `groupwire run` against a remote
+ * service loads no part of the local service, `groupwire api` no part of the supervisor.
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => {
+    const { serve } = await import('./serve.js');
+    return async (args) => {
+      await serve(args);
+      return EXIT.ok;
+    };
   },
-  demo,
-  run: runCommand,
-  check: checkCommand,
-  plugins: pluginsCommand,
-  'new-plugin': newPluginCommand,
-  'test-plugin': testPluginCommand,
-  chat: chatCommand,
-  api: apiCommand,
-  groups: groupsCommand,
-  archive: archiveCommand,
-  activity: activityCommand,
-  topics: topicsCommand,
-  transcript: transcriptCommand,
-  logout: logoutCommand,
-  status: statusCommand,
-  reload: reloadCommand,
+  demo: async () => (await import('./demo.js')).demo,
+  run: async () => (await import('./run-command.js')).runCommand,
+  check: async () => (await import('./run-command.js')).checkCommand,
+  plugins: async () => (await import('./plugins-command.js')).pluginsCommand,
+  'new-plugin': async () => (await import('./new-plugin-command.js')).newPluginCommand,
+  'test-plugin': async () => (await import('./test-plugin-command.js')).testPluginCommand,
+  chat: async () => (await import('./chat-command.js')).chatCommand,
+  api: async () => (await import('./api-command.js')).apiCommand,
+  groups: async () => (await import('./groups-command.js')).groupsCommand,
+  archive: async () => (await import('./archive-command.js')).archiveCommand,
+  activity: async () => (await import('./activity-command.js')).activityCommand,
+  topics: async () => (await import('./topics-command.js')).topicsCommand,
+  transcript: async () => (await import('./transcript-command.js')).transcriptCommand,
+  logout: async () => (await import('./logout-command.js')).logoutCommand,
+  status: async () => (await import('./status-command.js')).statusCommand,
+  reload: async () => (await import('./reload-command.js')).reloadCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
-  if (command !== undefined && Object.hasOwn(COMMANDS, command)) return inCommand(command, () => COMMANDS[command]!(args));
+  if (command !== undefined && Object.hasOwn(COMMANDS, command)) {
+    const run = await COMMANDS[command]!();
+    return inCommand(command, () => run(args));
+  }
   switch (command) {
     case undefined:
     case '-h':

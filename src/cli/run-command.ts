@@ -9,13 +9,11 @@ import { describeRefusal } from '../supervisor/login-wait.js';
 import type { ReloadOutcome } from '../supervisor/reload-plan.js';
 import { sayOnStderr } from '../supervisor/stderr-sink.js';
 import { announceLocalService } from './demo-file.js';
-import { runWorker } from './run-worker.js';
 import { planUnits } from '../coordination/units.js';
-import { redactRedisUrl } from '../coordination/redis-connection.js';
 import { ConfigError } from '../config/yaml-source.js';
 import { redact } from './output.js';
 import { DEMO_FILE } from './service-address.js';
-import { onHangup, stopOnSignal } from './serve.js';
+import { onHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
 
 export const RUN_HELP = `Usage: groupwire run [bots.yaml]
@@ -74,7 +72,8 @@ export async function runCommand(args: string[]): Promise<number> {
   // The status page lists the last warnings and errors: they are taken off the log lines as written.
   const errors = new RecentErrors();
   const log = createLogger({ level: options.logLevel ?? loaded.config.log.level, pretty: loaded.config.log.pretty, tee: errors });
-  if (loaded.config.coordination) return runWorker(loaded, options.file, log, errors);
+  // Redis and the worker are loaded only for a bots.yaml that names them (#20).
+  if (loaded.config.coordination) return (await import('./run-worker.js')).runWorker(loaded, options.file, log, errors);
   // A SIGHUP while the bots start is said and ignored; from the moment they run it reloads bots.yaml.
   let reload: (() => Promise<ReloadOutcome>) | undefined;
   onHangup(() => {
@@ -139,6 +138,7 @@ export async function checkCommand(args: string[]): Promise<number> {
   if (coordination) {
     const { units, problems } = planUnits(loaded, plugins, planGateways(loaded, plugins).gateways);
     if (problems.length > 0) throw new ConfigError(problems);
+    const { redactRedisUrl } = await import('../coordination/redis-connection.js');
     summary.push(`  workers share ${units.length} unit(s) through Redis (${redactRedisUrl(coordination.redis)}, leases of ${coordination.lease_seconds} s): ${units.map((unit) => unit.id).join(', ')}`);
   }
   const ops = loaded.config.ops;

@@ -3,7 +3,7 @@ import { configPath, type LoadedConfig } from '../config/bots-config.js';
 import { Worker } from '../coordination/worker.js';
 import { Operations } from '../ops/operations.js';
 import type { RecentErrors } from '../ops/recent-errors.js';
-import { onHangup, stopOnSignal } from './serve.js';
+import { onHangup, stopOnSignal } from './signals.js';
 
 /**
  * `groupwire run` of a bots.yaml with `coordination:`: this process is one worker of several sharing

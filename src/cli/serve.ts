@@ -8,7 +8,8 @@ import { parseRateLimit } from '../service/rate-limit.js';
 import { readSeedFile } from '../service/seed.js';
 import { announceLocalService, removeOwnDemoFile } from './demo-file.js';
 import { DEMO_FILE } from './service-address.js';
-import { sayOnStderr, StderrSink } from '../supervisor/stderr-sink.js';
+import { StderrSink } from '../supervisor/stderr-sink.js';
+import { ignoreHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
 
 export const SERVE_HELP = `Usage: groupwire serve [options]
@@ -114,46 +115,4 @@ export async function serve(args: string[], announce: (service: LocalService) =>
 
 function printReadyLine(service: LocalService): void {
   process.stdout.write(`${JSON.stringify({ base_url: service.baseUrl, ca_file: service.caFile ?? null, admin_token: service.adminToken })}\n`);
-}
-
-/** What a SIGHUP does to serve and the demo: nothing but a line saying so (see ignoreHangup; groupwire run reloads). */
-export type HangupNotice = (message: string) => void;
-
-const HANGUP_MESSAGE = 'SIGHUP ignored: this command does not reload its configuration (groupwire run does); restart it to apply changes';
-let hangupIgnored = false;
-
-/**
- * SIGHUP would end the process (Node's default): a closed terminal, or `kill -HUP` sent by habit to
- * ask for a reload, would drop every socket. serve and the demo say so and ignore it. `notice`
- * defaults to a line on stderr; commands with a logger pass it. Installed once per process.
- */
-export function ignoreHangup(notice: HangupNotice = (message) => sayOnStderr(`groupwire: ${message}`), message = HANGUP_MESSAGE): void {
-  if (hangupIgnored) return;
-  hangupIgnored = true;
-  process.on('SIGHUP', () => notice(message));
-}
-
-/** SIGHUP runs `handler` (`groupwire run` reloads bots.yaml) instead of being ignored. Installed once per process. */
-export function onHangup(handler: () => void): void {
-  if (hangupIgnored) return;
-  hangupIgnored = true;
-  process.on('SIGHUP', handler);
-}
-
-/**
- * Resolves after the first SIGINT/SIGTERM has been handled; a second signal exits at once. SIGHUP is
- * ignored (ignoreHangup), with `notice` if none was installed yet.
- */
-export function stopOnSignal(stop: () => Promise<void>, notice?: HangupNotice): Promise<void> {
-  ignoreHangup(notice);
-  return new Promise((resolve, reject) => {
-    let stopping = false;
-    const onSignal = () => {
-      if (stopping) process.exit(130);
-      stopping = true;
-      stop().then(resolve, reject);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
 }

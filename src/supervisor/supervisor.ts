@@ -5,7 +5,6 @@ import { configPath, type BotConfig, type LoadedConfig } from '../config/bots-co
 import { loadPlugins, type LoadedPlugin } from '../config/plugin-loader.js';
 import { ConfigError } from '../config/yaml-source.js';
 import { LocalService } from '../service/local-service.js';
-import { readSeedFile } from '../service/seed.js';
 import { join } from 'node:path';
 import { describeEndpoint, planGateways, type PlannedGateway } from '../gateway/gateway-plan.js';
 import { GatewayRouter } from '../gateway/gateway-router.js';
@@ -84,7 +83,8 @@ export class Supervisor {
       supervisor.service = await LocalService.start({
         port: embedded?.port ?? 0,
         idStyle: embedded?.ids,
-        seed: embedded?.seed ? await readSeedFile(configPath(loaded, embedded.seed)) : 'demo',
+        // The seed reader is the service's: loaded only for an embedded service (#20).
+        seed: embedded?.seed ? await (await import('../service/seed.js')).readSeedFile(configPath(loaded, embedded.seed)) : 'demo',
         statePath: embedded?.state ? configPath(loaded, embedded.state) : undefined,
         logger: options.log.child({ component: 'local-service' }),
       });
