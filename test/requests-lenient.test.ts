@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CompatClient, parseMbox, unzipAll } from './helpers/compat-client.js';
 import { call, loginAs, send, startTestService, type Session, type TestService } from './helpers/service.js';
 
 /**
@@ -102,5 +103,41 @@ describe('a Cookie header made of whole Set-Cookie strings', () => {
       expect(answer.status, cookie).toBe(200);
       expect(answer.body.object).toBe('list');
     }
+  });
+});
+
+describe('what public clients send or read that our first reading did not expect', () => {
+  it('sort_field=activity for topics (a digest client) and sort_field=group for subscriptions (a report script)', async () => {
+    const topics = await send(svc, '/api/v1/gettopics?group_name=demo&limit=100&sort_field=activity', 'GET', { cookie: bob.cookie });
+    expect(topics.status).toBe(200);
+    const byActivity = await call(svc, 'gettopics', { group_name: 'demo', limit: 100, sort_field: 'most_recent_message' }, { auth: bob });
+    expect(topics.body.data.map((t: { id: unknown }) => t.id)).toEqual(byActivity.body.data.map((t: { id: unknown }) => t.id));
+    const subs = await send(svc, '/api/v1/getsubs?limit=100&sort_field=group&page_token=0', 'POST', { cookie: bob.cookie });
+    expect(subs.status).toBe(200);
+    expect(subs.body.data.map((s: { group_name: string }) => s.group_name)).toEqual(['demo']);
+  });
+
+  it('times are written with nanoseconds and a numeric offset, as the real service writes them', async () => {
+    const messages = await call(svc, 'getmessages', { group_name: 'demo', limit: 1 }, { auth: bob });
+    const created: string = messages.body.data[0].created;
+    expect(created).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}\+00:00$/);
+    // What a client that reads the offset from the last six characters gets.
+    expect(created.slice(-6)).toBe('+00:00');
+    expect(Date.parse(created)).toBe(Date.parse(`${created.slice(0, 23)}Z`));
+  });
+
+  it('downloadarchives takes an end_time (a connector sends it) and keeps the messages up to it', async () => {
+    const all = await call(svc, 'getmessages', { group_name: 'demo', limit: 100, sort_dir: 'asc' }, { auth: bob });
+    const cut = all.body.data[2].created;
+    // The zip is bytes: read through the compatibility suite's client, as alice (bob and carol used their day above).
+    const client = new CompatClient(svc);
+    client.auth.cookie = (await loginAs(svc, 'alice')).cookie;
+    const answer = await client.send('GET', 'downloadarchives', { group_name: 'demo', end_time: cut });
+    expect(answer.status).toBe(200);
+    const mbox = parseMbox((await unzipAll(answer.body)).get('messages.mbox')!.toString('utf8'));
+    expect(mbox.map((entry) => entry.headers.get('subject'))).toEqual(all.body.data.slice(0, 3).map((m: { subject: string }) => m.subject));
+    const mo = await loginAs(svc, 'mo');
+    const bad = await send(svc, '/api/v1/downloadarchives?group_name=demo&end_time=yesterday', 'GET', { cookie: mo.cookie });
+    expect(bad.body).toEqual({ object: 'error', type: 'bad_request', extra: 'invalid end_time format' });
   });
 });

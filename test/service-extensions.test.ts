@@ -143,6 +143,31 @@ describe('getmembers', () => {
   });
 });
 
+describe('getmembers type and searchmembers (admin clients)', () => {
+  const names = (list: { data: Array<{ user_name: string }> }) => list.data.map((m) => m.user_name).sort();
+
+  it('type picks mods, members, banned (for those who may ban), and no pending or bouncing members', async () => {
+    expect(names(ok(await call(svc, 'getmembers', { group_name: 'demo', type: 'mods', limit: 100 }, { auth: mo })))).toEqual(['alice', 'mo']);
+    expect(names(ok(await call(svc, 'getmembers', { group_name: 'demo', type: 'members', limit: 100 }, { auth: mo }))))
+      .toEqual(['alice', 'bob', 'bot', 'carol', 'mo']);
+    expect(names(ok(await call(svc, 'getmembers', { group_name: 'demo', type: 'banned', limit: 100 }, { auth: mo })))).toEqual(['dave']);
+    for (const type of ['pending', 'bouncing']) {
+      expect(ok(await call(svc, 'getmembers', { group_name: 'demo', type, page_token: 0 }, { auth: mo, method: 'POST', csrf: false }))).toMatchObject({ total_count: 0, data: [] });
+    }
+    expectError(await call(svc, 'getmembers', { group_name: 'demo', type: 'banned' }, { auth: bob }), 'inadequate_permissions', 'ban_members');
+    expectError(await call(svc, 'getmembers', { group_name: 'demo', type: 'everyone' }, { auth: mo }), 'invalid_value', 'type');
+  });
+
+  it('searchmembers finds by name for anyone who sees the members, by address only for moderators', async () => {
+    const byName = ok(await call(svc, 'searchmembers', { group_name: 'demo', q: 'carol' }, { auth: bob }));
+    expect(byName.data).toEqual([expect.objectContaining({ object: 'member_info', user_name: 'carol', email: '', extra_member_data: [] })]);
+    expect(ok(await call(svc, 'searchmembers', { group_name: 'demo', q: 'carol@example' }, { auth: bob })).data).toEqual([]);
+    const byAddress = ok(await call(svc, 'searchmembers', { group_name: 'demo', q: 'CAROL@example.com' }, { auth: mo, method: 'POST', csrf: false }));
+    expect(byAddress.data.map((m: { email: string; user_id: unknown }) => [m.email, typeof m.user_id])).toEqual([['carol@example.com', 'number']]);
+    expectError(await call(svc, 'searchmembers', { group_name: 'nosuch', q: 'x' }, { auth: mo }), 'group_not_found', 'invalid group_name');
+  });
+});
+
 describe('getsubgroups and getdatabases', () => {
   it('lists the subgroups the caller may see', async () => {
     const forBob = ok(await call(svc, 'getsubgroups', { group_name: 'demo' }, { auth: bob }));

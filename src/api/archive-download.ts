@@ -56,7 +56,8 @@ export function formatStartTime(value: string | Date): string {
  */
 export async function downloadArchiveToFile(client: ClientAccess, params: DownloadArchivesParams, options: DownloadOptions): Promise<DownloadResult> {
   const out = await prepareArchiveDestination(options.out, defaultZipName(params));
-  const wire: WireParams = { ...params, start_time: params.start_time === undefined ? undefined : formatStartTime(params.start_time) };
+  const time = (value: string | Date | undefined) => (value === undefined ? undefined : formatStartTime(value));
+  const wire: WireParams = { ...params, start_time: time(params.start_time), end_time: time(params.end_time) };
   const response = await client.run('downloadarchives', 'GET', async (): Promise<RawResponse> => {
     const answer = await client.transport.send('downloadarchives', 'GET', wire, client.authHeaders());
     const contentType = String(answer.headers['content-type'] ?? '');

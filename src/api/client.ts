@@ -262,8 +262,12 @@ export class GroupsClient {
   getMessage<Q extends P.GetMessageParams>(params: Q) {
     return this.call<Extended<Q, Message>>('getmessage', params);
   }
-  getMembers<Q extends P.GroupListParams>(params: Q) {
+  getMembers<Q extends P.GetMembersParams>(params: Q) {
     return this.call<Extended<Q, List<MemberInfo>>>('getmembers', params);
+  }
+  /** Members whose name (or, for moderators, address) contains `q`. */
+  searchMembers<Q extends P.SearchMembersParams>(params: Q) {
+    return this.call<Extended<Q, List<MemberInfo>>>('searchmembers', params);
   }
   getSubgroups<Q extends P.GroupListParams>(params: Q) {
     return this.call<Extended<Q, List<Group>>>('getsubgroups', params);

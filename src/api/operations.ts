@@ -2,7 +2,7 @@
  * Every operation of the described interface with its method (spec part 4 and, for the draft
  * operations and search, docs/protocol.md), and our extensions (docs/protocol.md): `logout`
  * ("Authentication"; a real service may not have it) and the calls public clients make first
- * ("Extensions": getsubs, getgroup, getmessage, getmembers, getsubgroups, getdatabases). `login` is
+ * ("Extensions": getsubs, getgroup, getmessage, getmembers, searchmembers, getsubgroups, getdatabases). `login` is
  * handled by the session.
  */
 export const OPERATIONS = {
@@ -32,6 +32,7 @@ export const OPERATIONS = {
   getmembers: 'GET',
   getsubgroups: 'GET',
   getdatabases: 'GET',
+  searchmembers: 'GET',
 } as const satisfies Record<string, 'GET' | 'POST'>;
 
 export type OperationName = keyof typeof OPERATIONS;
@@ -39,7 +40,7 @@ export type OperationName = keyof typeof OPERATIONS;
 /** The operations that answer a paged list. */
 export const LIST_OPERATIONS = [
   'getactivitylog', 'gettopics', 'gettopic', 'getmessages', 'searcharchives', 'getchats', 'getchathistory', 'getdrafts',
-  'getsubs', 'getmembers', 'getsubgroups', 'getdatabases',
+  'getsubs', 'getmembers', 'getsubgroups', 'getdatabases', 'searchmembers',
 ] as const satisfies readonly OperationName[];
 
 export function isOperation(name: string): name is OperationName {
@@ -62,7 +63,7 @@ export const OPERATION_PARAMS: Record<OperationName, readonly string[]> = {
   gettopics: [...GROUP, ...PAGING],
   gettopic: ['topic_id', ...PAGING],
   getmessages: [...GROUP, ...PAGING],
-  downloadarchives: [...GROUP, 'start_msg_num', 'start_time'],
+  downloadarchives: [...GROUP, 'start_msg_num', 'start_time', 'end_time'],
   searcharchives: [...GROUP, ...PAGING, 'q', 'collapse_topics', 'exclude_sigs', 'start_date', 'end_date', 'preset_date_range'],
   newchat: [...GROUP, 'subject', 'desc'],
   updatechat: ['chat_id', 'subject', 'desc', 'is_closed'],
@@ -81,7 +82,8 @@ export const OPERATION_PARAMS: Record<OperationName, readonly string[]> = {
   getsubs: [...PAGING],
   getgroup: [...GROUP],
   getmessage: [...GROUP, 'message_id', 'msg_num'],
-  getmembers: [...GROUP, ...PAGING],
+  getmembers: [...GROUP, ...PAGING, 'type'],
   getsubgroups: [...GROUP, ...PAGING],
   getdatabases: [...GROUP, ...PAGING],
+  searchmembers: [...GROUP, ...PAGING, 'q', 'type'],
 };

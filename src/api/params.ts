@@ -40,6 +40,8 @@ export type DownloadArchivesParams = GroupRef & {
   start_msg_num?: number;
   /** `YYYY-MM-DDThh:mm:ssZ`; a Date is formatted so. */
   start_time?: string | Date;
+  /** Ours (docs/protocol.md "Archive download"): messages created at or before this time; a Date is formatted as start_time. */
+  end_time?: string | Date;
 };
 
 export type NewChatParams = GroupRef & ExtendedParam & { subject: string; desc: string };
@@ -68,3 +70,6 @@ export type GetSubsParams = ListParams & ExtendedParam;
 export type GetGroupParams = GroupRef & ExtendedParam;
 export type GetMessageParams = ExtendedParam & ({ message_id: Id } | (GroupRef & { msg_num: number }));
 export type GroupListParams = GroupRef & ListParams & ExtendedParam;
+/** `type`: `members`, `mods`, `banned` (for those who may ban), `pending`, `bouncing`. */
+export type GetMembersParams = GroupListParams & { type?: string };
+export type SearchMembersParams = GetMembersParams & { q: string };

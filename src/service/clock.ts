@@ -20,5 +20,7 @@ export class Clock {
 }
 
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  // As the real service writes them (field notes): nanoseconds and a numeric offset, here always UTC
+  // (`2026-11-25T21:53:46.557000000+00:00`). Public clients read the offset from the last six characters.
+  return new Date(ms).toISOString().replace(/Z$/, '000000+00:00');
 }

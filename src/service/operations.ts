@@ -11,7 +11,7 @@ import { sessionOperations } from './routes/session.js';
 /**
  * Every operation of the described interface (login is handled by the HTTP layer itself), and our
  * extensions (docs/protocol.md "Extensions"): `logout`, the group calls every public client makes
- * first (getsubs, getgroup, getmembers, getsubgroups, getdatabases) and getmessage.
+ * first (getsubs, getgroup, getmembers, searchmembers, getsubgroups, getdatabases) and getmessage.
  */
 export const ALL_OPERATIONS: Operation[] = [
   ...activityOperations,

@@ -11,6 +11,8 @@ import type { Params } from '../params.js';
 const TOPIC_SORT: SortSpec<Topic> = {
   fields: {
     most_recent_message: (t) => t.mostRecentMessage,
+    // `activity`: what a digest client sends (the real service takes it), the same order.
+    activity: (t) => t.mostRecentMessage,
     created: (t) => t.created,
     updated: (t) => t.updated,
     id: (t) => t.seq,

@@ -3,6 +3,8 @@ import type { GroupScope, ServiceCore } from '../core.js';
 import type { Group, Subscription } from '../model.js';
 import { defineOp, type Operation } from '../operation.js';
 import { listView, type SortSpec } from '../paging.js';
+import { invalidValue, noPermission } from '../errors.js';
+import type { Params } from '../params.js';
 import { seesGroup } from '../perms.js';
 import { subgroupsOf } from '../subgroups.js';
 import { foundGroupScope } from '../visibility.js';
@@ -40,13 +42,46 @@ const MEMBER_SORT = (core: ServiceCore): SortSpec<Subscription> => {
 /**
  * A member as another caller sees them: the e-mail address and the moderator notes only for those who
  * manage members (and the address for the member themself), so a member list is not an address harvest.
+ * `extra_member_data` (the real service's custom profile fields, read by admin clients) is empty here.
  */
 function memberView(core: ServiceCore, scope: GroupScope, sub: Subscription, caller: Caller): Record<string, unknown> {
   const view = core.present.subscription(sub, true);
   const manages = scope.perms.manage_members;
   if (!manages && sub.userId !== caller.user.id) view.email = '';
   if (!manages) view.moderator_notes = '';
+  view.extra_member_data = [];
   return view;
+}
+
+/** The kinds `type` picks in getmembers (admin clients send them); the local service has no pending or bouncing members. */
+const MEMBER_TYPES: Record<string, (sub: Subscription) => boolean> = {
+  members: (sub) => sub.role !== 'banned',
+  mods: (sub) => sub.role === 'owner' || sub.role === 'moderator',
+  banned: (sub) => sub.role === 'banned',
+  pending: () => false,
+  bouncing: () => false,
+};
+
+/**
+ * The group's members the caller may list: banned ones only for those who may ban (to others they are
+ * not members), narrowed by `type` when given.
+ */
+function listedMembers(core: ServiceCore, scope: GroupScope, params: Params): Subscription[] {
+  const type = params.string('type');
+  const kind = type === undefined || type === '' ? undefined : MEMBER_TYPES[type];
+  if (type && !kind) throw invalidValue('type');
+  if (type === 'banned' && !scope.perms.ban_members) throw noPermission('ban_members');
+  return [...core.store.subscriptions.values()].filter((sub) =>
+    sub.groupId === scope.group.id && sub.removed === undefined && (sub.role !== 'banned' || scope.perms.ban_members) &&
+    (!kind || kind(sub)));
+}
+
+/** Whether a member matches a searchmembers query: by name, and by address for those who see addresses. */
+function matchesQuery(core: ServiceCore, sub: Subscription, query: string, byEmail: boolean): boolean {
+  const user = core.store.users.get(sub.userId);
+  if (!user) return false;
+  const fields = [user.fullName, user.userName, ...(byEmail ? [user.email] : [])];
+  return fields.some((field) => field.toLowerCase().includes(query));
 }
 
 export const groupOperations: Operation[] = [
@@ -58,7 +93,8 @@ export const groupOperations: Operation[] = [
       .filter((sub) => sub.userId === caller.user.id && sub.removed === undefined && core.store.groups.has(sub.groupId));
     const byName = groupNameOf(core);
     const spec: SortSpec<Subscription> = {
-      fields: { group_name: byName, created: (s) => s.created, id: (s) => s.seq },
+      // `group`: what an admin report script sends (the real service takes it), the same order.
+      fields: { group_name: byName, group: byName, created: (s) => s.created, id: (s) => s.seq },
       defaultField: 'group_name',
       defaultDir: 'asc',
     };
@@ -74,11 +110,19 @@ export const groupOperations: Operation[] = [
   defineOp('getmembers', 'GET', ({ core, params, caller }) => {
     const scope = foundGroupScope(core, params, caller);
     core.require(scope, 'members_visible');
-    // Banned members only for those who may ban: to others they are not members.
-    const subs = [...core.store.subscriptions.values()].filter((sub) =>
-      sub.groupId === scope.group.id && sub.removed === undefined && (sub.role !== 'banned' || scope.perms.ban_members));
-    const page = core.pager.page(subs, params, MEMBER_SORT(core), `getmembers ${caller.user.id} ${scope.group.id}`);
+    const subs = listedMembers(core, scope, params);
+    const page = core.pager.page(subs, params, MEMBER_SORT(core), `getmembers ${caller.user.id} ${scope.group.id} ${params.string('type') ?? ''}`);
     return listView(page, page.items.map((sub) => memberView(core, scope, sub, caller)));
+  }),
+
+  // Members whose name (or, for those who manage members, address) contains `q`, case-insensitively.
+  defineOp('searchmembers', 'GET', ({ core, params, caller }) => {
+    const scope = foundGroupScope(core, params, caller);
+    core.require(scope, 'members_visible');
+    const query = (params.string('q') ?? '').trim().toLowerCase();
+    const subs = listedMembers(core, scope, params).filter((sub) => matchesQuery(core, sub, query, scope.perms.manage_members));
+    const page = core.pager.page(subs, params, MEMBER_SORT(core), `searchmembers ${caller.user.id} ${scope.group.id} ${query}`);
+    return listView(page, page.items.map((sub) => memberView(core, scope, sub, caller)), {}, query);
   }),
 
   defineOp('getsubgroups', 'GET', ({ core, params, caller }) => {
