@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 
 /** One message of an archive's mbox. */
 export interface MboxMessage {
@@ -12,10 +12,14 @@ export interface MboxMessage {
   body: string;
 }
 
-/** Opens the archive's `messages.mbox` inside the zip as a stream (nothing is read whole into memory). */
-function openMbox(zipFile: string): Promise<Readable> {
+/**
+ * Opens the archive's `messages.mbox` inside the zip as a stream (nothing is read whole into memory).
+ * yauzl is loaded here, when an archive is read, not by every client (#20).
+ */
+async function openMbox(zipFile: string): Promise<Readable> {
+  const { default: unzip } = await import('yauzl');
   return new Promise((resolve, reject) => {
-    yauzl.open(zipFile, { lazyEntries: true, autoClose: true }, (error, zip) => {
+    unzip.open(zipFile, { lazyEntries: true, autoClose: true }, (error, zip) => {
       if (error || !zip) return reject(error ?? new Error(`cannot open ${zipFile}`));
       zip.on('entry', (entry: yauzl.Entry) => {
         if (entry.fileName !== 'messages.mbox') return zip.readEntry();
