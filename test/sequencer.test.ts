@@ -480,4 +480,14 @@ describe('ChatSequencer flow control', () => {
     expect(delivered).toEqual(Array.from({ length: 1_500 }, (_, i) => i + 1));
     expect(seq.backlog).toBe(0);
   });
+
+  it('hands a live frame\'s text on with it (Delivery.wire), after a gap too; what history filled in has none', async () => {
+    const h = harness({ cursor: 5, history: [6, 7, 8] });
+    h.seq.live(msg(6), false, 'frame 6');
+    // 7 and 8 missed: filled from history before the frame of 9.
+    h.seq.live(msg(9), false, 'frame 9');
+    await h.seq.idle();
+    expect(h.delivered.map(([n]) => n)).toEqual([6, 7, 8, 9]);
+    expect(h.deliveries.map((d) => d.wire)).toEqual(['frame 6', undefined, undefined, 'frame 9']);
+  });
 });

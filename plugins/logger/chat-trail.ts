@@ -64,19 +64,19 @@ export class ChatTrail {
     return this.mustFill;
   }
 
-  /** Queues a message from the chain. */
-  push(message: ChatMessage): void {
+  /** Queues a message from the chain (`wire`: its text as the socket brought it, for the jsonl entry). */
+  push(message: ChatMessage, wire?: string): void {
     // The common case: the next message in order with nothing queued before it. Taken at once, without
     // a promise per message (a measurable share of the throughput bench).
     if (this.tasks === 0 && this.initialized && !this.mustFill && this.last !== undefined && message.msg_num === this.last + 1) {
-      this.accept(message);
+      this.accept(message, wire);
       return;
     }
     this.queued += 1;
     void this.enqueue(() => {
       // In hand now: from here it is counted where it goes (the writer), so memory stays bounded.
       this.queued -= 1;
-      return this.take(message);
+      return this.take(message, wire);
     });
   }
 
@@ -140,7 +140,7 @@ export class ChatTrail {
     return this.work;
   }
 
-  private async take(message: ChatMessage): Promise<void> {
+  private async take(message: ChatMessage, wire: string | undefined): Promise<void> {
     await this.ensureInitialized();
     if (this.last !== undefined && message.msg_num <= this.last) {
       this.stats.duplicates += 1;
@@ -158,7 +158,7 @@ export class ChatTrail {
         return;
       }
     }
-    this.accept(message);
+    this.accept(message, wire);
   }
 
   private async ensureInitialized(): Promise<void> {
@@ -215,8 +215,8 @@ export class ChatTrail {
     }
   }
 
-  private accept(message: ChatMessage): void {
-    this.options.writer.add(message, this.chat);
+  private accept(message: ChatMessage, wire?: string): void {
+    this.options.writer.add(message, this.chat, wire);
     this.last = message.msg_num;
     this.stats.taken += 1;
   }

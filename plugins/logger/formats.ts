@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../../src/index.js';
 import { visibleControls, visibleLines } from '../../src/index.js';
 import { formatZoned, messageDate } from './time.js';
+import { wireLine } from './wire-line.js';
 
 /**
  * The transcript formats: how one chat message becomes an entry of a file, the header a new file
@@ -50,8 +51,11 @@ export interface Format {
   header(meta: FileMeta): string;
   /** What closes a whole document (exports only: the logger appends, so its files stay open). */
   footer(): string;
-  /** One message as an entry; always ends with a newline. */
-  entry(message: ChatMessage, options: RenderOptions): string;
+  /**
+   * One message as an entry; always ends with a newline. `wire` is the message's JSON text as the
+   * socket brought it, when it did (jsonl makes its entry from it rather than serialise the message).
+   */
+  entry(message: ChatMessage, options: RenderOptions, wire?: string): string;
   /**
    * The line that marks a reset of the chat's history: what follows starts again at msg_num 1. Its
    * msgNumOf (or its index line) is 0, so a file that ends in it is read back as "after 0".
@@ -106,8 +110,9 @@ const jsonl: Format = {
   header: () => '',
   footer: () => '',
   // Every field as received (the client hands ids on as strings of their exact digits), and who said a
-  // relayed line (`relayed_from`, see logged-message.ts).
-  entry: (message) => `${JSON.stringify(message)}\n`,
+  // relayed line (`relayed_from`, see logged-message.ts). From the frame's own text where it can vouch
+  // for it (wire-line.ts): the same line, without serialising the message again.
+  entry: (message, _options, wire) => (wire === undefined ? undefined : wireLine(wire)) ?? `${JSON.stringify(message)}\n`,
   reset: (note) => `${JSON.stringify({
     object: 'history_reset', msg_num: 0, at: note.at, reason: note.reason, chat_id: note.chatId,
     previous_msg_num: note.previousCursor ?? null, newest_msg_num: note.newest ?? null,

@@ -62,7 +62,11 @@ export class TranscriptLogger implements PluginInstance {
       if (this.full()) {
         trail.drop();
         this.warnOverflow();
-      } else trail.push(loggedMessage(ctx));
+      } else {
+        const logged = loggedMessage(ctx);
+        // The frame's text is the entry only for the message as it came (a relayed line adds relayed_from).
+        trail.push(logged, logged === ctx.message ? ctx.wire : undefined);
+      }
     }
     return next();
   }

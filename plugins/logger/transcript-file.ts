@@ -199,14 +199,15 @@ export class TranscriptFile {
     // After a reset marker the entries start again at 1.
     const marker = this.resetMarker;
     const after = marker === undefined ? this.last : 0;
-    const fresh = this.pending.filter((entry) => entry.msgNum > after).sort((a, b) => a.msgNum - b.msgNum);
-    const entries: PendingEntry[] = [];
-    for (const entry of fresh) if (entry.msgNum > (entries.at(-1)?.msgNum ?? after)) entries.push(entry);
+    const entries = inOrderAfter(this.pending, after);
     if (entries.length === 0 && marker === undefined) {
       this.pending = [];
       return { count: 0, created: false, marker };
     }
     const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + (marker ?? '') + entries.map((entry) => entry.text).join(''), 'utf8');
+    // Read before the write: `entries` may be the pending array itself, which grows meanwhile.
+    const count = entries.length;
+    const last = entries.at(-1)?.msgNum ?? after;
     const created = this.size === 0;
     try {
       await handle.appendFile(data);
@@ -216,15 +217,36 @@ export class TranscriptFile {
       throw error;
     }
     this.size += data.length;
-    this.last = entries.at(-1)?.msgNum ?? after;
+    this.last = last;
     this.holds = true;
-    return { count: entries.length, created, marker };
+    return { count, created, marker };
   }
 
   private async writeIndex(): Promise<void> {
     await appendSynced(this.indexPath!, Buffer.from(`${this.last} ${this.size}\n`));
     this.indexBehind = false;
   }
+}
+
+/**
+ * The entries above `after`, in msg_num order, each msg_num once. Entries usually wait already in
+ * order (a chat's trail hands them on so): then they are taken as they are, without a sorted copy.
+ */
+function inOrderAfter(pending: PendingEntry[], after: number): PendingEntry[] {
+  let previous = after;
+  let ordered = true;
+  for (const entry of pending) {
+    if (entry.msgNum <= previous) {
+      ordered = false;
+      break;
+    }
+    previous = entry.msgNum;
+  }
+  if (ordered) return pending;
+  const fresh = pending.filter((entry) => entry.msgNum > after).sort((a, b) => a.msgNum - b.msgNum);
+  const entries: PendingEntry[] = [];
+  for (const entry of fresh) if (entry.msgNum > (entries.at(-1)?.msgNum ?? after)) entries.push(entry);
+  return entries;
 }
 
 async function appendSynced(path: string, data: Buffer): Promise<void> {

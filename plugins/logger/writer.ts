@@ -37,6 +37,13 @@ const IDLE_FILE_MS = 10 * 60_000;
 const EARLY_WRITE_AT = 1_000;
 
 /**
+ * Once a chat is busy (a write started early), how often the writer looks whether it went quiet: the
+ * tail of a burst, fewer than EARLY_WRITE_AT, is then written a moment after the last message rather
+ * than up to a whole flush interval later. A quiet chat (no early write) waits for the interval as before.
+ */
+const QUIET_CHECK_MS = 25;
+
+/**
  * The transcript files of one logger: entries wait in memory per file and are appended and fsynced
  * every `flushIntervalMs`, or as soon as 1,000 wait. A failure (a full disk, a directory that cannot
  * be made) is logged clearly and counted; the entries stay and the next attempt comes after a
@@ -53,6 +60,9 @@ export class TranscriptWriter {
   /** Messages waiting (the most any one format has): asked for with every message, so kept, not counted. */
   private waiting = 0;
   private lastFiles: { chat: ChatInfo; subject: string; day: string; files: TranscriptFile[] } | undefined;
+  /** Messages added so far (the quiet check compares it between its looks), and the check's timer while busy. */
+  private added = 0;
+  private quietCheck: NodeJS.Timeout | undefined;
   readonly stats = { written: 0 };
 
   constructor(private readonly options: WriterOptions) {}
@@ -76,13 +86,33 @@ export class TranscriptWriter {
     return file;
   }
 
-  /** Queues a message for every format's file of its day. */
-  add(message: ChatMessage, chat: ChatInfo): void {
+  /** Queues a message for every format's file of its day (`wire`: its text from the socket, see Format.entry). */
+  add(message: ChatMessage, chat: ChatInfo, wire?: string): void {
     const day = dayOf(messageDate(message.created), this.options.render.timeZone);
-    for (const file of this.filesOf(chat, day)) file.pending.push({ msgNum: message.msg_num, text: file.format.entry(message, this.options.render) });
+    for (const file of this.filesOf(chat, day)) file.pending.push({ msgNum: message.msg_num, text: file.format.entry(message, this.options.render, wire) });
     this.waiting += 1;
+    this.added += 1;
     // Not while writes fail: those wait for their backoff.
-    if (this.waiting >= EARLY_WRITE_AT && this.flushing === undefined && this.failures === 0 && !this.stopped) void this.flush();
+    if (this.waiting >= EARLY_WRITE_AT && this.flushing === undefined && this.failures === 0 && !this.stopped) {
+      void this.flush();
+      this.watchForQuiet();
+    }
+  }
+
+  /** While busy: writes what waits once no message came for a look (QUIET_CHECK_MS); ends when nothing waits. */
+  private watchForQuiet(): void {
+    if (this.quietCheck) return;
+    let seen = this.added;
+    this.quietCheck = setInterval(() => {
+      if (this.waiting === 0 || this.stopped) {
+        clearInterval(this.quietCheck);
+        this.quietCheck = undefined;
+        return;
+      }
+      if (this.added === seen && this.flushing === undefined && this.failures === 0) void this.flush();
+      seen = this.added;
+    }, QUIET_CHECK_MS);
+    this.quietCheck.unref();
   }
 
   /**
@@ -230,6 +260,8 @@ export class TranscriptWriter {
   async stop(deadline: number): Promise<boolean> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.quietCheck);
+    this.quietCheck = undefined;
     for (;;) {
       if (await this.flush()) return true;
       if (Date.now() >= deadline) return false;

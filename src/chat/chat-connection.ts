@@ -27,8 +27,8 @@ export interface ChatConnectionEvents {
    * `history` the service sends its 50 most recent messages first, which covers a short absence.
    */
   open: (history: boolean) => void;
-  /** A chat message; `fromHistory` when it came in the history sent on connect, not live. */
-  message: (message: ChatMessage, fromHistory: boolean) => void;
+  /** A chat message, and its frame's text; `fromHistory` when it came in the history sent on connect, not live. */
+  message: (message: ChatMessage, fromHistory: boolean, wire: string) => void;
   /** The last frame of the history sent on connect has been emitted (after an `open` with history). */
   historyEnd: () => void;
   /**
@@ -237,16 +237,17 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
 
   private onFrame(data: WebSocket.RawData, fromHistory: boolean): void {
     let frame: unknown;
+    const text = data.toString();
     try {
-      frame = parseWireJson(data.toString());
+      frame = parseWireJson(text);
     } catch {
       this.stats.malformedFrames += 1;
-      this.options.log.warn({ frame: data.toString().slice(0, 200) }, 'malformed chat frame ignored');
+      this.options.log.warn({ frame: text.slice(0, 200) }, 'malformed chat frame ignored');
       return;
     }
     const object = (frame as { object?: unknown } | null)?.object;
     if (object === 'chat_message' && typeof (frame as ChatMessage).msg_num === 'number') {
-      this.emit('message', frame as ChatMessage, fromHistory);
+      this.emit('message', frame as ChatMessage, fromHistory, text);
     } else if (object === 'error') {
       this.stats.errorFrames += 1;
       const refusal = frame as { type?: unknown; extra?: unknown };

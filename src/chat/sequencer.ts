@@ -12,6 +12,8 @@ export interface Delivery {
   backfilled: boolean;
   /** How old the message was when it arrived, by its `created` time. */
   ageMs: number;
+  /** Its JSON text as the socket brought it (PluginContext.wire); undefined when read from history. */
+  wire: string | undefined;
 }
 
 /** Why a chat's history is taken as new: see docs/protocol.md "History that goes backwards". */
@@ -63,7 +65,7 @@ const RESUME_AT = 100;
 const SEEDING_AT_STOP_MS = 2_000;
 
 type Task =
-  | { live: ChatMessage; fromHistory: boolean }
+  | { live: ChatMessage; fromHistory: boolean; wire: string | undefined }
   | { run: () => Promise<void>; done: () => void };
 
 /**
@@ -191,8 +193,8 @@ export class ChatSequencer {
     await this.fillFrom(0);
   }
 
-  /** A frame of the socket; `fromHistory` when it came in the history sent on connect. */
-  live(message: ChatMessage, fromHistory = false): void {
+  /** A frame of the socket (`wire`: its text); `fromHistory` when it came in the history sent on connect. */
+  live(message: ChatMessage, fromHistory = false, wire?: string): void {
     // A first start keeps the socket's 50 until the history is all in; a frame past them is live.
     if (this.firstStart.gathering && fromHistory && this.firstStart.take(message)) return;
     if (this.firstStart.past) fromHistory = false;
@@ -203,7 +205,7 @@ export class ChatSequencer {
       this.paused = true;
       this.options.flow.pause();
     }
-    this.push({ live: message, fromHistory });
+    this.push({ live: message, fromHistory, wire });
   }
 
   /** Looks for messages past the cursor now (to confirm the bot's own posts in a quiet chat). */
@@ -265,9 +267,9 @@ export class ChatSequencer {
           if (!('live' in task)) await task.run();
           else if (this.isNext(task.live)) {
             // The usual case, kept free of async helpers: one await per message.
-            await this.deliverOne(task.live, task.fromHistory);
+            await this.deliverOne(task.live, task.fromHistory, task.wire);
             this.delivered(task.live, task.fromHistory);
-          } else await this.onLive(task.live, task.fromHistory);
+          } else await this.onLive(task.live, task.fromHistory, task.wire);
         }
       } catch (error) {
         this.options.log.error({ err: error }, 'chat sequencer task failed');
@@ -325,7 +327,7 @@ export class ChatSequencer {
     for (const message of plan.handOn) await this.handle(message, true);
   }
 
-  private async onLive(message: ChatMessage, fromHistory: boolean): Promise<void> {
+  private async onLive(message: ChatMessage, fromHistory: boolean, wire?: string): Promise<void> {
     if (this.cursor === undefined) {
       // Not caught up yet (a frame before the first catch-up): catching up covers it.
       await this.catchUp();
@@ -339,7 +341,7 @@ export class ChatSequencer {
       await this.fillFrom(this.cursor!, message.msg_num);
       if (message.msg_num <= this.cursor!) return;
     }
-    await this.handle(message, fromHistory);
+    await this.handle(message, fromHistory, wire);
   }
 
   /** Hands on everything after `after` from history, oldest first (up to `until`, if given). */
@@ -359,9 +361,9 @@ export class ChatSequencer {
     return this.cursor !== undefined && message.msg_num === this.cursor + 1;
   }
 
-  private async handle(message: ChatMessage, backfilled: boolean): Promise<void> {
+  private async handle(message: ChatMessage, backfilled: boolean, wire?: string): Promise<void> {
     if (this.stopped) return;
-    await this.deliverOne(message, backfilled);
+    await this.deliverOne(message, backfilled, wire);
     this.delivered(message, backfilled);
   }
 
@@ -370,13 +372,13 @@ export class ChatSequencer {
    * post), then handed on too, marked as the bot's (the chain's ctx.own): gateways relay the bot's
    * voice, and the plugins that answer skip it (the bot never answers itself).
    */
-  private deliverOne(message: ChatMessage, backfilled: boolean): Promise<void> {
+  private deliverOne(message: ChatMessage, backfilled: boolean, wire?: string): Promise<void> {
     if (message.user_id === this.options.botUserId) {
       this.stats.own += 1;
       this.options.own(message);
     }
     const created = Date.parse(message.created);
-    return this.options.deliver(message, { backfilled, ageMs: Number.isNaN(created) ? 0 : Math.max(0, Date.now() - created) });
+    return this.options.deliver(message, { backfilled, ageMs: Number.isNaN(created) ? 0 : Math.max(0, Date.now() - created), wire });
   }
 
   /** After the plugins are done with it: counted, and the cursor moves past it (the bot's own too). */

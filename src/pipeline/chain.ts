@@ -37,7 +37,11 @@ export class PluginTimeoutError extends Error {
 
 type Outcome = 'done' | 'failed' | 'timeout';
 
-const DONE: Promise<void> = Promise.resolve();
+/**
+ * What a run answers when every plugin was done with the message before it returned (pass-throughs
+ * only): already settled, so a caller may take it as done now rather than wait a turn of microtasks.
+ */
+export const DONE: Promise<void> = Promise.resolve();
 
 /**
  * One plugin handling one message: its clock (paused while the plugins after it run), its signal, and
@@ -115,10 +119,11 @@ export class PluginChain {
 
   /** Runs the message through every plugin; resolves when all are done with it, and never rejects. */
   run(base: BaseContext): Promise<void> {
-    return this.runFrom(0, base);
+    return this.runFrom(0, base, performance.now());
   }
 
-  private runFrom(from: number, base: BaseContext): Promise<void> {
+  /** `now`: performance.now() as the caller read it (one reading serves the clock stopped and the one started). */
+  private runFrom(from: number, base: BaseContext, now: number): Promise<void> {
     let index = from;
     const own = base.own !== undefined;
     while (index < this.links.length && (!this.links[index]!.instance.handle || (own && !this.links[index]!.ownPosts))) index += 1;
@@ -126,7 +131,7 @@ export class PluginChain {
     if (!link) return DONE;
     const run = new LinkRun(this, index, base, link.timeoutMs);
     this.running.add(run);
-    this.startClock(run);
+    this.startClock(run, now);
     let result: Promise<void> | void;
     try {
       result = link.instance.handle!(link.context(base, run), run.next);
@@ -138,7 +143,7 @@ export class PluginChain {
     // Returned at once, or a pass-through: its own work is done, and the rest (which never rejects)
     // is what is left.
     if (result === run.rest || !(result instanceof Promise)) return this.settle(run, 'done');
-    if (run.rest) void run.rest.then(() => this.startClock(run));
+    if (run.rest) void run.rest.then(() => this.startClock(run, performance.now()));
     return new Promise<Outcome>((resolve) => {
       run.expire = resolve;
       // A late failure of a plugin that already timed out lands here, and goes nowhere.
@@ -152,10 +157,11 @@ export class PluginChain {
   /** `next` of a run: the rest of the chain, once (a second call gets the same promise). */
   nextOf(run: LinkRun): Promise<void> {
     if (run.rest) return run.rest;
-    this.pauseClock(run);
-    run.rest = this.runFrom(run.index + 1, run.base);
+    const now = performance.now();
+    this.pauseClock(run, now);
+    run.rest = this.runFrom(run.index + 1, run.base, now);
     // Called after handle() returned: the plugin's own time starts again when the rest is done.
-    if (run.returned) void run.rest.then(() => this.startClock(run));
+    if (run.returned) void run.rest.then(() => this.startClock(run, performance.now()));
     return run.rest;
   }
 
@@ -193,14 +199,14 @@ export class PluginChain {
     return run.controller.signal;
   }
 
-  private startClock(run: LinkRun): void {
+  private startClock(run: LinkRun, now: number): void {
     if (run.settled) return;
-    run.deadline = performance.now() + run.remaining;
+    run.deadline = now + run.remaining;
     if (run.deadline < this.timerAt) this.arm(run.deadline);
   }
 
-  private pauseClock(run: LinkRun): void {
-    run.remaining = Math.max(0, run.deadline - performance.now());
+  private pauseClock(run: LinkRun, now: number): void {
+    run.remaining = Math.max(0, run.deadline - now);
     run.deadline = Number.POSITIVE_INFINITY;
   }
 

@@ -23,6 +23,7 @@ export class LinkContext implements PluginContext {
   readonly client: GroupsClient;
   readonly backfilled: boolean;
   readonly ageMs: number;
+  readonly wire: string | undefined;
   readonly reply: PluginContext['reply'];
   readonly send: (chat: ChatTarget, text: string) => Promise<ChatMessage>;
 
@@ -42,6 +43,7 @@ export class LinkContext implements PluginContext {
     this.client = base.client;
     this.backfilled = base.backfilled;
     this.ageMs = base.ageMs;
+    this.wire = base.wire;
     this.reply = base.reply;
     this.send = base.send;
   }

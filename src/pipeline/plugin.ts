@@ -64,6 +64,12 @@ export interface PluginContext {
    */
   readonly backfilled: boolean;
   readonly ageMs: number;
+  /**
+   * The message as the service sent it on the chat socket: its JSON text, ids as the service wrote
+   * them (numbers, perhaps above 2^53), for a plugin that stores or forwards the message whole and need
+   * not serialise it again. Undefined for a message read from history.
+   */
+  readonly wire?: string;
   readonly chat: ChatInfo;
   readonly bot: BotInfo;
   readonly log: Logger;

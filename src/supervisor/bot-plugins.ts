@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage } from '../api/types.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
-import { PluginChain, type BaseContext, type ChainLink, type LinkStats, type SignalSource } from '../pipeline/chain.js';
+import { DONE, PluginChain, type BaseContext, type ChainLink, type LinkStats, type SignalSource } from '../pipeline/chain.js';
 import type { LatencyHistogram } from '../pipeline/latency-histogram.js';
 import { LinkContext } from '../pipeline/link-context.js';
 import { instanceNames } from '../gateway/gateway-plan.js';
@@ -144,7 +144,13 @@ export class BotPlugins {
   run(base: BaseContext): Promise<void> {
     if (this.held) return this.held.then(() => this.run(base));
     this.inFlight += 1;
-    return this.chain!.run(base).then(this.oneDone);
+    const ran = this.chain!.run(base);
+    // Every plugin was done before returning (the usual pass-throughs): done now, with no promise of its own.
+    if (ran === DONE) {
+      this.oneDone();
+      return DONE;
+    }
+    return ran.then(this.oneDone);
   }
 
   private readonly oneDone = (): void => {

@@ -109,9 +109,9 @@ export class ChatRunner {
       if (state !== 'open') this.outbox.hold();
       if (state === 'closed') this.outbox.failAll('the chat is closed');
     });
-    this.connection.on('message', (message, fromHistory) => {
+    this.connection.on('message', (message, fromHistory, wire) => {
       if (message.msg_num > this.newestKnown) this.newestKnown = message.msg_num;
-      this.sequencer.live(message, fromHistory);
+      this.sequencer.live(message, fromHistory, wire);
     });
     this.connection.on('historyEnd', () => this.sequencer.historyEnded());
     this.connection.on('postRefused', (refusal) => this.outbox.refused(refusal));

@@ -32,7 +32,7 @@ export function messageContext(source: ContextSource, message: ChatMessage, deli
   // The bot's own voice is never answered (a plugin answering it would answer itself, for ever).
   const voice = isOwn && !relayed;
   const base: BaseContext = {
-    message, chat, bot, client: source.client, backfilled: delivery.backfilled, ageMs: delivery.ageMs,
+    message, chat, bot, client: source.client, backfilled: delivery.backfilled, ageMs: delivery.ageMs, wire: delivery.wire,
     text: relayed ? relayed.text : message.message,
     sender: relayed ? relayed.speaker : isOwn ? source.speaker() : memberOf(message),
     own,
