@@ -213,10 +213,10 @@ describe('relay-irc delivery bookkeeping', () => {
     tracker.reset('barrier');
     const a = tracker.line('#g', 'a');
     expect(a.command).toBe('PRIVMSG #g :a');
-    expect(tracker.barrierDue(10, false)).toBe(false);
-    expect(tracker.barrierDue(10, true)).toBe(true);
+    expect(tracker.barrierDue(10, false)).toBe('none');
+    expect(tracker.barrierDue(10, true)).toBe('paced');
     const ping = tracker.barrier();
-    expect(tracker.barrierDue(10, true)).toBe(false);
+    expect(tracker.barrierDue(10, true)).toBe('none');
     tracker.onMessage(message('404', ['gwbot', '#G', 'Cannot send to channel']));
     tracker.onMessage(message('PONG', ['irc.test', ping.slice('PING :'.length)]));
     tracker.onMessage(message('PONG', ['irc.test', 'someone else\'s token']));

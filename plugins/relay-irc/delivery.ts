@@ -13,6 +13,9 @@ export interface DeliveryOutcomes {
   refused(where: { ticket?: number; channelKey?: string }, reason: string): void;
 }
 
+/** The smallest window of unconfirmed lines whose confirming PING may go outside the pacing (at most 1 command in 11 more). */
+const FREE_PING_WINDOW = 10;
+
 /** Numerics a refused PRIVMSG gets (cannot send, no such nick/channel, not on channel, must be registered, TLS only). */
 const SEND_REFUSALS = new Set(['401', '403', '404', '442', '477', '489']);
 
@@ -63,10 +66,23 @@ export class DeliveryTracker {
     return { ticket, command: `${tags.length > 0 ? `@${tags.join(';')} ` : ''}PRIVMSG ${channel} :${text}` };
   }
 
-  /** In barrier mode: a PING is due after `every` unconfirmed lines, or as soon as nothing else is to be sent. */
-  barrierDue(every: number, idle: boolean): boolean {
+  /**
+   * In barrier mode, whether a confirmation PING is due, and whether it takes a token of the pacing.
+   * `window` is how many lines may await confirmation; `idle` says nothing else can be sent now.
+   *
+   * - `window` lines unconfirmed: the window is full, the lines behind it wait for this PONG. The PING
+   *   goes at once, outside the pacing: it costs no line its token, and there is at most one per
+   *   `window` lines (5% more commands at the default 20), well inside any server's flood allowance.
+   *   A window under FREE_PING_WINDOW lines would make that share too large: the PING is paced then.
+   * - fewer, and nothing else to send: the PING waits for a token like a line (no line wants it).
+   * - otherwise none: one PING per burst of lines, not per small group (each PING is a command the
+   *   server's flood penalty counts, ngircd's too, and under the bucket it would take a line's token).
+   */
+  barrierDue(window: number, idle: boolean): 'none' | 'free' | 'paced' {
     const uncovered = this.lastSent - this.lastCovered;
-    return this.mode === 'barrier' && uncovered > 0 && (idle || uncovered >= every);
+    if (this.mode !== 'barrier' || uncovered === 0) return 'none';
+    if (uncovered >= window) return window >= FREE_PING_WINDOW ? 'free' : 'paced';
+    return idle ? 'paced' : 'none';
   }
 
   /** The PING that confirms every line sent so far. */

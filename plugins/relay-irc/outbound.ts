@@ -30,8 +30,12 @@ export interface OutboundSettings {
 /** How long a joined channel's lines wait for its history replay to be read, at most. */
 const SETTLE_TIMEOUT_MS = 10_000;
 
-/** In barrier mode, a PING after this many lines at the latest. */
-const BARRIER_EVERY = 10;
+/**
+ * In barrier mode, a PING after this many unconfirmed lines at the latest, even when `in_flight` allows
+ * more: at any pace a line then waits for its confirmation no longer than 20 lines' worth of pacing,
+ * which the confirmation timeout (index.ts) allows for.
+ */
+const BARRIER_WINDOW_MAX = 20;
 
 /**
  * Chat lines on their way to IRC. Each channel has a durable queue (lines survive a restart of
@@ -51,7 +55,7 @@ export class Outbound {
   private running: Promise<void> | undefined;
   private stopping = false;
   private turn = 0;
-  readonly counters = { delivered_lines: 0, resent_lines: 0, taken_before_lines: 0, refused_lines: 0, dropped_refused: 0, high_water_warnings: 0 };
+  readonly counters = { delivered_lines: 0, resent_lines: 0, taken_before_lines: 0, refused_lines: 0, dropped_refused: 0, high_water_warnings: 0, confirm_pings: 0 };
 
   constructor(
     private readonly settings: OutboundSettings,
@@ -214,9 +218,11 @@ export class Outbound {
       this.checkConfirmations();
       const generation = this.link.generation;
       const box = this.stopping ? undefined : this.nextBox();
-      if (this.tracker.barrierDue(BARRIER_EVERY, !box)) {
-        if (!(await this.bucket.take(signal))) break;
-        if (this.link.generation === generation) this.link.send(this.tracker.barrier());
+      // In barrier mode: one PING per window of lines or when the lines stop (DeliveryTracker.barrierDue).
+      const barrier = this.tracker.barrierDue(Math.min(this.settings.inFlight, BARRIER_WINDOW_MAX), !box);
+      if (barrier !== 'none') {
+        if (barrier === 'paced' && !(await this.bucket.take(signal))) break;
+        if (this.link.generation === generation && this.link.send(this.tracker.barrier())) this.counters.confirm_pings += 1;
         continue;
       }
       if (!box) {
