@@ -173,7 +173,7 @@ groupwire demo: the local service is at ${service.baseUrl}${opsUrl ? `\nThe bot'
 For the client commands in another terminal (the demo's accounts and passwords are public):
   export GROUPWIRE_URL=${shellWord(service.baseUrl)} GROUPWIRE_CA_FILE=${shellWord(service.caFile ?? '')}
   export GROUPWIRE_EMAIL=${alice.email} GROUPWIRE_PASSWORD=${alice.password}
-  npx groupwire activity --group demo        (or topics, archive, api, transcript)
+  npx groupwire activity --group demo        (or groups, topics, archive, api, transcript)
 `);
 }
 
