@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../src/api/index.js';
 import { parseWireJson } from '../src/api/wire-json.js';
 import { FORMATS } from '../plugins/logger/formats.js';
-import { wireLine } from '../plugins/logger/wire-line.js';
+import { wireLine } from '../src/api/wire-line.js';
 
 /**
  * The jsonl entry made from a frame's text must be the entry serialising the parsed message gives:

@@ -1,7 +1,6 @@
 import type { ChatMessage } from '../../src/index.js';
-import { visibleControls, visibleLines } from '../../src/index.js';
+import { visibleControls, visibleLines, wireLine } from '../../src/index.js';
 import { formatZoned, messageDate } from './time.js';
-import { wireLine } from './wire-line.js';
 
 /**
  * The transcript formats: how one chat message becomes an entry of a file, the header a new file
@@ -111,7 +110,7 @@ const jsonl: Format = {
   footer: () => '',
   // Every field as received (the client hands ids on as strings of their exact digits), and who said a
   // relayed line (`relayed_from`, see logged-message.ts). From the frame's own text where it can vouch
-  // for it (wire-line.ts): the same line, without serialising the message again.
+  // for it (src/api/wire-line.ts): the same line, without serialising the message again.
   entry: (message, _options, wire) => (wire === undefined ? undefined : wireLine(wire)) ?? `${JSON.stringify(message)}\n`,
   reset: (note) => `${JSON.stringify({
     object: 'history_reset', msg_num: 0, at: note.at, reason: note.reason, chat_id: note.chatId,

@@ -12,3 +12,4 @@ export { ArchiveIncompleteError, formatStartTime, type DownloadOptions, type Dow
 export { ArchiveDestinationError } from './archive-destination.js';
 export type { ChatSocketOptions } from './chat-socket.js';
 export { parseWireJson } from './wire-json.js';
+export { wireLine } from './wire-line.js';

@@ -1,4 +1,5 @@
 import type { LosslessNumber } from 'lossless-json';
+import { endOfString, isDigit, isNumberPart, isSafeDigits, MINUS } from './json-text.js';
 
 /**
  * Parsing the service's JSON so that identifiers keep every digit. Ids arrive as JSON integers (even
@@ -54,7 +55,9 @@ export function quoteLongIntegers(text: string): string {
       i = end - 1;
     }
     if (quote < 0) break;
-    at = endOfString(text, quote) + 1;
+    const close = endOfString(text, quote);
+    if (close < 0) break;
+    at = close + 1;
   }
   return copiedTo === 0 ? text : out + text.slice(copiedTo);
 }
@@ -79,47 +82,6 @@ function hasDigitRun(text: string, length: number): boolean {
     at = end + length;
   }
   return false;
-}
-/** Number.MAX_SAFE_INTEGER's digits: a 16-digit integer is safe when it is not above them. */
-const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER);
-
-/** Whether the `count` digits at `from` are a safe integer's (no leading zeros: JSON has none). */
-function isSafeDigits(text: string, from: number, count: number): boolean {
-  if (count !== MAX_SAFE_DIGITS.length) return count < MAX_SAFE_DIGITS.length;
-  for (let k = 0; k < count; k += 1) {
-    const difference = text.charCodeAt(from + k) - MAX_SAFE_DIGITS.charCodeAt(k);
-    if (difference !== 0) return difference < 0;
-  }
-  return true;
-}
-
-/** The index of the quote that closes the string opening at `open` (or the text's length if none does). */
-function endOfString(text: string, open: number): number {
-  let close = text.indexOf('"', open + 1);
-  while (close > 0) {
-    // Escaped when an odd number of backslashes stands right before it.
-    let backslashes = 0;
-    while (text.charCodeAt(close - 1 - backslashes) === BACKSLASH) backslashes += 1;
-    if (backslashes % 2 === 0) return close;
-    close = text.indexOf('"', close + 1);
-  }
-  return text.length;
-}
-
-const BACKSLASH = 92;
-const MINUS = 45;
-const PLUS = 43;
-const DOT = 46;
-const LOWER_E = 101;
-const UPPER_E = 69;
-
-function isDigit(code: number): boolean {
-  return code >= 48 && code <= 57;
-}
-
-/** What may follow a number's integer digits: its fraction and exponent. */
-function isNumberPart(code: number): boolean {
-  return isDigit(code) || code === DOT || code === LOWER_E || code === UPPER_E || code === MINUS || code === PLUS;
 }
 /** Numbers under id keys become their decimal text, in place, at any depth. */
 function idsToStrings(value: unknown): unknown {
