@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type WebSocket from 'ws';
 import { stringify } from 'yaml';
+import { IrcServer } from '../test/helpers/irc-server.js';
 import { BUILD, buildOnce } from './lib/build.js';
 import { stopChild, type Running } from './lib/child.js';
 import { member } from './lib/member.js';
@@ -12,7 +13,6 @@ import { ROOT } from './lib/paths.js';
 import { RawIrc } from './lib/raw-irc.js';
 import { report } from './lib/report.js';
 import { startServiceProcess, type ServiceProcess } from './lib/service-process.js';
-import { PenaltyNgircd } from './irc-pacing/penalty-ngircd.js';
 
 /**
  * IRC pacing: a burst of 200 chat lines relayed to ngircd WITH its default flood penalties (it reads
@@ -74,7 +74,7 @@ async function untilRelaying(poster: WebSocket, tag: string): Promise<void> {
   }
 }
 
-function startGroupwire(service: ServiceProcess, irc: PenaltyNgircd, dir: string, name: string, rate: unknown): Running {
+function startGroupwire(service: ServiceProcess, irc: IrcServer, dir: string, name: string, rate: unknown): Running {
   const file = join(dir, `bots-${name}.yaml`);
   writeFileSync(file, stringify({
     service: { base_url: service.baseUrl, ca_file: service.caFile },
@@ -92,7 +92,7 @@ function startGroupwire(service: ServiceProcess, irc: PenaltyNgircd, dir: string
 }
 
 /** One path: set up, let ngircd's penalty of the new connection run out, then the burst of LINES. */
-async function runPath(path: PathName, round: number, service: ServiceProcess, irc: PenaltyNgircd, poster: WebSocket, dir: string): Promise<Drain & { doubled: number }> {
+async function runPath(path: PathName, round: number, service: ServiceProcess, irc: IrcServer, poster: WebSocket, dir: string): Promise<Drain & { doubled: number }> {
   const tag = `r${round}${path.replace(/\W/g, '')}`;
   if (path === 'bare') {
     const bare = await RawIrc.connect(irc.port, 'bare', CHANNEL);
@@ -119,7 +119,8 @@ async function runPath(path: PathName, round: number, service: ServiceProcess, i
 
 async function main(): Promise<void> {
   const service = await startServiceProcess();
-  const irc = await PenaltyNgircd.start();
+  // ngircd with its default flood penalties: the throttle this bench is about.
+  const irc = await IrcServer.start({ penalties: true });
   const dir = mkdtempSync(join(tmpdir(), 'groupwire-irc-pacing-'));
   const observer = await RawIrc.connect(irc.port, 'observer', CHANNEL);
   observe(observer);

@@ -27,6 +27,12 @@ export interface IrcServerOptions {
    * (so clients that ask get each line's msgid).
    */
   history?: boolean;
+  /**
+   * ngircd: keep its default flood penalties (it then reads a client's commands at about 3 a second
+   * after a short burst, PING included, as a real network throttles a relay). Off by default: too slow
+   * for tests; the IRC pacing bench wants them.
+   */
+  penalties?: boolean;
   /** ngircd: also listen with TLS on `tlsPort`, with this certificate. */
   tls?: { cert: string; key: string };
 }
@@ -143,9 +149,7 @@ ${this.password ? `\tPassword = ${this.password}\n` : ''}[Limits]
 \tMaxConnectionsIP = 0
 \tMaxJoins = 0
 \tMaxNickLength = 30
-\t# Penalties off: with them ngircd reads about 3 commands a second from a client, too slow for tests.
-\tMaxPenaltyTime = 0
-[Options]
+${this.options.penalties ? '' : '\t# Penalties off: with them ngircd reads about 3 commands a second from a client, too slow for tests.\n\tMaxPenaltyTime = 0\n'}[Options]
 \tDNS = no
 \tIdent = no
 \tPAM = no
