@@ -30,7 +30,7 @@ const schemas = {
     grants: z.array(z.enum(PERM_FLAGS)).default([]),
   }),
   unsubscribe: z.object({ group: ref, user: ref }),
-  topic: z.object({ group: ref, user: ref, subject: z.string().min(1), body: z.string(), hashtags: z.array(z.string()).default([]) }),
+  topic: z.object({ group: ref, user: ref, subject: z.string().min(1), body: z.string(), html: z.boolean().default(false), hashtags: z.array(z.string()).default([]) }),
   reply: z.object({ topic: ref, user: ref, body: z.string(), html: z.boolean().default(false) }),
   chat: z.object({ group: ref, owner: ref, subject: z.string().min(1), desc: z.string().default(''), members: z.array(ref).default([]) }),
   chatPost: z.object({
@@ -158,7 +158,7 @@ export function mountAdmin(app: FastifyInstance, core: ServiceCore, hub: ChatHub
     const group = groupOf(b.group);
     const user = userOf(b.user);
     const hashtagIds = hashtagIdsFor(core, group, [...b.hashtags, ...hashtagNames(b.subject)]);
-    const { topic, message } = startTopic(core, group, user, { subject: b.subject, body: b.body, isPlainText: true, hashtagIds });
+    const { topic, message } = startTopic(core, group, user, { subject: b.subject, body: b.body, isPlainText: !b.html, hashtagIds });
     core.activity.record(group, 'topic_created', user, `started the topic "${b.subject}"`, { via: 'via_web' });
     return { topic: core.present.topic(topic), message: core.present.message(message) };
   });
