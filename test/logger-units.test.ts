@@ -114,6 +114,18 @@ describe('logger: time zones and days', () => {
     expect(berlin('1969-12-31T23:59:58.500Z')).toBe('1970-01-01 00:59:58.500 +01:00');
   });
 
+  test('UTC, computed without Intl, reads as Intl reads a zone that is always at +00:00', () => {
+    // Africa/Abidjan has had no offset and no clock change since 1912: Intl's answer for it is UTC's.
+    const instants = ['1969-12-31T23:59:59.999Z', '2000-02-29T12:34:56.789Z', '2026-03-29T00:59:59.999Z', '2026-12-31T23:59:00.001Z', '2099-01-01T00:00:00.000Z'];
+    for (const iso of instants) {
+      const date = new Date(iso);
+      expect(formatZoned(date, 'UTC', 'YYYY-MM-DD HH:mm:ss.SSS Z'), iso).toBe(formatZoned(date, 'Africa/Abidjan', 'YYYY-MM-DD HH:mm:ss.SSS Z'));
+      expect(formatZoned(date, 'Etc/UTC', 'YYYY-MM-DD HH:mm:ss.SSS Z'), iso).toBe(formatZoned(date, 'Africa/Abidjan', 'YYYY-MM-DD HH:mm:ss.SSS Z'));
+      expect(dayOf(date, 'UTC'), iso).toBe(iso.slice(0, 10));
+    }
+    expect(zonedToInstant({ year: 2026, month: 3, day: 29, hour: 1, minute: 30 }, 'UTC').toISOString()).toBe('2026-03-29T01:30:00.000Z');
+  });
+
   test('a local time names its instant, also around clock changes', () => {
     expect(zonedToInstant({ year: 2026, month: 1, day: 15, hour: 9 }, 'Europe/Berlin').toISOString()).toBe('2026-01-15T08:00:00.000Z');
     expect(zonedToInstant({ year: 2026, month: 7, day: 15, hour: 9 }, 'Europe/Berlin').toISOString()).toBe('2026-07-15T07:00:00.000Z');

@@ -6,6 +6,7 @@ import { responderOptions } from '../plugins/responder/options.js';
 import { templateProblem } from '../plugins/responder/rules.js';
 import { splitMessage } from '../plugins/responder/split.js';
 import { Template, TemplateError } from '../plugins/responder/template.js';
+import { formatDate, isTimeZone } from '../plugins/responder/text.js';
 
 /** The responder's pure parts: arguments, templates, splitting, cooldowns and its bots.yaml options. */
 
@@ -166,5 +167,19 @@ describe('responder: options', () => {
     expect(problems({ prefix: '' })).toEqual(['prefix: one to ten characters, no spaces']);
     expect(problems({ builtins: { pong: true } })[0]).toMatch(/pong/);
     expect(problems({ time_zone: 'Nowhere/Land' })[0]).toMatch(/^time_zone: not a time zone/);
+  });
+});
+
+describe('responder: dates in answers', () => {
+  test('UTC (the default, computed without Intl) reads as Intl reads a zone always at +00:00; other zones through Intl', () => {
+    for (const iso of ['1999-12-31T23:59:59.999Z', '2026-03-29T00:59:30.000Z', '2026-11-27T00:00:00.500+00:00']) {
+      expect(formatDate(iso, 'UTC'), iso).toBe(formatDate(iso, 'Africa/Abidjan'));
+      expect(formatDate(iso, 'Etc/UTC'), iso).toBe(formatDate(iso, 'Africa/Abidjan'));
+    }
+    expect(formatDate('2026-03-29T00:59:30.000Z', 'UTC')).toBe('2026-03-29 00:59');
+    expect(formatDate('2026-03-29T01:00:00.000Z', 'Europe/Berlin')).toBe('2026-03-29 03:00');
+    expect(formatDate('not a date', 'UTC')).toBe('not a date');
+    expect(isTimeZone('UTC') && isTimeZone('Etc/UTC') && isTimeZone('Europe/Berlin')).toBe(true);
+    expect(isTimeZone('Nowhere/Land')).toBe(false);
   });
 });

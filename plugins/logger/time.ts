@@ -29,8 +29,15 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return made;
 }
 
+/**
+ * UTC, the default zone, is computed from Date's UTC fields without Intl: a DateTimeFormat with a time
+ * zone makes ICU load its zone data, about 10 MB of a bot's resident memory (#20).
+ */
+const isUtc = (timeZone: string) => timeZone === 'UTC' || timeZone === 'Etc/UTC';
+
 /** True when `timeZone` is a zone Intl knows (`UTC`, `Europe/Berlin`, ...). */
 export function isTimeZone(timeZone: string): boolean {
+  if (isUtc(timeZone)) return true;
   try {
     formatter(timeZone);
     return true;
@@ -59,6 +66,12 @@ export function zonedParts(date: Date, timeZone: string): ZonedParts {
 }
 
 function computeZonedParts(date: Date, timeZone: string): ZonedParts {
+  if (isUtc(timeZone)) {
+    return {
+      year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(), hour: date.getUTCHours(),
+      minute: date.getUTCMinutes(), second: date.getUTCSeconds(), millisecond: date.getUTCMilliseconds(), offsetMinutes: 0,
+    };
+  }
   const parts: Record<string, string> = {};
   for (const part of formatter(timeZone).formatToParts(date)) parts[part.type] = part.value;
   const offset = /GMT(?:([+-])(\d\d):(\d\d))?/.exec(parts.timeZoneName ?? '');

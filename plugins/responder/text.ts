@@ -6,10 +6,17 @@ export const htmlToText = htmlToLine;
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 
+/**
+ * UTC, the default zone, needs no Intl: a DateTimeFormat with a time zone makes ICU load its zone data,
+ * about 10 MB of a bot's resident memory (#20).
+ */
+const isUtc = (timeZone: string) => timeZone === 'UTC' || timeZone === 'Etc/UTC';
+
 /** `2024-05-01 10:00` in a time zone (the text as given when it is no date). */
 export function formatDate(text: string | undefined, timeZone: string): string {
   const time = Date.parse(text ?? '');
   if (Number.isNaN(time)) return text ?? '';
+  if (isUtc(timeZone)) return new Date(time).toISOString().slice(0, 16).replace('T', ' ');
   let format = formats.get(timeZone);
   if (!format) {
     format = new Intl.DateTimeFormat('en-CA', {
@@ -23,6 +30,7 @@ export function formatDate(text: string | undefined, timeZone: string): string {
 }
 
 export function isTimeZone(timeZone: string): boolean {
+  if (isUtc(timeZone)) return true;
   try {
     new Intl.DateTimeFormat('en', { timeZone });
     return true;
