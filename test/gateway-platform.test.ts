@@ -141,6 +141,26 @@ describe('gateways: the endpoint interface', () => {
     expect(hub.sent.a ?? []).toEqual([]);
   });
 
+  test('a reply that names what it answers (namesParent) keeps its thread on the other side and gets no quote there or in the chat', { timeout: 60_000 }, async () => {
+    const { chatTexts } = await setUp();
+    const hub = platform();
+    await hub.say.a!('#a', said('p1', 'Picnic on Saturday'));
+    await hub.say.a!('#a', said('p2', 're: Picnic on Saturday — bread', { replyTo: 'p1', namesParent: true, speaker: speaker('zed') }));
+    await hub.say.a!('#a', said('p3', 'cheese', { replyTo: 'p1', speaker: speaker('yan') }));
+    await waitFor('the three lines on b', () => (hub.sent.b ?? []).length === 3, 20_000);
+    const [parent, named, plain] = hub.sent.b!;
+    expect(named).toMatchObject({ replyTo: parent!.nativeId, text: 're: Picnic on Saturday — bread' });
+    expect(named!.quote).toBeUndefined();
+    // Without it, a reply is quoted as before.
+    expect(plain).toMatchObject({ replyTo: parent!.nativeId, quote: { name: 'uma', text: 'Picnic on Saturday' } });
+    await waitFor('three lines in the chat', async () => (await chatTexts()).filter((t) => t.includes('Picnic') || t.includes('cheese')).length >= 3);
+    expect((await chatTexts()).filter((t) => t.includes('Picnic') || t.includes('cheese'))).toEqual([
+      '<uma> Picnic on Saturday',
+      '<zed> re: Picnic on Saturday — bread',
+      '> uma: Picnic on Saturday\n<yan> cheese',
+    ]);
+  });
+
   test('a relayed line the logger reads back from the chat\'s history names who said it (relayed_from), as one that came round the chain does', { timeout: 60_000 }, async () => {
     const { env, chatTexts } = await setUp();
     await platform().say.a!('#a', said('h1', 'said before the logger came'));

@@ -154,7 +154,9 @@ export class MailEndpoint {
       kind: 'message', text, nativeId: message.id, time: message.created,
       speaker: { platform: 'mail', id: message.user_id, name },
       chatText: fill(this.options.incoming, { name, text }),
-      ...(replyTo ? { replyTo } : {}),
+      // A reply that names its topic (the default `re: {subject} — …`) needs no quote of the announcement
+      // before it where there are no threads: on IRC and in the chat that would say the topic twice.
+      ...(replyTo ? { replyTo, ...(this.options.reply_template.includes('{subject}') ? { namesParent: true } : {}) } : {}),
       ...(message.attachments?.length ? { files: message.attachments.map((file) => ({ name: file.filename, url: file.download_url })) } : {}),
     };
     await receiveUntilTaken(this.env.gateway, channel, line, { stopping: this.stopper.signal });

@@ -194,13 +194,14 @@ export class GatewayRouter {
       key: `${originId} ${message.nativeId}${suffix}`, gateway: entering[0]!.gateway.name, origin: originId, platform: first.platform,
       nativeId: message.nativeId, kind: message.kind, speaker: message.speaker, text: message.text,
       ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
+      ...(message.namesParent ? { namesParent: true as const } : {}),
     });
     this.counters.from_relays += 1;
     const quoted = message.replyTo !== undefined ? this.map.find(originId, message.replyTo) : undefined;
     // A deletion quotes what was last said: the newest edit, else the message as first said.
     const changed = message.kind === 'delete' ? this.map.latestEdit(originId, message.nativeId) ?? this.map.find(originId, message.nativeId)
       : message.kind === 'edit' ? this.map.find(originId, message.nativeId) : undefined;
-    const line = chatLineOf(record, message.chatText, quoted, changed);
+    const line = chatLineOf(record, message.chatText, record.namesParent ? undefined : quoted, changed);
     const targets: Array<{ bot: GatewayBot; chat: ChatInfo; id: string; bus: boolean }> = [];
     for (const { gateway } of entering) {
       for (const target of gateway.endpoints) {
@@ -275,7 +276,7 @@ export class GatewayRouter {
       if (at !== undefined) out.replyTo = at;
       // Not posted there yet (it may be ahead in the relay's queue): the relay asks again when sending.
       else out.replyToKey = JSON.stringify([quoted.key, targetId]);
-      out.quote = { name: quoted.speaker.name, text: quoted.text };
+      if (!record.namesParent) out.quote = { name: quoted.speaker.name, text: quoted.text };
     }
     const target_ = changed && nativeIn(changed, targetId);
     if (target_ !== undefined) out.target = target_;

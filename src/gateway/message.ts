@@ -50,6 +50,12 @@ export interface IncomingMessage {
   time?: string;
   /** The native id (in the same channel) of the message this answers or threads under. */
   replyTo?: string;
+  /**
+   * The text already says what it answers (group-mail's `re: <subject> — …`): where there are no threads
+   * (a chat, IRC, XMPP, Discord webhooks) no quote of the parent is put before it. Threads and platform
+   * replies are kept.
+   */
+  namesParent?: boolean;
   files?: FileLink[];
   /** How the line shows in a chat, rendered by the relay's own template; the default is `<name> text` (`* name text` for an action). */
   chatText?: string;

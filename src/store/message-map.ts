@@ -24,6 +24,8 @@ export interface MapRecord {
   text: string;
   /** The native id (at the origin) it answers, or of the message an edit or deletion changes. */
   replyTo?: string;
+  /** The line names what it answers (IncomingMessage.namesParent): no quote of the parent goes before it. */
+  namesParent?: true;
   at: number;
   copies: Record<string, MapCopy>;
 }
