@@ -65,7 +65,9 @@ beforeAll(async () => {
   env.writeConfig([{
     chats: [{ chat: 'general' }],
     plugins: [
-      { use: 'logger', with: { dir: './transcripts', format: ['jsonl', 'text'], flush_interval_ms: 50 } },
+      // One file per chat, not per day: the seed dates its chat lines up to 30 minutes back, so shortly
+      // after midnight UTC the new history's first lines would belong to yesterday's file, before the marker.
+      { use: 'logger', with: { dir: './transcripts', path: '{group}/{chat}/transcript.{ext}', format: ['jsonl', 'text'], flush_interval_ms: 50 } },
       relayPlugin(server, { channels: { general: '#general' } }),
       { use: 'responder', with: { builtins: true, max_age: 600_000 } },
     ],
