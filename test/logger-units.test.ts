@@ -271,6 +271,43 @@ describe('logger: a transcript file knows what it holds from its own tail', () =
     }
   });
 
+  test('a history reset: what was still waiting goes before the marker, the new numbering after it', async () => {
+    const marker = FORMATS.jsonl.reset({ at: '2026-03-01T12:00:00Z', reason: 'recreated', previousCursor: 5, newest: undefined, chatId: '12' }, utc);
+    const msgNums = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg_num);
+    // Entries 4 and 5 of the old history still wait when the reset comes; 1 and 2 of the new one follow.
+    const path = join(tempDir(), 'r.jsonl');
+    const file = new TranscriptFile(path, FORMATS.jsonl, meta, silent);
+    file.pending.push(...[1, 2, 3].map((n) => pendingOf(FORMATS.jsonl, message(n, `old ${n}`))));
+    await file.write();
+    file.pending.push(...[4, 5].map((n) => pendingOf(FORMATS.jsonl, message(n, `old ${n}`))));
+    file.markReset(marker);
+    file.pending.push(...[1, 2].map((n) => pendingOf(FORMATS.jsonl, message(n, `new ${n}`))));
+    expect(await file.write()).toBe(4);
+    expect(msgNums(path)).toEqual([1, 2, 3, 4, 5, 0, 1, 2]);
+    expect(file.last).toBe(2);
+
+    // The reset comes while a write of the old history is on its way, and new 1 arrives before it ends:
+    // new 1 is not taken for old 1 (already written) and forgotten.
+    const racePath = join(tempDir(), 'race.jsonl');
+    const raced = new TranscriptFile(racePath, FORMATS.jsonl, meta, silent);
+    raced.pending.push(...[1, 2, 3].map((n) => pendingOf(FORMATS.jsonl, message(n, `old ${n}`))));
+    // The reset lands once the append has taken what it writes and before it ends (its disk write is on its way).
+    const append = (raced as unknown as { appendPending: (handle: unknown) => Promise<unknown> }).appendPending.bind(raced);
+    (raced as unknown as { appendPending: (handle: unknown) => Promise<unknown> }).appendPending = (handle) => {
+      (raced as unknown as { appendPending: unknown }).appendPending = append;
+      const on = append(handle);
+      raced.markReset(marker);
+      raced.pending.push(pendingOf(FORMATS.jsonl, message(1, 'new 1')));
+      return on;
+    };
+    expect(await raced.write()).toBe(3);
+    expect(raced.waiting).toBe(true);
+    expect(await raced.write()).toBe(1);
+    expect(msgNums(racePath)).toEqual([1, 2, 3, 0, 1]);
+    expect(readFileSync(racePath, 'utf8')).toContain('new 1');
+    expect(raced.waiting).toBe(false);
+  });
+
   test('a failed write leaves the entries waiting and nothing half-written', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'blocker'), 'a file');

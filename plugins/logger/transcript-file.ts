@@ -1,16 +1,11 @@
 import { mkdir, open, readFile, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import { appendSynced, syncDirectory } from './durable-append.js';
 import type { FileMeta, Format } from './formats.js';
+import { inOrderAfter, type PendingEntry } from './pending-entries.js';
 
-/**
- * A message waiting to be appended to one file, already rendered: the message object itself dies young
- * (entries wait up to a flush interval, long enough to be promoted and cost full collections).
- */
-export interface PendingEntry {
-  msgNum: number;
-  text: string;
-}
+export type { PendingEntry } from './pending-entries.js';
 
 const TAIL_CHUNK = 64 * 1024;
 
@@ -30,8 +25,12 @@ export class TranscriptFile {
   last = 0;
   /** The file holds an entry or a reset marker (a file ending in a marker holds `last` 0). */
   holds = false;
-  /** A reset marker to write before the next entries: they start again at msg_num 1. */
-  resetMarker: string | undefined;
+  /**
+   * Entries of earlier numberings, each ended by the reset marker that followed it: written, in order,
+   * before `pending` (whose entries start again at msg_num 1). What was waiting when a reset came belongs
+   * to the history before it, so it goes before the marker, never after it mixed with the new numbering.
+   */
+  private beforeResets: Array<{ entries: PendingEntry[]; marker: string }> = [];
   /** The file's size after its last complete entry. */
   size = 0;
   recovered = false;
@@ -48,6 +47,22 @@ export class TranscriptFile {
     readonly meta: FileMeta,
     private readonly log: Logger,
   ) {}
+
+  /** The chat's history was reset: what waits is written before `marker`; entries added next start at 1. */
+  markReset(marker: string): void {
+    this.beforeResets.push({ entries: this.pending, marker });
+    this.pending = [];
+  }
+
+  /** Entries or a reset marker wait to be written. */
+  get waiting(): boolean {
+    return this.pending.length > 0 || this.beforeResets.length > 0;
+  }
+
+  /** Entries waiting, of every numbering. */
+  get waitingCount(): number {
+    return this.beforeResets.reduce((sum, segment) => sum + segment.entries.length, this.pending.length);
+  }
 
   get indexPath(): string | undefined {
     return this.format.msgNumOf ? undefined : join(dirname(this.path), `.${basename(this.path)}.idx`);
@@ -169,7 +184,7 @@ export class TranscriptFile {
     }
     await mkdir(dirname(this.path), { recursive: true });
     const handle = await open(this.path, 'a');
-    let appended: { count: number; created: boolean; marker: string | undefined };
+    let appended: Appended;
     try {
       const onDisk = (await handle.stat()).size;
       if (onDisk !== this.size) {
@@ -181,32 +196,51 @@ export class TranscriptFile {
     } finally {
       await handle.close();
     }
-    if (appended.count === 0 && appended.marker === undefined) return 0;
+    // The markers and the older numberings' entries are in the file now: never written again.
+    this.beforeResets.splice(0, appended.markers);
+    if (appended.count === 0 && appended.markers === 0) return 0;
     if (appended.created) await syncDirectory(dirname(this.path));
-    if (this.resetMarker === appended.marker) this.resetMarker = undefined;
     if (this.indexPath) {
       this.indexBehind = true;
       await this.writeIndex();
     }
     // Forgotten only now, so "nothing pending" means the file and its index are on disk (a failed
     // index write keeps them; the next write skips them by `last` and writes the index).
-    this.pending = this.pending.filter((entry) => entry.msgNum > this.last);
+    if (this.pending === appended.source) {
+      this.pending = this.pending.filter((entry) => entry.msgNum > this.last);
+    } else {
+      // A reset came while this write was on its way: the entries it wrote from are now the first ones
+      // before a marker, in the numbering `last` counts; only those it wrote are forgotten (a new
+      // history's first entries, added meanwhile, are not taken for the old ones of the same msg_num).
+      const first = this.beforeResets[0];
+      if (first?.entries === appended.source) first.entries = first.entries.filter((entry) => entry.msgNum > this.last);
+    }
     return appended.count;
   }
 
   /** Appends (and fsyncs) the pending entries the file lacks, through `handle`; moves `size` and `last`. */
-  private async appendPending(handle: FileHandle): Promise<{ count: number; created: boolean; marker: string | undefined }> {
-    // After a reset marker the entries start again at 1.
-    const marker = this.resetMarker;
-    const after = marker === undefined ? this.last : 0;
-    const entries = inOrderAfter(this.pending, after);
-    if (entries.length === 0 && marker === undefined) {
-      this.pending = [];
-      return { count: 0, created: false, marker };
+  private async appendPending(handle: FileHandle): Promise<Appended> {
+    const source = this.pending;
+    // Each numbering's entries above where the file is in it, then its marker; after a marker the
+    // entries start again at 1.
+    const markers = this.beforeResets.length;
+    let after = this.last;
+    let text = '';
+    let count = 0;
+    for (const segment of this.beforeResets) {
+      const older = inOrderAfter(segment.entries, after);
+      text += older.map((entry) => entry.text).join('') + segment.marker;
+      count += older.length;
+      after = 0;
     }
-    const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + (marker ?? '') + entries.map((entry) => entry.text).join(''), 'utf8');
+    const entries = inOrderAfter(source, after);
+    if (entries.length === 0 && markers === 0) {
+      this.pending = [];
+      return { count: 0, created: false, markers, source };
+    }
+    const data = Buffer.from((this.size === 0 ? this.format.header(this.meta) : '') + text + entries.map((entry) => entry.text).join(''), 'utf8');
     // Read before the write: `entries` may be the pending array itself, which grows meanwhile.
-    const count = entries.length;
+    count += entries.length;
     const last = entries.at(-1)?.msgNum ?? after;
     const created = this.size === 0;
     try {
@@ -219,7 +253,7 @@ export class TranscriptFile {
     this.size += data.length;
     this.last = last;
     this.holds = true;
-    return { count, created, marker };
+    return { count, created, markers, source };
   }
 
   private async writeIndex(): Promise<void> {
@@ -232,43 +266,10 @@ export class TranscriptFile {
  * The entries above `after`, in msg_num order, each msg_num once. Entries usually wait already in
  * order (a chat's trail hands them on so): then they are taken as they are, without a sorted copy.
  */
-function inOrderAfter(pending: PendingEntry[], after: number): PendingEntry[] {
-  let previous = after;
-  let ordered = true;
-  for (const entry of pending) {
-    if (entry.msgNum <= previous) {
-      ordered = false;
-      break;
-    }
-    previous = entry.msgNum;
-  }
-  if (ordered) return pending;
-  const fresh = pending.filter((entry) => entry.msgNum > after).sort((a, b) => a.msgNum - b.msgNum);
-  const entries: PendingEntry[] = [];
-  for (const entry of fresh) if (entry.msgNum > (entries.at(-1)?.msgNum ?? after)) entries.push(entry);
-  return entries;
-}
-
-async function appendSynced(path: string, data: Buffer): Promise<void> {
-  const handle = await open(path, 'a');
-  try {
-    await handle.appendFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Makes a new file's directory entry durable too (where the platform allows it). */
-async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Not every platform can open or sync a directory; the file's own data is synced.
-  }
+/** What one append wrote: entries, whether it made the file, how many markers, and from which pending list. */
+interface Appended {
+  count: number;
+  created: boolean;
+  markers: number;
+  source: PendingEntry[];
 }

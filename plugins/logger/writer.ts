@@ -123,7 +123,7 @@ export class TranscriptWriter {
   reset(chat: ChatInfo, note: ResetNote): void {
     const day = dayOf(messageDate(note.at), this.options.render.timeZone);
     const marked = new Set(this.filesOf(chat, day));
-    for (const file of marked) file.resetMarker = file.format.reset(note, this.options.render);
+    for (const file of marked) file.markReset(file.format.reset(note, this.options.render));
     for (const file of this.files.values()) {
       if (marked.has(file) || file.meta.chat !== chat.subject || file.meta.group !== chat.groupName) continue;
       file.last = 0;
@@ -177,7 +177,7 @@ export class TranscriptWriter {
   /** Counts what waits from the files themselves (after a flush; between flushes add() counts). */
   private recount(): void {
     const perFormat = new Map<string, number>();
-    for (const file of this.files.values()) perFormat.set(file.format.name, (perFormat.get(file.format.name) ?? 0) + file.pending.length);
+    for (const file of this.files.values()) perFormat.set(file.format.name, (perFormat.get(file.format.name) ?? 0) + file.waitingCount);
     this.waiting = Math.max(0, ...perFormat.values());
   }
 
@@ -228,7 +228,7 @@ export class TranscriptWriter {
     let failed: { error: NodeJS.ErrnoException; file: string } | undefined;
     let tried = false;
     for (const file of [...this.files.values()]) {
-      if (file.pending.length === 0 && file.resetMarker === undefined) continue;
+      if (!file.waiting) continue;
       // Before each file, not once a flush: a worker paused mid-flush past its lease writes no further file.
       if (!(await this.stillOurs())) return false;
       tried = true;
@@ -253,7 +253,7 @@ export class TranscriptWriter {
 
   private forgetIdleFiles(): void {
     const now = Date.now();
-    for (const [path, file] of this.files) if (file.pending.length === 0 && now - file.lastUsed > IDLE_FILE_MS) this.files.delete(path);
+    for (const [path, file] of this.files) if (!file.waiting && now - file.lastUsed > IDLE_FILE_MS) this.files.delete(path);
   }
 
   /** Stops the timer and writes what is left, trying again until `deadline` (ms since the epoch). */
