@@ -368,4 +368,22 @@ describe('logger: the writer', () => {
     expect(await busy.stop(Date.now() + 2_000)).toBe(true);
     expect(linesIn(root)).toBe(1002);
   });
+  test('a reset: the file of its day gets the marker; a new message dated on another day goes to that day\'s file after what it had', async () => {
+    const root = tempDir();
+    const made = writer(root, 60_000);
+    const day = (d: string) => join(root, 'demo', 'general', `${d}.jsonl`);
+    const msgNums = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg_num);
+    const on = (d: string, n: number, text: string) => message(n, text, { created: `${d}T23:50:00.000Z` });
+    for (const n of [1, 2, 3]) made.add(on('2026-03-01', n, `old ${n}`), chat);
+    for (const n of [4, 5]) made.add(on('2026-03-02', n, `old ${n}`), chat);
+    expect(await made.flush()).toBe(true);
+    made.add(on('2026-03-02', 6, 'old 6'), chat);
+    made.reset(chat, { at: '2026-03-02T23:55:00.000Z', reason: 'recreated', previousCursor: 6, newest: undefined, chatId: '12' });
+    // The new history's first message is dated on the first day (a history restored with its dates).
+    made.add(on('2026-03-01', 1, 'new 1'), chat);
+    made.add(on('2026-03-02', 2, 'new 2'), chat);
+    expect(await made.stop(Date.now() + 2_000)).toBe(true);
+    expect(msgNums(day('2026-03-01'))).toEqual([1, 2, 3, 1]);
+    expect(msgNums(day('2026-03-02'))).toEqual([4, 5, 6, 0, 2]);
+  });
 });

@@ -126,7 +126,8 @@ export class TranscriptWriter {
     for (const file of marked) file.markReset(file.format.reset(note, this.options.render));
     for (const file of this.files.values()) {
       if (marked.has(file) || file.meta.chat !== chat.subject || file.meta.group !== chat.groupName) continue;
-      file.last = 0;
+      // An empty marker: what waits keeps its numbering, what comes next starts at 1.
+      file.markReset('');
     }
   }
 
