@@ -5,7 +5,9 @@ import type { ChatInfo, GatewayPort, PlatformEndpoint, PluginContext } from '../
 import type { MapRecord, MessageMap } from '../store/message-map.js';
 import { PostFailedError } from '../supervisor/chat-outbox.js';
 import { takesIn, takesOut, type PlannedChannel, type PlannedChat, type PlannedGateway } from './gateway-plan.js';
+import { chatNativeId, nativeIn, recordKeyOf } from './map-keys.js';
 import { chatEndpointId, relayEndpointId, type IncomingMessage, type OutgoingMessage, type OwnPost, type Speaker } from './message.js';
+import { outgoingFor } from './outgoing-line.js';
 import { chatLineOf, splitForChat } from './render.js';
 
 /** What the bot's outbox keeps with a relayed post, to tell the map once the service stored it. */
@@ -264,22 +266,10 @@ export class GatewayRouter {
   private sendToRelay(side: GatewayBot, target: PlannedChannel, targetId: string, record: MapRecord, gateway: string, ctx: PluginContext): void {
     const endpoint = side.endpoint(target.instance);
     if (!endpoint) return;
-    const quoted = record.replyTo !== undefined ? this.map.find(record.origin, record.replyTo) : undefined;
-    const changed = record.kind === 'edit' || record.kind === 'delete' ? this.map.find(record.origin, record.nativeId) : undefined;
-    const out: OutgoingMessage = {
-      key: JSON.stringify([record.key, targetId]), gateway, kind: record.kind as OutgoingMessage['kind'], text: record.text, speaker: record.speaker,
-      origin: { endpoint: record.origin, platform: record.platform, nativeId: record.nativeId },
-      time: ctx.message.created, source: { chat: ctx.chat, message: ctx.message },
-    };
-    if (quoted) {
-      const at = nativeIn(quoted, targetId);
-      if (at !== undefined) out.replyTo = at;
-      // Not posted there yet (it may be ahead in the relay's queue): the relay asks again when sending.
-      else out.replyToKey = JSON.stringify([quoted.key, targetId]);
-      if (!record.namesParent) out.quote = { name: quoted.speaker.name, text: quoted.text };
-    }
-    const target_ = changed && nativeIn(changed, targetId);
-    if (target_ !== undefined) out.target = target_;
+    const out = outgoingFor(record, targetId, gateway, ctx, {
+      quoted: record.replyTo !== undefined ? this.map.find(record.origin, record.replyTo) : undefined,
+      changed: record.kind === 'edit' || record.kind === 'delete' ? this.map.find(record.origin, record.nativeId) : undefined,
+    });
     try {
       endpoint.send(target.channel, out);
       this.counters.sent_to_relays += 1;
@@ -322,27 +312,4 @@ export class GatewayRouter {
       await sleep(250);
     }
   }
-}
-
-/** The native id of a line on an endpoint: where it was said, or its copy there. */
-/** The map's record key of a line's key as sent to a relay (`[record key, target]`); answers at origin have none. */
-function recordKeyOf(key: string): string | undefined {
-  try {
-    const [recordKey] = JSON.parse(key) as unknown[];
-    return typeof recordKey === 'string' && recordKey !== 'answer' ? recordKey : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function nativeIn(record: MapRecord, endpointId: string): string | undefined {
-  return record.origin === endpointId ? record.nativeId : record.copies[endpointId]?.id;
-}
-
-/**
- * A chat message's id in the message map: its id and when it was made. A service started again from
- * its seed hands out the same ids for new messages; the time tells them from the lines the map knows.
- */
-function chatNativeId(message: ChatMessage): string {
-  return `${message.id}/${message.created}`;
 }
