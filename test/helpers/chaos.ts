@@ -238,7 +238,12 @@ export class IrcAudience {
 
   /** The relay's lines in `channel`, in order, over every connection, the anti-ping zero-width spaces taken out. */
   relayed(channel: string, relayNick: RegExp): string[] {
-    return this.watchers.flatMap((watcher) => watcher.said
+    return this.relayedPerConnection(channel, relayNick).flat();
+  }
+
+  /** The same, one list per connection of the watcher (a new one after each kill of the server). */
+  relayedPerConnection(channel: string, relayNick: RegExp): string[][] {
+    return this.watchers.map((watcher) => watcher.said
       .filter((s) => s.command === 'PRIVMSG' && s.target.toLowerCase() === channel.toLowerCase() && relayNick.test(s.nick))
       .map((s) => s.text.replaceAll('\u200b', '')));
   }
@@ -254,4 +259,25 @@ export class IrcAudience {
   close(): void {
     for (const watcher of this.watchers) watcher.close();
   }
+}
+
+/**
+ * What a channel's watcher saw over its connections, with the one repeat the relay's documented
+ * guarantee allows (docs/plugins/relay-irc.md "Nothing doubled where the channel keeps its history"):
+ * a server killed with lines it had taken but not yet confirmed cannot be asked about them afterwards
+ * (its history died with it), so the relay sends them again. Such a repeat is the first lines of a new
+ * connection equal to the last lines (at most `inFlight`) of the one before; those are dropped, and
+ * counted. Anything else twice stays in the list, for the test's exact comparison to find.
+ */
+export function withoutResentAfterKills(perConnection: string[][], inFlight: number): { lines: string[]; resent: number } {
+  const lines: string[] = [];
+  let resent = 0;
+  for (const connection of perConnection) {
+    let repeat = Math.min(inFlight, connection.length, lines.length);
+    // The longest run at the start of this connection that ends the lines before it.
+    while (repeat > 0 && !connection.slice(0, repeat).every((text, i) => text === lines[lines.length - repeat + i])) repeat -= 1;
+    resent += repeat;
+    lines.push(...connection.slice(repeat));
+  }
+  return { lines, resent };
 }
