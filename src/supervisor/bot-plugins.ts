@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { GroupsClient } from '../api/client.js';
 import type { ChatMessage } from '../api/types.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
-import { DONE, PluginChain, type BaseContext, type ChainLink, type LinkStats, type SignalSource } from '../pipeline/chain.js';
+import { DONE, PluginChain, type BaseContext, type ChainLink, type LinkStats } from '../pipeline/chain.js';
 import type { LatencyHistogram } from '../pipeline/latency-histogram.js';
 import { LinkContext } from '../pipeline/link-context.js';
 import { instanceNames } from '../gateway/gateway-plan.js';
@@ -14,10 +14,9 @@ import type {
 } from '../pipeline/plugin.js';
 import { KeyValueStore } from '../store/kv-store.js';
 import type { Storage } from '../store/storage.js';
+import { gatewayStep, isGatewayStep } from './gateway-step.js';
 import { carryOver, restartReasons, stopLink } from './reload-chain.js';
 
-/** The gateway step keeps nothing of its own. */
-const NO_STORE = KeyValueStore.memory();
 
 export interface BotPluginsOptions {
   plugins: LoadedPlugin[];
@@ -283,9 +282,6 @@ export class BotPlugins {
   }
 }
 
-/** Marks the gateway step among a chain's links (a plugin instance may be named `gateway` too). */
-const GATEWAY_STEP = Symbol('gateway step');
-const isGatewayStep = (link: ChainLink): boolean => (link as { [GATEWAY_STEP]?: boolean })[GATEWAY_STEP] === true;
 
 /** One plugin instance as the operations endpoint reports it. */
 export interface PluginReport {
@@ -306,20 +302,4 @@ function safely<T>(read: () => T, log: Logger): T | undefined {
     log.warn({ err: error }, 'plugin stats() or status() failed');
     return undefined;
   }
-}
-
-/**
- * The chain's last step when the bot takes part in gateways: each message that got this far (no plugin
- * before it ended the chain: a filter keeps a message from every side) goes on to the gateway's other sides.
- */
-function gatewayStep(gateways: GatewayRouter, bot: string, log: Logger): ChainLink {
-  const instance = {
-    handle(ctx: PluginContext, next: () => Promise<void>) {
-      gateways.forward(bot, ctx);
-      return next();
-    },
-    stats: () => ({ ...gateways.counters }),
-  };
-  const link = { name: 'gateway', instance, timeoutMs: 5_000, log, ownPosts: true, context: (base: BaseContext, signal: SignalSource) => new LinkContext(base, log, NO_STORE, signal) };
-  return Object.assign(link, { [GATEWAY_STEP]: true });
 }
