@@ -17,6 +17,7 @@ export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
 export { receiveUntilTaken } from './supervisor/receive-until-taken.js';
 export { RecentIds } from './store/recent-ids.js';
 export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';
+export { QueueDrain, type DrainOutcome, type QueueDrainOptions } from './gateway/queue-drain.js';
 export { htmlToText, htmlToLine } from './api/html-text.js';
 export { visibleControls, visibleLines } from './api/visible-text.js';
 export { Backoff, sleep } from './chat/backoff.js';

@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import { DurableQueue, failureFields, sleep, type Storage } from '../../src/index.js';
+import { DurableQueue, failureFields, QueueDrain, sleep, type DrainOutcome, type Storage } from '../../src/index.js';
 import type { LinePayload } from './line.js';
 import type { WebhookOptions } from './options.js';
 
@@ -56,9 +56,9 @@ export class WebhookDelivery {
   readonly id: string;
   private readonly queue: DurableQueue<WebhookItem>;
   private readonly deadFile: string;
-  private readonly stopper = new AbortController();
-  private wake = () => {};
-  private running: Promise<void> | undefined;
+  private readonly drain: QueueDrain<WebhookItem>;
+  /** Why the last attempt failed, for the retry's log line. */
+  private failure = '';
   /** For logs: never the URL itself (a path or query may hold a secret). */
   private readonly where: { webhook: string; host: string };
 
@@ -82,6 +82,17 @@ export class WebhookDelivery {
       maxItems: options.max,
       onHighWater: (size, max) => options.log.warn({ ...this.where, size, max }, 'the queue to a webhook is filling up: the receiver is not taking lines'),
     });
+    this.drain = new QueueDrain(this.queue, {
+      send: (item, signal) => this.send(item, signal),
+      onRetry: (item, waitMs) => {
+        options.counters.webhook_retries += 1;
+        options.log.warn({ ...this.where, line: item.line.id, reason: this.failure, retry_in_ms: waitMs }, 'a webhook did not take a line; trying again');
+      },
+      retryMinMs: options.retryMinMs,
+      retryMaxMs: options.retryMaxMs,
+      // Retry-After is a floor: the pause still grows under it.
+      retryAfter: 'at-least',
+    });
   }
 
   get size(): number {
@@ -95,65 +106,53 @@ export class WebhookDelivery {
   /** Queues a line (written before this returns); a full queue drops it for this webhook, loudly. */
   push(line: LinePayload): void {
     try {
-      this.queue.push({ line, queued_at: Date.now() });
+      this.drain.push({ line, queued_at: Date.now() });
     } catch (error) {
       this.options.counters.webhook_dropped += 1;
       this.options.log.error({ ...this.where, line: line.id, ...failureFields(error) }, 'the queue to a webhook is full: a line is dropped for it');
-      return;
     }
-    this.wake();
   }
 
   start(): void {
-    this.running ??= this.loop();
+    this.drain.start();
   }
 
   async stop(): Promise<void> {
-    this.stopper.abort();
-    this.wake();
-    await this.running;
+    await this.drain.stop();
   }
 
-  private async loop(): Promise<void> {
-    const signal = this.stopper.signal;
-    let attempt = 0;
-    while (!signal.aborted) {
-      const item = this.queue.peek();
-      if (!item) {
-        await new Promise<void>((done) => {
-          this.wake = done;
-        });
-        continue;
-      }
-      if (Date.now() - item.queued_at > this.webhook.dead_letter_after) {
-        if (!this.deadLetter(item, `not delivered within ${this.webhook.dead_letter_after} ms`)) await sleep(this.options.retryMaxMs, signal);
-        attempt = 0;
-        continue;
-      }
-      try {
-        // A worker whose unit moved elsewhere sends nothing (docs/scale-out.md).
-        await this.options.storage.durable();
-      } catch (error) {
-        this.options.log.warn({ ...this.where, ...failureFields(error) }, 'the bot\'s unit is no longer this worker\'s: posting nothing more to the webhook');
-        return;
-      }
-      const outcome = await this.post(item.line, signal);
-      if (signal.aborted) return;
-      if (outcome.done) {
-        this.queue.shift();
-        this.options.counters.webhook_delivered += 1;
-        attempt = 0;
-      } else if (outcome.dead) {
-        if (!this.deadLetter(item, outcome.reason, outcome.status)) await sleep(this.options.retryMaxMs, signal);
-        attempt = 0;
-      } else {
-        this.options.counters.webhook_retries += 1;
-        const pause = Math.max(outcome.waitMs ?? 0, Math.min(this.options.retryMaxMs, this.options.retryMinMs * 2 ** Math.min(attempt, 30)));
-        attempt += 1;
-        this.options.log.warn({ ...this.where, line: item.line.id, reason: outcome.reason, retry_in_ms: pause }, 'a webhook did not take a line; trying again');
-        await sleep(pause, signal);
-      }
+  /** The head line, tried until it is delivered, dead-lettered or to be tried again later. */
+  private async send(item: WebhookItem, signal: AbortSignal): Promise<DrainOutcome> {
+    for (;;) {
+      const outcome = await this.attempt(item, signal);
+      if (outcome !== 'kept') return outcome;
+      // The dead-letter file could not be written: the line stays at the head.
+      await sleep(this.options.retryMaxMs, signal);
+      if (signal.aborted) return 'stop';
     }
+  }
+
+  /** One attempt; 'kept' when the line was to be dead-lettered but could not be. */
+  private async attempt(item: WebhookItem, signal: AbortSignal): Promise<DrainOutcome | 'kept'> {
+    if (Date.now() - item.queued_at > this.webhook.dead_letter_after) {
+      return this.deadLetter(item, `not delivered within ${this.webhook.dead_letter_after} ms`) ? 'done' : 'kept';
+    }
+    try {
+      // A worker whose unit moved elsewhere sends nothing (docs/scale-out.md).
+      await this.options.storage.durable();
+    } catch (error) {
+      this.options.log.warn({ ...this.where, ...failureFields(error) }, 'the bot\'s unit is no longer this worker\'s: posting nothing more to the webhook');
+      return 'stop';
+    }
+    const outcome = await this.post(item.line, signal);
+    if (signal.aborted) return 'stop';
+    if (outcome.done) {
+      this.options.counters.webhook_delivered += 1;
+      return 'done';
+    }
+    if (outcome.dead) return this.deadLetter(item, outcome.reason, outcome.status) ? 'done' : 'kept';
+    this.failure = outcome.reason;
+    return outcome.waitMs ?? 'retry';
   }
 
   private async post(line: LinePayload, signal: AbortSignal): Promise<Outcome> {

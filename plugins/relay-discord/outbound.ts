@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { API, APIMessage } from '@discordjs/core';
 import { DiscordAPIError } from '@discordjs/rest';
 import type { Logger } from 'pino';
-import { failureFields, sleep, type DurableQueue } from '../../src/index.js';
+import { failureFields, QueueDrain, type DurableQueue } from '../../src/index.js';
 import type { ChannelWebhook, ChannelWebhooks } from './webhooks.js';
 
 /** A gateway line waiting for Discord. */
@@ -26,13 +26,11 @@ export interface OutboundCounters {
   retries: number;
 }
 
-const RETRY_MIN_MS = 500;
 /** Discord's message flag that keeps links from unfolding into embeds. */
 const SUPPRESS_EMBEDS = 1 << 2;
 /** Discord's JSON error codes: Unknown Message, Unknown Webhook. */
 const UNKNOWN_MESSAGE = 10008;
 const UNKNOWN_WEBHOOK = 10015;
-const RETRY_MAX_MS = 30_000;
 
 /**
  * The nonce of a line: Discord keeps a post with `enforce_nonce` from being made twice by one author
@@ -49,10 +47,7 @@ export function nonceOf(key: string): string {
  * headers and waits out 429s); a network failure or a 5xx is tried again with a growing pause.
  */
 export class DiscordOutbound {
-  /** Wakes the loop sleeping on an empty queue. */
-  private readonly wake = { poke: () => {} };
-  private running: Promise<void> | undefined;
-  private readonly stopper = new AbortController();
+  private readonly drain: QueueDrain<OutboundItem>;
 
   constructor(
     private readonly queue: DurableQueue<OutboundItem>,
@@ -69,56 +64,35 @@ export class DiscordOutbound {
       /** The token was refused: the relay stops. */
       fatal: (error: unknown) => void;
     },
-  ) {}
-
-  get size(): number {
-    return this.queue.size;
-  }
-
-  push(item: OutboundItem): void {
-    this.queue.push(item);
-    this.wake.poke();
-  }
-
-  start(): void {
-    this.running ??= this.loop();
-  }
-
-  async stop(): Promise<void> {
-    this.stopper.abort();
-    this.wake.poke();
-    await this.running;
-  }
-
-  private async loop(): Promise<void> {
-    const signal = this.stopper.signal;
-    let pause = RETRY_MIN_MS;
-    while (!signal.aborted) {
-      const item = this.queue.peek();
-      if (!item) {
-        await new Promise<void>((done) => {
-          this.wake.poke = done;
-        });
-        continue;
-      }
+  ) {
+    this.drain = new QueueDrain(queue, {
+      send: (item, signal) => this.send(item, signal),
+      onRetry: () => {
+        options.counters.retries += 1;
+      },
       // Each attempt gets a signal of its own, linked to the stop and unlinked after: @discordjs/rest
       // adds an abort listener to the signal of every request and never removes it, so one long-lived
       // signal would gather a listener (and its request's controller) per line for as long as the bot runs.
-      const attempt = new AbortController();
-      const abort = () => attempt.abort();
-      signal.addEventListener('abort', abort, { once: true });
-      const outcome = await this.send(item, attempt.signal).finally(() => signal.removeEventListener('abort', abort));
-      if (outcome === 'stop') return;
-      if (outcome === 'done') {
-        // A webhook post's attempt note goes with its item, in the same write.
-        this.queue.shift(1, this.queue.note ? null : undefined);
-        pause = RETRY_MIN_MS;
-        continue;
-      }
-      this.options.counters.retries += 1;
-      await sleep(pause, signal);
-      pause = Math.min(RETRY_MAX_MS, pause * 2);
-    }
+      signalPerAttempt: true,
+      // A webhook post's attempt note goes with its item, in the same write.
+      shiftNote: () => (this.queue.note ? null : undefined),
+    });
+  }
+
+  get size(): number {
+    return this.drain.size;
+  }
+
+  push(item: OutboundItem): void {
+    this.drain.push(item);
+  }
+
+  start(): void {
+    this.drain.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.drain.stop();
   }
 
   private async send(item: OutboundItem, signal: AbortSignal): Promise<'done' | 'retry' | 'stop'> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConnectionError, MatrixError, Method, safeGetRetryAfterMs, type MatrixClient } from 'matrix-js-sdk';
 import type { Logger } from 'pino';
-import { failureFields, sleep, type DurableQueue } from '../../src/index.js';
+import { failureFields, QueueDrain, type DurableQueue, type DrainOutcome } from '../../src/index.js';
 import type { MatrixContent } from './render.js';
 import { isRefusal, requestOptions } from './session.js';
 
@@ -29,8 +29,8 @@ export interface OutboundCounters {
   rate_limited: number;
 }
 
+/** The wait on a rate limit that names none. */
 const RETRY_MIN_MS = 500;
-const RETRY_MAX_MS = 30_000;
 
 /**
  * The transaction id of a line: the homeserver answers a PUT with a txnId it already took (from the
@@ -49,12 +49,10 @@ const room = (roomId: string) => encodeURIComponent(roomId);
  * again with a growing pause.
  */
 export class MatrixOutbound {
-  private wake: () => void = () => {};
-  private running: Promise<void> | undefined;
-  private readonly stopper = new AbortController();
+  private readonly drain: QueueDrain<OutboundItem>;
 
   constructor(
-    private readonly queue: DurableQueue<OutboundItem>,
+    queue: DurableQueue<OutboundItem>,
     private readonly options: {
       client: () => MatrixClient;
       /** The room id of a channel; undefined when its alias did not resolve (the line cannot go anywhere). */
@@ -70,50 +68,32 @@ export class MatrixOutbound {
       /** The account was refused: true when the relay logged in again (send again), false when it stopped. */
       refused: (error: unknown) => Promise<boolean>;
     },
-  ) {}
+  ) {
+    this.drain = new QueueDrain(queue, {
+      send: (item, signal) => this.send(item, signal),
+      onRetry: () => {
+        options.counters.retries += 1;
+      },
+      // A number is the homeserver's retry_after: waited as asked, the growing pause left as it is.
+      retryAfter: 'exactly',
+    });
+  }
 
   get size(): number {
-    return this.queue.size;
+    return this.drain.size;
   }
 
   push(item: OutboundItem): void {
-    this.queue.push(item);
-    this.wake();
+    this.drain.push(item);
   }
 
   /** Starts sending (once the rooms are resolved: until then lines wait in the queue). */
   start(): void {
-    this.running ??= this.loop();
+    this.drain.start();
   }
 
   async stop(): Promise<void> {
-    this.stopper.abort();
-    this.wake();
-    await this.running;
-  }
-
-  private async loop(): Promise<void> {
-    const signal = this.stopper.signal;
-    let pause = RETRY_MIN_MS;
-    while (!signal.aborted) {
-      const item = this.queue.peek();
-      if (!item) {
-        await new Promise<void>((done) => {
-          this.wake = done;
-        });
-        continue;
-      }
-      const outcome = await this.send(item, signal);
-      if (outcome === 'stop') return;
-      if (outcome === 'done') {
-        this.queue.shift();
-        pause = RETRY_MIN_MS;
-        continue;
-      }
-      this.options.counters.retries += 1;
-      await sleep(typeof outcome === 'number' ? outcome : pause, signal);
-      if (typeof outcome !== 'number') pause = Math.min(RETRY_MAX_MS, pause * 2);
-    }
+    await this.drain.stop();
   }
 
   /**
@@ -128,7 +108,7 @@ export class MatrixOutbound {
   }
 
   /** 'done', 'retry' (after the growing pause), a number (retry after so many ms), or 'stop'. */
-  private async send(item: OutboundItem, signal: AbortSignal): Promise<'done' | 'retry' | 'stop' | number> {
+  private async send(item: OutboundItem, signal: AbortSignal): Promise<DrainOutcome> {
     const { log, counters } = this.options;
     try {
       // A worker whose unit moved elsewhere sends nothing (docs/scale-out.md).

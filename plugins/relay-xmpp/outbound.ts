@@ -1,6 +1,6 @@
 import { xml, type Element } from '@xmpp/client';
 import type { Logger } from 'pino';
-import { failureFields, type DurableQueue } from '../../src/index.js';
+import { failureFields, QueueDrain, type DrainOutcome, type DurableQueue } from '../../src/index.js';
 import { RecentMap } from './inbound.js';
 import { NS, type RoomMessage } from './muc.js';
 import { originIdOf } from './render.js';
@@ -26,8 +26,6 @@ export interface OutboundCounters {
   retries: number;
 }
 
-const RETRY_MIN_MS = 500;
-const RETRY_MAX_MS = 30_000;
 const RETRACTED = 'This message was deleted.';
 
 /** How a wait for a reflection ended. */
@@ -45,10 +43,8 @@ const LASTING = new Set(['forbidden', 'not-allowed', 'bad-request', 'policy-viol
  * relay's own lines found there (a crash or a lost session between send and reflection) count as sent.
  */
 export class XmppOutbound {
-  private readonly wake = { poke: () => {} };
+  private readonly drain: QueueDrain<OutboundItem>;
   private readonly waiter = { originId: '', condition: '', done: (_: Waited) => {} };
-  private running: Promise<void> | undefined;
-  private readonly stopper = new AbortController();
   private readonly ready = new Set<string>();
   private readonly gone = new Set<string>();
   /** origin-id → the room's stanza-id ('' when it gave none): the relay's lines the rooms have. */
@@ -64,38 +60,45 @@ export class XmppOutbound {
       reflectionTimeoutMs: number;
       posted: (item: OutboundItem, nativeId: string, originId: string) => void;
     },
-  ) {}
+  ) {
+    this.drain = new QueueDrain(queue, {
+      send: (item) => this.send(item),
+      onRetry: () => {
+        options.counters.retries += 1;
+      },
+      // A line waits until its room was joined in this session (or will never have the relay).
+      ready: (item) => this.ready.has(item.room) || this.gone.has(item.room),
+    });
+  }
 
   get size(): number {
-    return this.queue.size;
+    return this.drain.size;
   }
 
   push(item: OutboundItem): void {
-    this.queue.push(item);
-    this.wake.poke();
+    this.drain.push(item);
   }
 
   start(): void {
-    this.running ??= this.loop();
+    this.drain.start();
   }
 
   async stop(): Promise<void> {
-    this.stopper.abort();
+    const stopped = this.drain.stop();
     this.waiter.done('stop');
-    this.wake.poke();
-    await this.running;
+    await stopped;
   }
 
   /** The room was joined and its archive read in this session: lines may go to it. */
   roomReady(room: string): void {
     this.ready.add(room);
-    this.wake.poke();
+    this.drain.wake();
   }
 
   /** The room will not have the relay (banned, members only, no such room): its lines are dropped. */
   roomGone(room: string): void {
     this.gone.add(room);
-    this.wake.poke();
+    this.drain.wake();
   }
 
   /** The relay is no longer in the room (kicked, the room restarted): nothing goes to it until it is joined again. */
@@ -117,7 +120,7 @@ export class XmppOutbound {
 
   resumed(rooms: Iterable<string>): void {
     for (const room of rooms) this.ready.add(room);
-    this.wake.poke();
+    this.drain.wake();
   }
 
   /** A new session: the old one's stanzas not yet acknowledged are lost; the archive will tell what the room has. */
@@ -152,53 +155,38 @@ export class XmppOutbound {
     else counters.deleted += 1;
   }
 
-  private async loop(): Promise<void> {
-    const signal = this.stopper.signal;
-    let pause = RETRY_MIN_MS;
-    while (!signal.aborted) {
-      const item = this.queue.peek();
-      if (!item || !this.ready.has(item.room) && !this.gone.has(item.room)) {
-        await new Promise<void>((done) => {
-          this.wake.poke = done;
-        });
-        continue;
-      }
-      const originId = originIdOf(item.key);
-      if (this.gone.has(item.room)) {
-        this.queue.shift();
-        this.options.counters.dropped += 1;
-        this.options.log.error({ room: item.room, kind: item.kind }, 'the room will not have the relay; a line for it is dropped');
-        continue;
-      }
-      if (this.reflected.has(originId)) {
-        // Sent before (a crash, a lost session) and the room has it: not sent twice.
-        this.finish(item);
-        continue;
-      }
-      try {
-        // A worker whose unit moved elsewhere sends nothing (docs/scale-out.md).
-        await this.options.durable();
-      } catch (error) {
-        this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: sending nothing more to XMPP');
-        return;
-      }
-      const outcome = await this.sendAndWait(item, originId);
-      if (outcome === 'stop') return;
-      if (outcome === 'reflected') {
-        pause = RETRY_MIN_MS;
-        continue;
-      }
-      if (outcome === 'refused' && LASTING.has(this.waiter.condition)) {
-        this.queue.shift();
-        this.options.counters.dropped += 1;
-        this.options.log.error({ room: item.room, kind: item.kind, condition: this.waiter.condition }, 'the room refused a line for good; it is dropped');
-        continue;
-      }
-      this.options.counters.retries += 1;
-      if (outcome === 'timeout') this.options.log.warn({ room: item.room, timeout_ms: this.options.reflectionTimeoutMs }, 'the room did not reflect a line in time; sending it again');
-      await sleep(pause, signal);
-      pause = Math.min(RETRY_MAX_MS, pause * 2);
+  private async send(item: OutboundItem): Promise<DrainOutcome> {
+    const originId = originIdOf(item.key);
+    if (this.gone.has(item.room)) {
+      this.queue.shift();
+      this.options.counters.dropped += 1;
+      this.options.log.error({ room: item.room, kind: item.kind }, 'the room will not have the relay; a line for it is dropped');
+      return 'next';
     }
+    if (this.reflected.has(originId)) {
+      // Sent before (a crash, a lost session) and the room has it: not sent twice.
+      this.finish(item);
+      return 'next';
+    }
+    try {
+      // A worker whose unit moved elsewhere sends nothing (docs/scale-out.md).
+      await this.options.durable();
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: sending nothing more to XMPP');
+      return 'stop';
+    }
+    const outcome = await this.sendAndWait(item, originId);
+    if (outcome === 'stop') return 'stop';
+    // own() took the line from the queue when its reflection came.
+    if (outcome === 'reflected') return 'done';
+    if (outcome === 'refused' && LASTING.has(this.waiter.condition)) {
+      this.queue.shift();
+      this.options.counters.dropped += 1;
+      this.options.log.error({ room: item.room, kind: item.kind, condition: this.waiter.condition }, 'the room refused a line for good; it is dropped');
+      return 'next';
+    }
+    if (outcome === 'timeout') this.options.log.warn({ room: item.room, timeout_ms: this.options.reflectionTimeoutMs }, 'the room did not reflect a line in time; sending it again');
+    return 'retry';
   }
 
   private async sendAndWait(item: OutboundItem, originId: string): Promise<Waited> {
@@ -241,14 +229,4 @@ export function stanzaOf(item: OutboundItem, originId: string): Element {
     xml('body', {}, item.body ?? ''),
     item.kind === 'edit' ? xml('replace', { xmlns: NS.correct, id: item.target }) : undefined,
     origin);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      done();
-    }, { once: true });
-  });
 }
