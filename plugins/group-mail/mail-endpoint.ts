@@ -49,7 +49,7 @@ export class MailEndpoint {
         onHighWater: (size, max) => env.log.warn({ size, max }, 'the queue of lines to post into the group is filling up'),
       }),
       {
-        poster, log: env.log, counters: this.counters, stopping: this.stopper.signal, durable: () => env.storage.durable(),
+        poster, log: env.log, counters: this.counters, durable: () => env.storage.durable(),
         groupId: (channel) => this.watches.get(channel.toLowerCase())?.archive?.facts?.id,
         posted: (line, messageId) => env.gateway.posted(line.key, line.channel, messageId),
       },
