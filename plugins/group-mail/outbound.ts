@@ -77,13 +77,9 @@ export class GroupOutbound {
   private async send(line: GroupLine, signal: AbortSignal): Promise<DrainOutcome> {
     const groupId = this.deps.groupId(line.channel)!;
     try {
-      // A worker that lost the bot's lease must post nothing: durable() rejects then, and the drain ends.
+      // A worker that cannot prove the bot's lease posts nothing: durable() rejects, and the line is
+      // tried again later (the worker stops the unit if the lease is lost for good).
       await this.deps.durable();
-    } catch (error) {
-      this.deps.log.error({ ...failureFields(error) }, 'posting into the group stopped');
-      return 'stop';
-    }
-    try {
       const posted = await this.deps.poster.post({
         key: line.key, groupId, body: line.body, ...(line.replyTo ? { replyTo: line.replyTo } : { subject: line.subject }),
       });
