@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -385,5 +385,7 @@ describe('logger: the writer', () => {
     expect(await made.stop(Date.now() + 2_000)).toBe(true);
     expect(msgNums(day('2026-03-01'))).toEqual([1, 2, 3, 1]);
     expect(msgNums(day('2026-03-02'))).toEqual([4, 5, 6, 0, 2]);
+    // Days the writer only looked at (none of them holds the chat) are not made by the reset.
+    expect(readdirSync(join(root, 'demo', 'general')).sort()).toEqual(['2026-03-01.jsonl', '2026-03-02.jsonl']);
   });
 });

@@ -50,6 +50,12 @@ export class TranscriptFile {
 
   /** The chat's history was reset: what waits is written before `marker`; entries added next start at 1. */
   markReset(marker: string): void {
+    // An empty marker (the chat's other days) on a file with nothing waiting needs no write, only the
+    // count from 1 again: without this every known day file of the chat would be opened and fsynced.
+    if (marker === '' && !this.waiting) {
+      this.last = 0;
+      return;
+    }
     this.beforeResets.push({ entries: this.pending, marker });
     this.pending = [];
   }
