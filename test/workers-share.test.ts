@@ -117,13 +117,10 @@ async function postAll(batches: PostBatch[], perSecond: number): Promise<void> {
 /** A last word in every chat, seen at the end of its transcript and IRC channel; every ping answered. */
 async function drained(): Promise<void> {
   for (const chat of layout.chats) await link.post({ chat, who: 'alice', message: `the end of ${chat} (${Date.now()})`, count: 1 });
+  // A failed check throws: waitFor keeps the last one, so a timeout says what was still missing.
   await waitFor('every chat drained: answers, transcripts and IRC', async () => {
-    try {
-      await checkEverything({ reader, layout, chatIds, transcripts: transcripts(), audience, startedAt: zeroes(), botId });
-      return true;
-    } catch {
-      return false;
-    }
+    await checkEverything({ reader, layout, chatIds, transcripts: transcripts(), audience, startedAt: zeroes(), botId });
+    return true;
   }, 60_000);
 }
 
