@@ -55,6 +55,25 @@ describe('OutboxFile', () => {
     expect(() => OutboxFile.open(path)).toThrow(`${path}: unreadable outbox`);
   });
 
+  it('keeps each chat\'s newest confirming msg_num with the items; reads a file of the earlier format (a bare array)', () => {
+    const path = fresh('outbox.json');
+    const file = OutboxFile.open(path);
+    file.add(item('1', 'a', 'pong', 'sent'));
+    file.noteConfirmed('a', 12);
+    file.noteConfirmed('a', 9); // never lowered
+    file.remove('1');
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ items: [], confirmed: { a: 12 } });
+    const again = OutboxFile.open(path);
+    expect([again.confirmedThrough('a'), again.confirmedThrough('b')]).toEqual([12, 0]);
+    again.forgetConfirmed('a');
+    expect(OutboxFile.open(path).confirmedThrough('a')).toBe(0);
+
+    writeFileSync(path, JSON.stringify([item('2', 'a', 'from before')]));
+    const old = OutboxFile.open(path);
+    expect(old.forChat('a').map((i) => i.text)).toEqual(['from before']);
+    expect(old.confirmedThrough('a')).toBe(0);
+  });
+
   it('in memory it writes nothing', () => {
     const file = OutboxFile.memory();
     file.add(item('1', 'a', 'x'));

@@ -17,7 +17,7 @@ afterEach(async () => {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const outbox = (e: Env) => {
   try {
-    return JSON.parse(readFileSync(join(e.stateDir, 'bots', 'bot0', 'outbox.json'), 'utf8')) as Array<{ text: string; state: string }>;
+    return (JSON.parse(readFileSync(join(e.stateDir, 'bots', 'bot0', 'outbox.json'), 'utf8')) as { items: Array<{ text: string; state: string }> }).items;
   } catch {
     return [];
   }

@@ -14,7 +14,7 @@ afterEach(async () => {
   env = undefined;
 });
 
-const outbox = (e: Env) => JSON.parse(readFileSync(join(e.stateDir, 'bots', 'bot0', 'outbox.json'), 'utf8')) as Array<{ text: string }>;
+const outbox = (e: Env) => (JSON.parse(readFileSync(join(e.stateDir, 'bots', 'bot0', 'outbox.json'), 'utf8')) as { items: Array<{ text: string }> }).items;
 
 describe('supervisor: stopping', () => {
   test('stop() flushes queued posts, closes every socket with 1000, stops plugins in reverse order and saves the cursors', async () => {

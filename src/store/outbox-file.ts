@@ -20,18 +20,28 @@ export interface OutboxItem {
   sentAfter?: number;
 }
 
+/** What the file holds. Before 2026-11 it was the bare array of items (still read). */
+interface OutboxDocument {
+  items: OutboxItem[];
+  /** Per chat id: the newest msg_num of the bot's that confirmed a post (see confirmedThrough). */
+  confirmed?: Record<string, number>;
+}
+
 /**
  * A bot's outbox on disk. Replies are rare next to incoming messages, so every change is written
  * synchronously and atomically: a reply accepted is a reply that survives a crash.
  */
 export class OutboxFile {
   private items: OutboxItem[] = [];
+  private confirmed = new Map<string, number>();
 
   private constructor(private readonly path: string | undefined, private readonly storage: Storage = FILE_STORAGE) {}
 
   static open(path: string, storage: Storage = FILE_STORAGE): OutboxFile {
     const file = new OutboxFile(path, storage);
-    file.items = storage.readDocument<OutboxItem[]>(path, [], 'outbox');
+    const document = storage.readDocument<OutboxItem[] | OutboxDocument>(path, [], 'outbox');
+    file.items = Array.isArray(document) ? document : document.items;
+    if (!Array.isArray(document)) file.confirmed = new Map(Object.entries(document.confirmed ?? {}));
     return file;
   }
 
@@ -58,6 +68,25 @@ export class OutboxFile {
     this.save();
   }
 
+  /**
+   * The newest msg_num that confirmed one of this chat's posts, by this process or an earlier one (0:
+   * none yet). A post sent later is stored after it, so it is looked for past it: an own message the
+   * previous holder of the outbox matched already is never taken for it.
+   */
+  confirmedThrough(chatId: string): number {
+    return this.confirmed.get(chatId) ?? 0;
+  }
+
+  /** Raised with a confirmation; written with the item's change that follows (changed() or remove()). */
+  noteConfirmed(chatId: string, msgNum: number): void {
+    if (msgNum > this.confirmedThrough(chatId)) this.confirmed.set(chatId, msgNum);
+  }
+
+  /** The chat's history was reset: its msg_nums start again. */
+  forgetConfirmed(chatId: string): void {
+    if (this.confirmed.delete(chatId)) this.save();
+  }
+
   get size(): number {
     return this.items.length;
   }
@@ -73,6 +102,9 @@ export class OutboxFile {
   }
 
   private save(): void {
-    if (this.path) this.storage.writeDocument(this.path, this.items);
+    if (!this.path) return;
+    const document: OutboxDocument = { items: this.items };
+    if (this.confirmed.size > 0) document.confirmed = Object.fromEntries(this.confirmed);
+    this.storage.writeDocument(this.path, document);
   }
 }

@@ -74,6 +74,8 @@ export class ChatOutbox {
   private resumeAt = 0;
   /** msg_nums of own messages that already confirmed a post: one message confirms one post. */
   private readonly used = new Set<number>();
+  /** Set by the first caughtUp(): from then on every sent post was sent by this process. */
+  private settledOnce = false;
   readonly stats = { sent: 0, confirmed: 0, resent: 0, failed: 0 };
 
   constructor(private readonly options: ChatOutboxOptions) {
@@ -159,7 +161,7 @@ export class ChatOutbox {
       // queued that the service already has (it would be posted twice). The write is a file save, so
       // marking after the send left a window of a millisecond or so per post.
       item.state = 'sent';
-      item.sentAfter = this.options.cursor();
+      item.sentAfter = this.sentAfterNow();
       this.options.file.changed();
       // That mark and what the post depends on (its item, the cursor) durable under the unit's lease, or it is not sent.
       if (this.options.durable) {
@@ -265,6 +267,7 @@ export class ChatOutbox {
       candidate.state === 'sent' && candidate.text === message.message && (candidate.sentAfter ?? -1) < message.msg_num);
     if (!item) return;
     this.used.add(message.msg_num);
+    this.passed(message.msg_num, item);
     if (item.relay) this.options.relayed?.(item.relay, message);
     if (this.used.size > 1000) this.forgetOldUses();
     if (item.origin && !this.options.handled?.(item.origin)) {
@@ -278,11 +281,42 @@ export class ChatOutbox {
   }
 
   /**
+   * `used` lives only in this process, while the next holder of the outbox (after a crash, a restart or
+   * a worker's handover) reads the history from each sent post's sentAfter: it took a message that had
+   * confirmed an earlier post with the same text ("pong") for a post that never reached the service,
+   * and that post was lost. So what a confirmation proves is written down, in the file:
+   * - the chat's newest confirming msg_num (OutboxFile.confirmedThrough): a post sent later is stored
+   *   after it (sentAfterNow);
+   * - in each post still waiting, when all were sent by this process: posts go out one at a time, the
+   *   service stores a socket's posts in order, and the own messages before this one were all offered
+   *   to confirm() already (the history is read from the lowest sentAfter, the stream from the cursor
+   *   they were sent at), so a waiting post is stored after this message, if at all. Posts left by an
+   *   earlier process are not moved: their own messages may lie behind this process's stream, and the
+   *   catch-up's history read offers those.
+   */
+  private passed(msgNum: number, confirmed: OutboxItem): void {
+    this.options.file.noteConfirmed(this.options.chatId, msgNum);
+    if (!this.settledOnce) return;
+    for (const other of this.items()) {
+      if (other !== confirmed && other.state === 'sent' && (other.sentAfter ?? -1) < msgNum) other.sentAfter = msgNum;
+    }
+  }
+
+  /** A post sent now is stored past the cursor and past every message that confirmed a post here. */
+  private sentAfterNow(): number | undefined {
+    const cursor = this.options.cursor();
+    const confirmed = this.options.file.confirmedThrough(this.options.chatId);
+    if (cursor === undefined) return confirmed > 0 ? confirmed : undefined;
+    return Math.max(cursor, confirmed);
+  }
+
+  /**
    * The chat's history was reset (docs/protocol.md "History that goes backwards"): msg_nums start again,
    * so a sent post is looked for from the new start, and the msg_nums that confirmed posts mean nothing now.
    */
   historyReset(): void {
     this.used.clear();
+    this.options.file.forgetConfirmed(this.options.chatId);
     let changed = false;
     for (const item of this.items()) {
       if (item.state !== 'sent') continue;
@@ -336,6 +370,7 @@ export class ChatOutbox {
     // Written only when something changed: every chat passes here on every (re)open.
     if (requeued) this.options.file.changed();
     this.ready = true;
+    this.settledOnce = true;
     this.pump();
   }
 

@@ -1,0 +1,104 @@
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ChatMessage } from '../src/api/types.js';
+import { ChatOutbox } from '../src/supervisor/chat-outbox.js';
+import { OutboxFile } from '../src/store/outbox-file.js';
+
+/**
+ * The outbox handed to its next holder (a restart after a crash, or another worker taking the unit):
+ * the messages that confirmed posts here are not known there, only what the file says. Two posts with
+ * one text ("pong"), the first stored and confirmed, the second marked sent but never stored (the
+ * process died, or lost its lease, between the mark and the socket write): the next holder must send
+ * the second again, not take the first one's message for it.
+ */
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => vi.useRealTimers());
+
+const own = (msgNum: number, text: string): ChatMessage =>
+  ({ object: 'chat_message', msg_num: msgNum, message: text, user_id: 'bot', created: new Date().toISOString() }) as ChatMessage;
+
+/** One holder of the outbox: `history` is what the service stored; a look-up offers the bot's messages past `after`. */
+function holder(file: OutboxFile, history: ChatMessage[], sends: { value: boolean }) {
+  const posted: string[] = [];
+  const outbox: ChatOutbox = new ChatOutbox({
+    file, chatId: 'chat-1', log: pino({ level: 'silent' }), rate: { perSecond: 100, burst: 100 },
+    post: (text) => {
+      posted.push(text);
+      // The service stores it only when this holder's socket still works.
+      if (sends.value) history.push(own(history.length + 20, text));
+      return true;
+    },
+    cursor: () => 10,
+    handled: () => true,
+    lookUp: async (after) => {
+      for (const message of history) if (message.msg_num > after) outbox.confirm(message);
+    },
+  });
+  return { outbox, posted };
+}
+
+const settle = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
+
+describe('ChatOutbox handed to its next holder', () => {
+  it('a post marked sent but never stored is sent again, though an older post with its text was confirmed', async () => {
+    const file = OutboxFile.memory();
+    const history: ChatMessage[] = [];
+    const first = holder(file, history, { value: true });
+    first.outbox.caughtUp();
+    void first.outbox.enqueue('pong').catch(() => undefined);
+    await settle();
+    await first.outbox.reconcile(); // the history shows the first pong: confirmed
+    expect(first.outbox.pending).toBe(0);
+
+    // The second pong is marked sent, then the process dies before the service stores it.
+    const dying = holder(file, history, { value: false });
+    dying.outbox.caughtUp();
+    void dying.outbox.enqueue('pong').catch(() => undefined);
+    await settle();
+    expect(dying.posted).toEqual(['pong']);
+    expect(history).toHaveLength(1);
+    dying.outbox.stop();
+
+    const next = holder(file, history, { value: true });
+    await next.outbox.reconcile();
+    await settle();
+    expect(next.posted, 'the lost pong sent again').toEqual(['pong']);
+    expect(history.map((message) => message.message)).toEqual(['pong', 'pong']);
+  });
+
+  it('a confirmation moves every post still waiting past it, in the file', async () => {
+    const file = OutboxFile.memory();
+    const history: ChatMessage[] = [];
+    const sends = { value: true };
+    const h = holder(file, history, sends);
+    h.outbox.caughtUp();
+    void h.outbox.enqueue('pong').catch(() => undefined);
+    await settle();
+    sends.value = false; // the second is written to a socket that is already gone
+    void h.outbox.enqueue('pong').catch(() => undefined);
+    await settle();
+    expect(file.forChat('chat-1').map((item) => [item.state, item.sentAfter])).toEqual([['sent', 10], ['sent', 10]]);
+    h.outbox.confirm(history[0]!);
+    expect(file.forChat('chat-1').map((item) => [item.state, item.sentAfter])).toEqual([['sent', 20]]);
+    h.outbox.stop();
+  });
+
+  it('a post sent after a confirmation is looked for past it, even where the cursor is behind', async () => {
+    const file = OutboxFile.memory();
+    const history: ChatMessage[] = [];
+    const sends = { value: true };
+    const h = holder(file, history, sends);
+    h.outbox.caughtUp();
+    void h.outbox.enqueue('pong').catch(() => undefined);
+    await settle();
+    await h.outbox.reconcile();
+    sends.value = false;
+    void h.outbox.enqueue('pong').catch(() => undefined);
+    await settle();
+    expect(file.forChat('chat-1').map((item) => [item.state, item.sentAfter])).toEqual([['sent', 20]]);
+    h.outbox.stop();
+  });
+});
