@@ -3,6 +3,11 @@ import type { Logger } from 'pino';
 import type { ChatMessage } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
 import type { OutboxFile, OutboxItem } from '../store/outbox-file.js';
+import { PostMatcher } from './post-matcher.js';
+import { PostPacer, type PostRate } from './post-pacer.js';
+import { PostPromises } from './post-promises.js';
+
+export type { PostRate } from './post-pacer.js';
 
 /**
  * How soon after a post the history is read to confirm it (then again, slower, until it shows up).
@@ -17,11 +22,6 @@ export const RELAYED_SPACING_MS = 25;
 
 /** The service's longest chat message (docs/protocol.md "Chats"). */
 export const MAX_POST_LENGTH = 10_000;
-
-export interface PostRate {
-  perSecond: number;
-  burst: number;
-}
 
 export interface ChatOutboxOptions {
   file: OutboxFile;
@@ -57,9 +57,9 @@ export class PostFailedError extends Error {
  * reconnect was lost with the old socket and is sent again. Nothing is posted twice, nothing dropped.
  */
 export class ChatOutbox {
-  private readonly waiting = new Map<string, { resolve(m: ChatMessage): void; reject(e: Error): void }>();
-  private tokens: number;
-  private refilled = performance.now();
+  private readonly promises = new PostPromises();
+  private readonly pacer: PostPacer;
+  private readonly matcher: PostMatcher;
   private pumping = false;
   /** A pump() that came while one was running: it runs again when that one ends. */
   private pumpAgain = false;
@@ -70,16 +70,11 @@ export class ChatOutbox {
   /** Refusals the socket brought that no post was matched with yet, oldest first. */
   private readonly refusals: Array<{ type: string; extra: string }> = [];
   private settlingRefusals = false;
-  /** No post goes out before this (performance.now()): the service asked to wait (a refused post). */
-  private resumeAt = 0;
-  /** msg_nums of own messages that already confirmed a post: one message confirms one post. */
-  private readonly used = new Set<number>();
-  /** Set by the first caughtUp(): from then on every sent post was sent by this process. */
-  private settledOnce = false;
   readonly stats = { sent: 0, confirmed: 0, resent: 0, failed: 0 };
 
   constructor(private readonly options: ChatOutboxOptions) {
-    this.tokens = options.rate.burst;
+    this.pacer = new PostPacer(options.rate);
+    this.matcher = new PostMatcher(options.file, options.chatId);
   }
 
   get pending(): number {
@@ -104,25 +99,16 @@ export class ChatOutbox {
     const earlier = relay
       ? this.options.file.forChat(this.options.chatId).find((item) => item.relay?.key === relay.key && item.relay.part === relay.part)
       : origin && this.options.file.forChat(this.options.chatId).find((item) =>
-        item.text === text && item.origin?.chatId === origin.chatId && item.origin.msgNum === origin.msgNum && !this.waiting.has(item.id));
-    if (relay && earlier) return earlier.state === 'done' ? Promise.resolve(earlier.result as ChatMessage) : this.alsoWaitFor(earlier.id);
+        item.text === text && item.origin?.chatId === origin.chatId && item.origin.msgNum === origin.msgNum && !this.promises.has(item.id));
+    // A relayed line's earlier caller may still wait for it too: promise() tells both.
     if (earlier?.state === 'done') return Promise.resolve(earlier.result as ChatMessage);
-    if (earlier) return new Promise<ChatMessage>((resolve, reject) => this.waiting.set(earlier.id, { resolve, reject }));
+    if (earlier) return this.promises.promise(earlier.id);
     const item: OutboxItem = { id: randomUUID(), chatId: this.options.chatId, text, state: 'queued', queuedAt: Date.now(), origin };
     if (relay) item.relay = relay;
     this.options.file.add(item);
-    const promise = new Promise<ChatMessage>((resolve, reject) => this.waiting.set(item.id, { resolve, reject }));
+    const promise = this.promises.promise(item.id);
     this.pump();
     return promise;
-  }
-
-  /** A second caller waiting for the same post: both are told. */
-  private alsoWaitFor(id: string): Promise<ChatMessage> {
-    const before = this.waiting.get(id);
-    return new Promise<ChatMessage>((resolve, reject) => this.waiting.set(id, {
-      resolve: (message) => { before?.resolve(message); resolve(message); },
-      reject: (error) => { before?.reject(error); reject(error); },
-    }));
   }
 
   /** Sends what is queued while the socket is open and the bucket allows. */
@@ -151,7 +137,7 @@ export class ChatOutbox {
       if (!this.ready) return;
       const item = this.items().find((candidate) => candidate.state === 'queued');
       if (!item) return;
-      const wait = this.resumeAt > performance.now() ? this.resumeAt - performance.now() : this.takeToken();
+      const wait = this.pacer.wait();
       if (wait > 0) {
         await sleep(wait);
         continue;
@@ -161,7 +147,7 @@ export class ChatOutbox {
       // queued that the service already has (it would be posted twice). The write is a file save, so
       // marking after the send left a window of a millisecond or so per post.
       item.state = 'sent';
-      item.sentAfter = this.sentAfterNow();
+      item.sentAfter = this.matcher.sentAfter(this.options.cursor());
       this.options.file.changed();
       // That mark and what the post depends on (its item, the cursor) durable under the unit's lease, or it is not sent.
       if (this.options.durable) {
@@ -179,24 +165,12 @@ export class ChatOutbox {
         item.state = 'queued';
         delete item.sentAfter;
         this.options.file.changed();
-        this.tokens += 1; // not sent: the token goes back; the next open pumps again
+        this.pacer.giveBack(); // not sent: the token goes back; the next open pumps again
         return;
       }
       this.stats.sent += 1;
       this.scheduleConfirm();
     }
-  }
-
-  private takeToken(): number {
-    const { perSecond, burst } = this.options.rate;
-    const now = performance.now();
-    this.tokens = Math.min(burst, this.tokens + ((now - this.refilled) / 1000) * perSecond);
-    this.refilled = now;
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      return 0;
-    }
-    return ((1 - this.tokens) / perSecond) * 1000;
   }
 
   /**
@@ -244,7 +218,7 @@ export class ChatOutbox {
       if (!item) break;
       if (refusal.type === 'rate_limit') {
         const seconds = Number(/retry after (\d+(?:\.\d+)?)/i.exec(refusal.extra)?.[1] ?? 1);
-        this.resumeAt = Math.max(this.resumeAt, performance.now() + seconds * 1000);
+        this.pacer.pauseFor(seconds);
         item.state = 'queued';
         this.stats.resent += 1;
         this.options.log.info({ outboxId: item.id, retryAfterSeconds: seconds }, 'a post was refused for rate; sending it again after the wait');
@@ -253,8 +227,7 @@ export class ChatOutbox {
       this.options.file.remove(item.id);
       this.stats.failed += 1;
       this.options.log.error({ outboxId: item.id, refusal }, 'the service refused a post; it is not sent again');
-      this.waiting.get(item.id)?.reject(new PostFailedError(`post refused: ${refusal.type} ${refusal.extra}`));
-      this.waiting.delete(item.id);
+      this.promises.reject(item.id, new PostFailedError(`post refused: ${refusal.type} ${refusal.extra}`));
     }
     this.options.file.changed();
     this.pump();
@@ -262,52 +235,16 @@ export class ChatOutbox {
 
   /** The bot's own message showed up in the chat: it confirms the oldest sent post with that text. */
   confirm(message: ChatMessage): void {
-    if (this.used.has(message.msg_num)) return;
-    const item = this.items().find((candidate) =>
-      candidate.state === 'sent' && candidate.text === message.message && (candidate.sentAfter ?? -1) < message.msg_num);
+    const item = this.matcher.match(message, this.items());
     if (!item) return;
-    this.used.add(message.msg_num);
-    this.passed(message.msg_num, item);
     if (item.relay) this.options.relayed?.(item.relay, message);
-    if (this.used.size > 1000) this.forgetOldUses();
     if (item.origin && !this.options.handled?.(item.origin)) {
       item.state = 'done';
       item.result = message;
       this.options.file.changed();
     } else this.options.file.remove(item.id);
     this.stats.confirmed += 1;
-    this.waiting.get(item.id)?.resolve(message);
-    this.waiting.delete(item.id);
-  }
-
-  /**
-   * `used` lives only in this process, while the next holder of the outbox (after a crash, a restart or
-   * a worker's handover) reads the history from each sent post's sentAfter: it took a message that had
-   * confirmed an earlier post with the same text ("pong") for a post that never reached the service,
-   * and that post was lost. So what a confirmation proves is written down, in the file:
-   * - the chat's newest confirming msg_num (OutboxFile.confirmedThrough): a post sent later is stored
-   *   after it (sentAfterNow);
-   * - in each post still waiting, when all were sent by this process: posts go out one at a time, the
-   *   service stores a socket's posts in order, and the own messages before this one were all offered
-   *   to confirm() already (the history is read from the lowest sentAfter, the stream from the cursor
-   *   they were sent at), so a waiting post is stored after this message, if at all. Posts left by an
-   *   earlier process are not moved: their own messages may lie behind this process's stream, and the
-   *   catch-up's history read offers those.
-   */
-  private passed(msgNum: number, confirmed: OutboxItem): void {
-    this.options.file.noteConfirmed(this.options.chatId, msgNum);
-    if (!this.settledOnce) return;
-    for (const other of this.items()) {
-      if (other !== confirmed && other.state === 'sent' && (other.sentAfter ?? -1) < msgNum) other.sentAfter = msgNum;
-    }
-  }
-
-  /** A post sent now is stored past the cursor and past every message that confirmed a post here. */
-  private sentAfterNow(): number | undefined {
-    const cursor = this.options.cursor();
-    const confirmed = this.options.file.confirmedThrough(this.options.chatId);
-    if (cursor === undefined) return confirmed > 0 ? confirmed : undefined;
-    return Math.max(cursor, confirmed);
+    this.promises.resolve(item.id, message);
   }
 
   /**
@@ -315,15 +252,7 @@ export class ChatOutbox {
    * so a sent post is looked for from the new start, and the msg_nums that confirmed posts mean nothing now.
    */
   historyReset(): void {
-    this.used.clear();
-    this.options.file.forgetConfirmed(this.options.chatId);
-    let changed = false;
-    for (const item of this.items()) {
-      if (item.state !== 'sent') continue;
-      item.sentAfter = 0;
-      changed = true;
-    }
-    if (changed) this.options.file.changed();
+    if (this.matcher.reset(this.items())) this.options.file.changed();
   }
 
   /** Reads the history for the oldest sent post onwards; errors only delay confirmation. */
@@ -337,11 +266,6 @@ export class ChatOutbox {
     } catch (error) {
       this.options.log.debug({ err: error }, 'could not read the history to confirm posts');
     }
-  }
-
-  private forgetOldUses(): void {
-    const floor = Math.min(...this.items().map((item) => item.sentAfter ?? Infinity));
-    for (const msgNum of this.used) if (msgNum <= floor) this.used.delete(msgNum);
   }
 
   /**
@@ -370,7 +294,7 @@ export class ChatOutbox {
     // Written only when something changed: every chat passes here on every (re)open.
     if (requeued) this.options.file.changed();
     this.ready = true;
-    this.settledOnce = true;
+    this.matcher.settled();
     this.pump();
   }
 
@@ -379,10 +303,8 @@ export class ChatOutbox {
     for (const item of this.items()) {
       this.options.file.remove(item.id);
       this.stats.failed += 1;
-      const waiter = this.waiting.get(item.id);
       this.options.log.error({ outboxId: item.id, reason }, 'a post could not be made');
-      waiter?.reject(new PostFailedError(`post not made: ${reason}`));
-      this.waiting.delete(item.id);
+      this.promises.reject(item.id, new PostFailedError(`post not made: ${reason}`));
     }
   }
 
@@ -399,7 +321,6 @@ export class ChatOutbox {
   stop(): void {
     clearTimeout(this.confirmTimer);
     // Promises of this process end here; the posts stay in the file for the next start.
-    for (const waiter of this.waiting.values()) waiter.reject(new PostFailedError('the bot stopped before the post was confirmed; it stays queued'));
-    this.waiting.clear();
+    this.promises.rejectAll(new PostFailedError('the bot stopped before the post was confirmed; it stays queued'));
   }
 }
