@@ -1,3 +1,6 @@
+import type { Logger } from 'pino';
+import { failureFields } from '../api/failure-fields.js';
+
 /** Exponential backoff with full jitter: each wait is random between 0 and a ceiling that doubles. */
 export class Backoff {
   private attempt = 0;
@@ -47,4 +50,22 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+/**
+ * Tries `attempt` until it works or `stopped()` says to give up (then undefined), waiting a Backoff
+ * (0.5 s doubling to 30 s) between tries, each failure logged at warn with what could not be done.
+ */
+export async function retryUntilStopped<T>(log: Logger, what: string, attempt: () => Promise<T>, stopped: () => boolean): Promise<T | undefined> {
+  const backoff = new Backoff(500, 30_000);
+  while (!stopped()) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const delay = backoff.next();
+      log.warn({ ...failureFields(error), delayMs: Math.round(delay) }, `could not ${what}; trying again`);
+      await sleep(delay);
+    }
+  }
+  return undefined;
 }
