@@ -42,6 +42,18 @@ function holder(file: OutboxFile, history: ChatMessage[], sends: { value: boolea
 
 const settle = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
+/** A holder caught up, with one pong sent (and stored, msg_num 20). */
+async function onePongSent() {
+  const file = OutboxFile.memory();
+  const history: ChatMessage[] = [];
+  const sends = { value: true };
+  const h = holder(file, history, sends);
+  h.outbox.caughtUp();
+  void h.outbox.enqueue('pong').catch(() => undefined);
+  await settle();
+  return { file, history, sends, h };
+}
+
 describe('ChatOutbox handed to its next holder', () => {
   it('a post marked sent but never stored is sent again, though an older post with its text was confirmed', async () => {
     const file = OutboxFile.memory();
@@ -70,13 +82,7 @@ describe('ChatOutbox handed to its next holder', () => {
   });
 
   it('a confirmation moves every post still waiting past it, in the file', async () => {
-    const file = OutboxFile.memory();
-    const history: ChatMessage[] = [];
-    const sends = { value: true };
-    const h = holder(file, history, sends);
-    h.outbox.caughtUp();
-    void h.outbox.enqueue('pong').catch(() => undefined);
-    await settle();
+    const { file, history, sends, h } = await onePongSent();
     sends.value = false; // the second is written to a socket that is already gone
     void h.outbox.enqueue('pong').catch(() => undefined);
     await settle();
@@ -87,13 +93,7 @@ describe('ChatOutbox handed to its next holder', () => {
   });
 
   it('a post sent after a confirmation is looked for past it, even where the cursor is behind', async () => {
-    const file = OutboxFile.memory();
-    const history: ChatMessage[] = [];
-    const sends = { value: true };
-    const h = holder(file, history, sends);
-    h.outbox.caughtUp();
-    void h.outbox.enqueue('pong').catch(() => undefined);
-    await settle();
+    const { file, sends, h } = await onePongSent();
     await h.outbox.reconcile();
     sends.value = false;
     void h.outbox.enqueue('pong').catch(() => undefined);
