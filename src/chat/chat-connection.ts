@@ -3,42 +3,14 @@ import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { GroupsClient } from '../api/client.js';
 import { failureFields } from '../api/failure-fields.js';
-import {
-  AuthenticationError, BadCsrfError, BadRequestError, ExpiredError, GroupsError, InadequatePermissionsError, RateLimitError,
-} from '../api/errors.js';
+import { type GroupsError, RateLimitError } from '../api/errors.js';
 import type { ChatMessage, Id } from '../api/types.js';
 import { parseWireJson } from '../api/wire-json.js';
 import { Backoff, sleep } from './backoff.js';
 import type { UpgradeGate } from './upgrade-gate.js';
 import { CLOSE, closeAction, type CloseAction } from './close-codes.js';
-
-export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed' | 'stopped';
-
-/** A post the service refused on the socket: the error object's type and extra. */
-export interface PostRefusal {
-  type: string;
-  extra: string;
-}
-
-export interface ChatConnectionEvents {
-  state: (state: ConnectionState, previous: ConnectionState) => void;
-  /**
-   * The socket is open (fresh or again): whoever reads it must catch up on what was missed. With
-   * `history` the service sends its 50 most recent messages first, which covers a short absence.
-   */
-  open: (history: boolean) => void;
-  /** A chat message, and its frame's text; `fromHistory` when it came in the history sent on connect, not live. */
-  message: (message: ChatMessage, fromHistory: boolean, wire: string) => void;
-  /** The last frame of the history sent on connect has been emitted (after an `open` with history). */
-  historyEnd: () => void;
-  /**
-   * The service refused a post sent on this socket (an error object as a frame: `rate_limit`, an
-   * invalid message). Refusals come in the order of the posts.
-   */
-  postRefused: (refusal: PostRefusal) => void;
-  /** The chat was deleted: the connection has stopped for good. */
-  deleted: () => void;
-}
+import type { ChatConnectionEvents, ConnectionState } from './chat-connection-events.js';
+import { refusalAction } from './upgrade-refusal.js';
 
 export interface ChatConnectionOptions {
   client: GroupsClient;
@@ -331,16 +303,4 @@ export class ChatConnection extends EventEmitter<ChatConnectionEvents> {
       }
     }
   }
-}
-
-/** What a refused upgrade asks for. */
-function refusalAction(error: unknown): CloseAction {
-  if (error instanceof BadRequestError && error.extra === 'invalid chatsub_id') return { kind: 'rejoin', why: error.extra };
-  if (error instanceof BadRequestError && error.extra === 'closed chat') return { kind: 'closed', why: error.extra };
-  if (error instanceof ExpiredError || error instanceof AuthenticationError || error instanceof BadCsrfError) {
-    return { kind: 'login', why: error.type };
-  }
-  if (error instanceof RateLimitError) return { kind: 'wait', why: error.type };
-  if (error instanceof InadequatePermissionsError) return { kind: 'forbidden', why: error.extra };
-  return { kind: 'backoff', why: (error as Error)?.message ?? String(error) };
 }

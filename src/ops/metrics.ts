@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { ConnectionState } from '../chat/chat-connection.js';
+import type { ConnectionState } from '../chat/chat-connection-events.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';

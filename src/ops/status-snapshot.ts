@@ -1,4 +1,4 @@
-import type { ConnectionState } from '../chat/chat-connection.js';
+import type { ConnectionState } from '../chat/chat-connection-events.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';
 import type { Bot } from '../supervisor/bot.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
