@@ -12,6 +12,7 @@ import type { CursorStore } from '../store/cursor-store.js';
 import type { OutboxFile } from '../store/outbox-file.js';
 import { ChatOutbox, PostFailedError, type PostRate } from './chat-outbox.js';
 import { ChatSetupError, joinOrReuse, type JoinedChat } from './chat-joiner.js';
+import { historyFrom, latestMessages, newestMsgNum } from './chat-history-reads.js';
 
 export interface ChatRunnerOptions {
   client: GroupsClient;
@@ -66,8 +67,8 @@ export class ChatRunner {
       cursor: options.cursors.get(chatId),
       historyOnFirstStart: options.historyOnFirstStart,
       flow: { pause: () => this.connection.pause(), resume: () => this.connection.resume() },
-      fetchAfter: (after) => client.paginate<ChatMessage>('getchathistory', { chat_id: chatId, start_msg_num: after, sort_dir: 'asc', limit: 100 }),
-      fetchLatest: (count) => this.latest(count),
+      fetchAfter: (after) => historyFrom(client, chatId, after),
+      fetchLatest: (count) => latestMessages(client, chatId, count),
       deliver: (message, delivery) => options.deliver(message, delivery, info),
       own: (message) => this.outbox.confirm(message),
       reset: (reset) => this.onReset(reset),
@@ -162,10 +163,7 @@ export class ChatRunner {
 
   /** Reads the chat's newest msg_num from the service (one getchathistory call). */
   async probeNewest(): Promise<number> {
-    const page = await this.options.client.call<{ data?: ChatMessage[] }>('getchathistory', {
-      chat_id: this.options.info.id, sort_dir: 'desc', limit: 1,
-    });
-    const newest = page.data?.[0]?.msg_num ?? 0;
+    const newest = await newestMsgNum(this.options.client, this.options.info.id);
     if (newest > this.newestKnown) this.newestKnown = newest;
     return newest;
   }
@@ -255,9 +253,7 @@ export class ChatRunner {
     // cursor when the post was sent) each time cost, in a backlog, the history from the cursor to the
     // end for every reply: hundreds of pages for a few pings (found by the chaos suite; with the
     // service's rate limit on it took the bot's whole budget).
-    const pages = this.options.client.paginate<ChatMessage>('getchathistory', {
-      chat_id: this.options.info.id, start_msg_num: Math.max(after, this.lookedUpTo), sort_dir: 'asc', limit: 100,
-    });
+    const pages = historyFrom(this.options.client, this.options.info.id, Math.max(after, this.lookedUpTo));
     for await (const message of pages) {
       if (message.user_id === this.options.botUserId) {
         this.outbox.confirm(message);
@@ -265,18 +261,6 @@ export class ChatRunner {
       }
       this.lookedUpTo = Math.max(this.lookedUpTo, message.msg_num);
     }
-  }
-
-  private async latest(count: number): Promise<ChatMessage[]> {
-    const messages: ChatMessage[] = [];
-    const pages = this.options.client.paginate<ChatMessage>('getchathistory', {
-      chat_id: this.options.info.id, sort_dir: 'desc', limit: Math.min(100, count),
-    }).pages();
-    for await (const page of pages) {
-      messages.push(...page.data);
-      if (messages.length >= count) break;
-    }
-    return messages.slice(0, count).reverse();
   }
 
   /** Joins again (the chat_sub is gone): a fresh listing says whether the bot still has one. */
