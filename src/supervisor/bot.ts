@@ -1,14 +1,13 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { GroupsClient } from '../api/client.js';
-import type { InadequatePermissionsError } from '../api/errors.js';
 import { failureFields } from '../api/failure-fields.js';
 import { isCertificateProblem } from '../api/retry.js';
-import type { ChatMessage, Id } from '../api/types.js';
+import type { ChatMessage } from '../api/types.js';
 import { Backoff, sleep } from '../chat/backoff.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { Delivery } from '../chat/sequencer.js';
-import type { BotConfig, ChatConfig } from '../config/bots-config.js';
+import type { BotConfig } from '../config/bots-config.js';
 import type { LoadedPlugin } from '../config/plugin-loader.js';
 import type { GatewayBot, GatewayRouter } from '../gateway/gateway-router.js';
 import type { Speaker } from '../gateway/message.js';
@@ -16,16 +15,16 @@ import type { BotInfo, ChatInfo, ChatTarget, PluginInstance } from '../pipeline/
 import { CursorStore } from '../store/cursor-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
 import { FILE_STORAGE, type Storage } from '../store/storage.js';
+import { sayRefusedChats, setUpChats, type ChatSetupSide } from './bot-chat-setup.js';
 import { BotPlugins, type PluginReport } from './bot-plugins.js';
-import { ChatDirectory, ChatSetupError } from './chat-directory.js';
-import { setUpChat } from './chat-joiner.js';
+import { ChatSetupError } from './chat-directory.js';
 import { PostFailedError } from './chat-outbox.js';
-import { ChatRunner } from './chat-runner.js';
+import type { ChatRunner } from './chat-runner.js';
 import { messageContext, type ContextSource } from './message-context.js';
 import type { BotChanges } from './reload-plan.js';
 import { BotRunners } from './reload-runners.js';
 import {
-  AccountNotAllowedError, credentialsOf, describeRefusal, isGroupRefusal, LOGIN_RETRY_MS, loginRefusalOf, waitForLoginFix,
+  AccountNotAllowedError, credentialsOf, describeRefusal, LOGIN_RETRY_MS, loginRefusalOf, waitForLoginFix,
   waitText, type LoginConfig, type LoginRefusal,
 } from './login-wait.js';
 
@@ -48,8 +47,6 @@ export interface BotOptions {
   /** Where the bot's state is kept (default files; Redis for a worker's unit). */
   storage?: Storage;
 }
-
-const DEFAULT_RATE = { perSecond: 5, burst: 10 };
 
 /**
  * One bot: its client and login, its chats (each a ChatRunner), its plugin chain, its durable state
@@ -209,62 +206,27 @@ export class Bot {
     this.cursors ??= CursorStore.open(join(this.dir, 'cursors.jsonl'), this.storage);
     this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'), this.storage);
     if (!this.plugins.started) await this.plugins.start(this.info);
-    const refused = await this.setUpChats(config.chats);
+    const refused = await setUpChats(config.chats, this.chatSetupSide());
     // Banned from (or not in) every group it has chats in: as good as a refused login, and said as one.
     if (refused.length > 0 && this.runners.length === 0) {
       throw new AccountNotAllowedError([...new Set(refused.map((chat) => chat.group))], refused[0]!.error);
     }
-    for (const { log: chatLog, error } of refused) {
-      chatLog.error({ reason: error.message }, 'chat skipped: the bot\'s account may not use this group (banned, or not a member)');
-    }
+    sayRefusedChats(refused);
   }
 
-  /** Sets up and starts the chats of these entries that do not run yet; answers those whose group refused the bot. */
-  private async setUpChats(entries: ChatConfig[]): Promise<Array<{ group: string; log: Logger; error: InadequatePermissionsError }>> {
-    const { log } = this.options;
-    const config = this.config;
-    const user = this.client.session.user!;
-    // Each group's chats are listed once for this pass; only chats without a chat_sub cost a call more.
-    const directories = new Map<string, Promise<ChatDirectory>>();
-    const refused: Array<{ group: string; log: Logger; error: InadequatePermissionsError }> = [];
-    for (const entry of entries) {
-      if (this.stopping) return refused;
-      // The chat this entry named last time (it may have been renamed since).
-      const entryKey = `${entry.group}/${entry.chat}`;
-      const before = this.cursors!.chatOfEntry(entryKey);
-      if (this.chats.find(entry.chat) || (before !== undefined && this.chats.byChatId(before))) continue;
-      const chatLog = log.child({ chat: entry.chat, group: entry.group });
-      try {
-        let directory = directories.get(entry.group);
-        if (!directory) directories.set(entry.group, (directory = ChatDirectory.open(this.client, entry.group)));
-        const joined = await setUpChat(this.client, await directory, entry, chatLog, before);
-        const info: ChatInfo = {
-          id: joined.chat.id, subject: joined.chat.subject, groupId: joined.chat.groupId,
-          groupName: groupNameOf(user, joined.chat.groupId) ?? entry.group, chatsubId: joined.chatsubId ?? '',
-        };
-        // An entry by subject that named another chat id last time: that chat was deleted and made again.
-        const replaces = before !== undefined && before !== info.id && entry.chat !== info.id ? { entry: entryKey, chatId: before } : undefined;
-        if (!replaces) this.cursors!.noteEntry(entryKey, info.id);
-        const runner = new ChatRunner({
-          client: this.client, joined, info, botUserId: user.id, log: chatLog, cursors: this.cursors!, replaces,
-          outboxFile: this.outboxFile!, gate: this.options.gate,
-          durable: this.storage.kind === 'files' ? undefined : () => this.storage.durable(),
-          rate: config.reply_rate ? { perSecond: config.reply_rate.per_second, burst: config.reply_rate.burst ?? 1 } : DEFAULT_RATE,
-          historyOnFirstStart: config.history_on_first_start, closedCheckMs: config.closed_chat_check_seconds * 1000,
-          deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),
-          relayed: (tag, message, chat) => this.gateways?.confirmed(this.name, chat, tag, message),
-          chatReset: (reset) => this.plugins.reset(reset),
-        });
-        this.chats.add(runner, entryKey);
-        runner.start();
-      } catch (error) {
-        // One chat that cannot be set up (or a group that is not there) does not keep the bot's other chats down.
-        if (error instanceof ChatSetupError) chatLog.error({ reason: error.message }, 'chat skipped');
-        else if (isGroupRefusal(error)) refused.push({ group: entry.group, log: chatLog, error });
-        else throw error;
-      }
-    }
-    return refused;
+  /** What setting up chats uses of the bot (bot-chat-setup.ts); read afresh for each pass. */
+  private chatSetupSide(): ChatSetupSide {
+    return {
+      client: this.client, log: this.options.log, config: this.config, cursors: this.cursors!, chats: this.chats,
+      stopping: () => this.stopping,
+      shared: {
+        outboxFile: this.outboxFile!, gate: this.options.gate,
+        durable: this.storage.kind === 'files' ? undefined : () => this.storage.durable(),
+        deliver: (message, delivery, chat) => this.deliver(message, delivery, chat),
+        relayed: (tag, message, chat) => this.gateways?.confirmed(this.name, chat, tag, message),
+        chatReset: (reset) => this.plugins.reset(reset),
+      },
+    };
   }
 
   private deliver(message: ChatMessage, delivery: Delivery, chat: ChatInfo): Promise<void> {
@@ -326,9 +288,7 @@ export class Bot {
     if (changes.chainChanged || newGateways) {
       said.push(...(await this.plugins.reload(changes.plugins, changes.pluginsRestarted, gateways)).map((change) => `bot ${this.name}: ${change}`));
     }
-    for (const { log, error } of await this.setUpChats(changes.chatsAdded)) {
-      log.error({ reason: error.message }, 'chat skipped: the bot\'s account may not use this group (banned, or not a member)');
-    }
+    sayRefusedChats(await setUpChats(changes.chatsAdded, this.chatSetupSide()));
     // An added chat that could not be set up (no such chat without create: true, a group that refuses the bot) is said so.
     const skipped = new Set(changes.chatsAdded.filter((entry) => !this.chats.ofEntry(`${entry.group}/${entry.chat}`)).map((entry) => `bot ${this.name}: chat ${entry.chat} added`));
     return said.map((change) => (skipped.has(change) ? change.replace(/ added$/, ' could not be set up; skipped (see the log)') : change));
@@ -360,8 +320,4 @@ export class Bot {
       plugins: this.plugins.stats(),
     };
   }
-}
-
-function groupNameOf(user: { subscriptions?: Array<{ group_id: Id; group_name: string }> }, groupId: Id): string | undefined {
-  return user.subscriptions?.find((sub) => sub.group_id === groupId)?.group_name;
 }
