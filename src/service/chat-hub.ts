@@ -5,12 +5,11 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { CLOSE } from '../api/close-codes.js';
 import type { Caller } from './auth.js';
 import { CHAT_MSG_CLOSED, MAX_CHAT_MESSAGE_LENGTH, postChatMessage } from './chat-messages.js';
+import { checkChatUpgrade, type Accepted } from './chat-upgrade.js';
 import type { ServiceCore } from './core.js';
-import { callerKey } from './caller-limits.js';
 import { ApiError, badRequest, invalidValue, rateLimited } from './errors.js';
 import { toWireJson } from './json.js';
 import type { Chat, ChatMessage, ChatSub } from './model.js';
-import { Params } from './params.js';
 import { refuseUpgrade } from './refuse-upgrade.js';
 import { SocketPlaces } from './socket-places.js';
 import { cleanChatMessage } from './text-rules.js';
@@ -37,15 +36,6 @@ interface Connection {
   /** The per-caller limit key of the upgrade (callerKey): all the caller's sockets share one allowance for posts. */
   limitKey: string;
   alive: boolean;
-}
-
-/** What a granted upgrade carries to the accepted socket. */
-interface Accepted {
-  caller: Caller;
-  sub: ChatSub;
-  chat: Chat;
-  withHistory: boolean;
-  limitKey: string;
 }
 
 /** The `chatdata` websockets: upgrade checks, history on connect, fan-out, ping watchdog. */
@@ -83,7 +73,7 @@ export class ChatHub {
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
     let accepted: Accepted;
     try {
-      accepted = await this.checkUpgrade(request, url);
+      accepted = await checkChatUpgrade(this.core, request, url);
       this.places.take(accepted.caller.user.id, accepted.sub.id, socket);
     } catch (error) {
       this.stats.refused += 1;
@@ -93,37 +83,6 @@ export class ChatHub {
       return;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, accepted));
-  }
-
-  private async checkUpgrade(request: IncomingMessage, url: URL): Promise<Accepted> {
-    const core = this.core;
-    const delay = core.faults.delay();
-    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-    const injected = core.faults.errorFor('upgrade', 'chatdata');
-    if (injected) throw injected;
-    const key = callerKey(core, request.headers, request.socket.remoteAddress ?? '');
-    const wait = core.upgradeLimiter.take(`upgrade ${key}`);
-    if (wait > 0) throw rateLimited(wait);
-    const caller = core.auth.authenticate({
-      authorization: request.headers.authorization,
-      cookieHeader: request.headers.cookie,
-    });
-    const params = new Params(Object.fromEntries(url.searchParams));
-    core.auth.checkCsrf(caller, params.string('csrf'));
-    const subId = params.string('chatsub_id');
-    const sub = subId ? core.store.chatSubs.get(subId) : undefined;
-    if (!sub || sub.userId !== caller.user.id) throw badRequest('invalid chatsub_id');
-    // The same visibility as every chat operation: a chat_sub outlives a ban, a removal or a lost
-    // chat_visible (chat_access), the stream does not.
-    const { chat } = visibleChat(core, core.store.chats.get(sub.chatId), caller, 'invalid chatsub_id');
-    if (chat.isClosed) throw badRequest('closed chat');
-    let noHistory: boolean | undefined;
-    try {
-      noHistory = params.boolean('no_history');
-    } catch {
-      throw invalidValue('no_history');
-    }
-    return { caller, sub, chat, withHistory: !noHistory, limitKey: key };
   }
 
   private accept(ws: WebSocket, accepted: Accepted): void {
