@@ -1,10 +1,9 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
-import { Blob } from 'node:buffer';
-import { FormData } from 'undici';
 import type WebSocket from 'ws';
 import { downloadArchiveToFile, type DownloadOptions, type DownloadResult } from './archive-download.js';
 import { CallCounts } from './call-counts.js';
+import { multipart, normalizeLists } from './call-wire.js';
 import { BadCsrfError, GroupsError } from './errors.js';
 import { openChatSocket, type ChatSocketOptions } from './chat-socket.js';
 import { isOperation, OPERATIONS, type OperationName } from './operations.js';
@@ -296,26 +295,6 @@ export class GroupsClient {
   async close(): Promise<void> {
     await this.transport.close();
   }
-}
-
-function multipart(params: WireParams, files: P.AttachmentInput[]): FormData {
-  const form = new FormData();
-  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null) form.append(key, String(value));
-  for (const file of files) {
-    const content = typeof file.content === 'string' ? Buffer.from(file.content) : file.content;
-    form.append('file', new Blob([content], { type: file.mediaType ?? 'application/octet-stream' }), file.filename);
-  }
-  return form;
-}
-
-/** The real service sends `data: null` for an empty list; the client always gives an array. */
-function normalizeLists(result: unknown): unknown {
-  const target = Array.isArray(result) ? result[0] : result;
-  if (target && typeof target === 'object' && (target as { object?: unknown }).object === 'list') {
-    const list = target as { data: unknown };
-    if (list.data === null || list.data === undefined) list.data = [];
-  }
-  return result;
 }
 
 export { GroupsError };
