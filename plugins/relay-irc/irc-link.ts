@@ -1,22 +1,12 @@
-import { Client, type IrcMessage } from 'irc-framework';
+import type { Client, IrcMessage } from 'irc-framework';
 import type { Logger } from 'pino';
 import { channelLine, type ChannelEvent, type IrcChannelLine } from './incoming.js';
+import { ircClient, type ClientSettings } from './irc-client.js';
 import { ircLower, type ChannelToJoin } from './routes.js';
 import { NickKeeper } from './nick-keeper.js';
 import { Backoff, type Pacer } from './timing.js';
-import { relayTransport } from './transport.js';
 
-export interface LinkSettings {
-  server: string;
-  port: number;
-  tls: boolean;
-  verify: boolean;
-  ca?: string;
-  nick: string;
-  username: string;
-  realname: string;
-  password?: string;
-  sasl?: { account: string; password: string };
+export interface LinkSettings extends ClientSettings {
   channels: ChannelToJoin[];
   reconnect: { minMs: number; maxMs: number };
 }
@@ -72,31 +62,10 @@ export class IrcLink {
     private readonly handlers: LinkHandlers,
   ) {
     this.backoff = new Backoff(settings.reconnect.minMs, settings.reconnect.maxMs);
-    this.client = new Client({
-      host: settings.server,
-      port: settings.port,
-      nick: settings.nick,
-      username: settings.username,
-      gecos: settings.realname,
-      password: settings.password,
-      // An empty account keeps irc-framework from trying the server password as a SASL login.
-      account: settings.sasl ? { account: settings.sasl.account, password: settings.sasl.password } : {},
-      sasl_disconnect_on_fail: Boolean(settings.sasl),
-      enable_echomessage: true,
-      auto_reconnect: false,
-      version: '',
-      ping_interval: 30,
-      ping_timeout: 90,
-      encoding: 'utf8',
-      transport: relayTransport({
-        tls: settings.tls, verify: settings.verify, ca: settings.ca,
-        onUnsafeLine: (line) => {
-          this.counters.unsafe_lines += 1;
-          this.log.error({ line: JSON.stringify(line) }, 'a line to IRC had CR, LF or NUL in it; they were sent as spaces');
-        },
-      }),
+    this.client = ircClient(settings, (line) => {
+      this.counters.unsafe_lines += 1;
+      this.log.error({ line: JSON.stringify(line) }, 'a line to IRC had CR, LF or NUL in it; they were sent as spaces');
     });
-    this.client.requestCap(['labeled-response']);
     this.nicks = new NickKeeper(this.client, settings.nick, log, () => this.ready);
     this.listen();
   }
