@@ -5,6 +5,7 @@ import { ChannelOutbox, queueFile, warnAboutOrphanQueues, type QueuedLine } from
 import { DeliveryTracker } from './delivery.js';
 import { alreadyTaken, HistoryReplay, type ReplayedLine } from './history-replay.js';
 import type { ConfirmMode, IrcLink } from './irc-link.js';
+import { OutboxRing } from './outbox-ring.js';
 import { ircLower, type ChannelToJoin } from './routes.js';
 import { Wakeup, type Pacer } from './timing.js';
 
@@ -47,14 +48,13 @@ const BARRIER_WINDOW_MAX = 20;
  * with an error in the log.
  */
 export class Outbound {
-  private readonly boxes: ChannelOutbox[];
+  private readonly outboxes: OutboxRing;
   private readonly tracker: DeliveryTracker;
   private readonly history: HistoryReplay;
   private readonly wakeup = new Wakeup();
   private readonly stopper = new AbortController();
   private running: Promise<void> | undefined;
   private stopping = false;
-  private turn = 0;
   readonly counters = { delivered_lines: 0, resent_lines: 0, taken_before_lines: 0, refused_lines: 0, dropped_refused: 0, high_water_warnings: 0, confirm_pings: 0 };
 
   constructor(
@@ -63,7 +63,7 @@ export class Outbound {
     private readonly bucket: Pacer,
     private readonly log: Logger,
   ) {
-    this.boxes = settings.channels.map((channel) => this.openBox(channel));
+    this.outboxes = new OutboxRing(settings.channels.map((channel) => this.openBox(channel)));
     this.tracker = new DeliveryTracker({
       delivered: (ticket, msgid) => this.confirm((entry) => entry.ticket === ticket, msgid),
       deliveredUpTo: (ticket) => this.confirm((entry) => entry.ticket <= ticket),
@@ -76,31 +76,31 @@ export class Outbound {
   /** Queues lines for a channel (written to disk before it returns). Throws QueueFullError when full. */
   enqueue(channelKey: string, lines: QueuedLine[]): void {
     if (lines.length === 0) return;
-    this.box(channelKey).queue.push(...lines);
+    this.outboxes.get(channelKey).queue.push(...lines);
     this.wakeup.notify();
   }
 
   /** Whether lines of this gateway line are still waiting (a line handed on again after a crash). */
   holds(channelKey: string, key: string): boolean {
-    return this.box(channelKey).queue.all().some((line) => line.key === key);
+    return this.outboxes.get(channelKey).queue.all().some((line) => line.key === key);
   }
 
   /** Whether the channel has a queue. */
   has(channelKey: string): boolean {
-    return this.boxes.some((box) => box.channel.key === channelKey);
+    return this.outboxes.has(channelKey);
   }
 
   /** A queue for a channel that came up after the start (a gateway line for a channel not joined at first). */
   addChannel(channel: ChannelToJoin): void {
-    if (!this.has(channel.key)) this.boxes.push(this.openBox(channel));
+    if (!this.has(channel.key)) this.outboxes.add(this.openBox(channel));
   }
 
   get queued(): number {
-    return this.boxes.reduce((sum, box) => sum + box.queue.size, 0);
+    return this.outboxes.queued;
   }
 
   get inFlight(): number {
-    return this.boxes.reduce((sum, box) => sum + box.flight.length, 0);
+    return this.outboxes.inFlight;
   }
 
   start(): void {
@@ -135,7 +135,7 @@ export class Outbound {
    * (labeled echoes with msgid) can tell; the others' channels are settled at once.
    */
   onJoined(channelKey: string): void {
-    const box = this.boxes.find((b) => b.channel.key === channelKey);
+    const box = this.outboxes.find(channelKey);
     if (!box) return;
     box.settled = this.link.mode !== 'labeled' || box.queue.size === 0 || box.lastDelivered === undefined;
     if (!box.settled && !this.link.send(this.history.begin(channelKey))) box.settled = true;
@@ -145,7 +145,7 @@ export class Outbound {
   }
 
   onLeft(channelKey: string): void {
-    const box = this.boxes.find((b) => b.channel.key === channelKey);
+    const box = this.outboxes.find(channelKey);
     if (box) box.settled = false;
     this.wakeup.notify();
   }
@@ -174,7 +174,7 @@ export class Outbound {
 
   /** The channel's history was read: lines it shows were taken leave the queue, the rest go out. */
   private settle(channelKey: string, replay: ReplayedLine[]): void {
-    const box = this.boxes.find((b) => b.channel.key === channelKey);
+    const box = this.outboxes.find(channelKey);
     if (!box || box.settled) return;
     box.settled = true;
     this.wakeup.notify();
@@ -193,15 +193,9 @@ export class Outbound {
     return folded === ircLower(this.link.nick) || folded === wanted || /^_+$/.test(folded.slice(wanted.length)) && folded.startsWith(wanted);
   }
 
-  private box(channelKey: string): ChannelOutbox {
-    const box = this.boxes.find((b) => b.channel.key === channelKey);
-    if (!box) throw new Error(`no IRC queue for ${channelKey}`);
-    return box;
-  }
-
   /** Unconfirmed lines go out again on the next connection, in order. */
   private forgetFlights(): void {
-    for (const box of this.boxes) {
+    for (const box of this.outboxes.boxes) {
       this.counters.resent_lines += box.flight.filter((entry) => !entry.done).length;
       box.flight.length = 0;
     }
@@ -217,7 +211,7 @@ export class Outbound {
       }
       this.checkConfirmations();
       const generation = this.link.generation;
-      const box = this.stopping ? undefined : this.nextBox();
+      const box = this.stopping ? undefined : this.outboxes.next((b) => this.sendable(b));
       // In barrier mode: one PING per window of lines or when the lines stop (DeliveryTracker.barrierDue).
       const barrier = this.tracker.barrierDue(Math.min(this.settings.inFlight, BARRIER_WINDOW_MAX), !box);
       if (barrier !== 'none') {
@@ -226,7 +220,7 @@ export class Outbound {
         continue;
       }
       if (!box) {
-        await this.wakeup.wait(this.retryWaitMs(), signal);
+        await this.wakeup.wait(this.outboxes.retryWaitMs(), signal);
         continue;
       }
       if (!(await this.bucket.take(signal))) break;
@@ -255,7 +249,7 @@ export class Outbound {
 
   /** The server answers everything in order and soon; a line left unanswered means a stuck connection. */
   private checkConfirmations(): void {
-    const oldest = Math.min(...this.boxes.flatMap((box) => box.flight.filter((entry) => !entry.done).map((entry) => entry.sentAt)));
+    const oldest = Math.min(...this.outboxes.boxes.flatMap((box) => box.flight.filter((entry) => !entry.done).map((entry) => entry.sentAt)));
     if (Date.now() - oldest < this.settings.confirmTimeoutMs) return;
     this.log.error({ waitedMs: Date.now() - oldest, inFlight: this.inFlight }, 'the IRC server has not confirmed lines sent to it; reconnecting to send them again');
     this.link.reconnect('no confirmation of lines sent');
@@ -266,26 +260,8 @@ export class Outbound {
       box.flight.length < this.settings.inFlight && box.retryAt <= Date.now();
   }
 
-  /** The next channel with something to send, taking channels in turn. */
-  private nextBox(): ChannelOutbox | undefined {
-    for (let i = 0; i < this.boxes.length; i += 1) {
-      const box = this.boxes[(this.turn + i) % this.boxes.length]!;
-      if (this.sendable(box)) {
-        this.turn = (this.turn + i + 1) % this.boxes.length;
-        return box;
-      }
-    }
-    return undefined;
-  }
-
-  private retryWaitMs(): number {
-    const now = Date.now();
-    const waits = this.boxes.filter((box) => box.unsent > 0 && box.retryAt > now).map((box) => box.retryAt - now);
-    return Math.max(10, Math.min(1000, ...waits));
-  }
-
   private confirm(matches: (entry: { ticket: number }) => boolean, msgid?: string): void {
-    for (const box of this.boxes) {
+    for (const box of this.outboxes.boxes) {
       for (const entry of box.flight) {
         if (!matches(entry)) continue;
         entry.done = true;
@@ -313,8 +289,8 @@ export class Outbound {
 
   private refused(where: { ticket?: number; channelKey?: string }, reason: string): void {
     const box = where.ticket !== undefined
-      ? this.boxes.find((b) => b.flight.some((entry) => entry.ticket === where.ticket))
-      : this.boxes.find((b) => b.channel.key === where.channelKey);
+      ? this.outboxes.boxes.find((b) => b.flight.some((entry) => entry.ticket === where.ticket))
+      : this.outboxes.boxes.find((b) => b.channel.key === where.channelKey);
     // Answers about lines already given up on (after an earlier refusal or a reconnect) change nothing.
     if (!box || box.flight.length === 0) return;
     box.failures += 1;
