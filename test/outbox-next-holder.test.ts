@@ -101,4 +101,19 @@ describe('ChatOutbox handed to its next holder', () => {
     expect(file.forChat('chat-1').map((item) => [item.state, item.sentAfter])).toEqual([['sent', 20]]);
     h.outbox.stop();
   });
+
+  it('posts left by the previous holder are not moved by a message the stream brings before the catch-up\'s read', async () => {
+    // Two pongs the previous holder sent, both stored (msg_nums 21 and 22), neither confirmed there.
+    const file = OutboxFile.memory();
+    const history = [own(21, 'pong'), own(22, 'pong')];
+    for (const id of ['x', 'y']) file.add({ id, chatId: 'chat-1', text: 'pong', state: 'sent', sentAfter: 10, queuedAt: 0 });
+    const next = holder(file, history, { value: true });
+    // The stream hands on 22 before the catch-up's history read reaches 21: it confirms the older post.
+    next.outbox.confirm(history[1]!);
+    expect(file.forChat('chat-1').map((item) => [item.id, item.sentAfter])).toEqual([['y', 10]]);
+    await next.outbox.reconcile();
+    await settle();
+    expect(next.posted, 'both were stored: neither is sent again').toEqual([]);
+    expect(next.outbox.pending).toBe(0);
+  });
 });
