@@ -116,4 +116,13 @@ describe('ChatOutbox handed to its next holder', () => {
     expect(next.posted, 'both were stored: neither is sent again').toEqual([]);
     expect(next.outbox.pending).toBe(0);
   });
+
+  it('a history reset forgets the chat\'s confirming msg_num: the new numbering starts again', async () => {
+    const { file, h } = await onePongSent();
+    await h.outbox.reconcile();
+    expect(file.confirmedThrough('chat-1')).toBe(20);
+    h.outbox.historyReset();
+    expect(file.confirmedThrough('chat-1')).toBe(0);
+    h.outbox.stop();
+  });
 });

@@ -65,7 +65,8 @@ describe('OutboxFile', () => {
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ items: [], confirmed: { a: 12 } });
     const again = OutboxFile.open(path);
     expect([again.confirmedThrough('a'), again.confirmedThrough('b')]).toEqual([12, 0]);
-    again.forgetConfirmed('a');
+    expect(again.forgetConfirmed('a')).toBe(true);
+    again.changed();
     expect(OutboxFile.open(path).confirmedThrough('a')).toBe(0);
 
     writeFileSync(path, JSON.stringify([item('2', 'a', 'from before')]));

@@ -82,9 +82,9 @@ export class OutboxFile {
     if (msgNum > this.confirmedThrough(chatId)) this.confirmed.set(chatId, msgNum);
   }
 
-  /** The chat's history was reset: its msg_nums start again. */
-  forgetConfirmed(chatId: string): void {
-    if (this.confirmed.delete(chatId)) this.save();
+  /** The chat's history was reset: its msg_nums start again. Answers whether there was a mark (the caller writes the file). */
+  forgetConfirmed(chatId: string): boolean {
+    return this.confirmed.delete(chatId);
   }
 
   get size(): number {

@@ -42,12 +42,11 @@ export class PostMatcher {
   /**
    * The chat's history was reset (docs/protocol.md "History that goes backwards"): msg_nums start again,
    * so a sent post is looked for from the new start, and the msg_nums that confirmed posts mean nothing
-   * now. Answers whether an item changed (the caller writes the file).
+   * now. Answers whether anything changed (the caller writes the file once).
    */
   reset(items: readonly OutboxItem[]): boolean {
     this.used.clear();
-    this.file.forgetConfirmed(this.chatId);
-    let changed = false;
+    let changed = this.file.forgetConfirmed(this.chatId);
     for (const item of items) {
       if (item.state !== 'sent') continue;
       item.sentAfter = 0;
