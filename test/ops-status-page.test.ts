@@ -74,6 +74,9 @@ describe('ops endpoint: the status page', () => {
     const header = await page.locator('header').innerText();
     expect(header).toMatch(/\d+\.\d+\.\d+/);
     expect(header).toContain(String(process.pid));
+    // With nothing changing, the stream sends ticks: the page's clock still moves on.
+    const updated = await page.locator('#updated').innerText();
+    await expect.poll(() => page.locator('#updated').innerText(), { timeout: 5_000 }).not.toBe(updated);
     // (Page code as strings: this project compiles without the DOM's types.)
     await page.evaluate('window.__marker = 1');
 

@@ -36,6 +36,8 @@ export interface OperationsOptions {
   reloads?: () => { applied: number; refused: number };
   /** A port in use: listen on a free one instead of waiting for it (the demo; ops.json and the log say which). */
   freePortIfTaken?: boolean;
+  /** How often /status/events pushes (default 1 s; tests go faster). */
+  pushEveryMs?: number;
 }
 
 /** How long to wait before trying a port that was in use again (an old process may still be stopping). */
@@ -60,6 +62,11 @@ export class Operations {
     return this.server?.url;
   }
 
+  /** The open /status/events streams and the bytes waiting in their buffers (none without an endpoint). */
+  statusStreams(): { open: number; bufferedBytes: number } {
+    return this.server?.streamFigures() ?? { open: 0, bufferedBytes: 0 };
+  }
+
   /** Starts (or, after a reload changed `ops:`, starts again with) the endpoint. */
   async start(config: OpsConfig | false = this.options.config): Promise<void> {
     await this.stopEndpoint();
@@ -80,7 +87,8 @@ export class Operations {
       ...sources, gate: supervisor.upgradeGate, reloads: () => this.options.reloads?.() ?? { applied: 0, refused: 0 },
     });
     this.probe = new LagProbe(() => supervisor.bots, log.child({ component: 'lag-probe' }), config.lag_probe_seconds * 1000);
-    this.serverOptions = { config, log: log.child({ component: 'ops' }), sources, metrics, reload: this.options.reload };
+    this.serverOptions = { config, log: log.child({ component: 'ops' }), sources, metrics, reload: this.options.reload,
+      ...(this.options.pushEveryMs ? { pushEveryMs: this.options.pushEveryMs } : {}) };
     this.server = new OpsServer(this.serverOptions);
     await this.listen(config);
   }

@@ -6,6 +6,7 @@ import { readiness } from './readiness.js';
 import type { OpsMetrics } from './metrics.js';
 import { statusPage } from './status-page.js';
 import { takeSnapshot, type SnapshotSources } from './status-snapshot.js';
+import { MAX_STATUS_STREAMS, STREAM_RETRY_AFTER_SECONDS, StatusStreams } from './status-streams.js';
 
 export interface OpsServerOptions {
   config: OpsConfig;
@@ -30,7 +31,7 @@ const STUCK_AFTER_MS = 5_000;
 export class OpsServer {
   private server: Server | undefined;
   private readonly auth: OpsAuth;
-  private readonly streams = new Set<ServerResponse>();
+  private readonly streams = new StatusStreams();
   private heartbeat = Date.now();
   private readonly ticker: NodeJS.Timeout;
   private pusher: NodeJS.Timeout | undefined;
@@ -67,11 +68,15 @@ export class OpsServer {
     return this.address;
   }
 
+  /** The open status streams and the bytes queued for them, not yet taken by the kernel or the client. */
+  streamFigures(): { open: number; bufferedBytes: number } {
+    return { open: this.streams.size, bufferedBytes: this.streams.bufferedBytes() };
+  }
+
   async close(): Promise<void> {
     clearInterval(this.ticker);
     clearInterval(this.pusher);
-    for (const stream of this.streams) stream.end();
-    this.streams.clear();
+    this.streams.endAll();
     const server = this.server;
     this.server = undefined;
     if (!server) return;
@@ -137,26 +142,28 @@ export class OpsServer {
     });
   }
 
-  /** Server-sent events: a `status` event with the snapshot now and every second; comments keep proxies from timing out. */
+  /**
+   * Server-sent events: the whole snapshot (`status`) now, then every second the snapshot when it
+   * changed or a `tick` with the clock and process figures (status-streams.ts); the ticks also keep
+   * proxies from timing out. At most MAX_STATUS_STREAMS at once.
+   */
   private stream(response: ServerResponse): void {
+    if (this.streams.full) {
+      response.setHeader('retry-after', String(STREAM_RETRY_AFTER_SECONDS));
+      return json(response, 503, { error: `too many status streams open (${MAX_STATUS_STREAMS}); try again in ${STREAM_RETRY_AFTER_SECONDS} s` });
+    }
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     response.write('retry: 2000\n\n');
     this.streams.add(response);
-    response.on('close', () => this.streams.delete(response));
-    this.push([response]);
+    this.streams.push(this.snapshot(), response);
     this.pusher ??= setInterval(() => {
       if (this.streams.size === 0) {
         clearInterval(this.pusher);
         this.pusher = undefined;
         return;
       }
-      this.push(this.streams);
+      this.streams.push(this.snapshot());
     }, this.options.pushEveryMs ?? 1_000).unref();
-  }
-
-  private push(streams: Iterable<ServerResponse>): void {
-    const frame = `event: status\ndata: ${JSON.stringify(this.snapshot())}\n\n`;
-    for (const stream of streams) stream.write(frame);
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * The status page's script (inlined; plain ES2017 for any browser, no build step). It reads the
- * `status` events of /status/events and updates the page in place: rows are kept by key and only
+ * `status` events of /status/events (the whole snapshot, when it changed) and its `tick` events (the
+ * clock and process figures only, merged into the last snapshot) and updates the page in place: rows are kept by key and only
  * their text changes, so nothing flickers and a selection survives. Every text from the snapshot goes
  * in through textContent (subjects, errors and details are user-controlled), never as HTML.
  */
@@ -15,6 +16,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
   var lastSnapshotAt = '';
   var shownErrors = '';
   var shownReload = '';
+  var lastSnapshot = null;
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -236,7 +238,19 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
     source.addEventListener('status', function (event) {
       lastEventAt = Date.now();
       setLive(true);
-      show(JSON.parse(event.data));
+      lastSnapshot = JSON.parse(event.data);
+      show(lastSnapshot);
+    });
+    // Nothing but the clock and the process figures changed: the ages and the header move on.
+    source.addEventListener('tick', function (event) {
+      lastEventAt = Date.now();
+      setLive(true);
+      if (!lastSnapshot) return;
+      var tick = JSON.parse(event.data);
+      lastSnapshot.now = tick.now;
+      lastSnapshot.uptimeSeconds = tick.uptimeSeconds;
+      lastSnapshot.process = tick.process;
+      show(lastSnapshot);
     });
     source.onerror = function () {
       setLive(false, 'Connection to groupwire lost; retrying…');
