@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { GroupsClient } from '../api/client.js';
 import { errorFromObject, GroupsError } from '../api/errors.js';
 import { explainError } from '../api/explain-error.js';
-import { visibleControls } from '../api/visible-text.js';
+import { terminalText } from './terminal-text.js';
 import { parseWireJson } from '../api/wire-json.js';
 import type { Chat, ChatMessage } from '../api/types.js';
 import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
@@ -39,7 +39,7 @@ export { DEMO_FILE } from './service-address.js';
 function formatChatLine(message: ChatMessage): string {
   const time = (message.created ?? '').slice(11, 16);
   if (message.type === 'chat_msg_type_closed') return chatLine(`[${time}] -- `, message.message);
-  return chatLine(`[${time}] <${visibleControls(message.display_name || message.user_name)}> `, message.message);
+  return chatLine(`[${time}] <${terminalText(message.display_name || message.user_name)}> `, message.message);
 }
 
 export async function chatCommand(args: string[]): Promise<number> {
@@ -87,7 +87,7 @@ export async function chatCommand(args: string[]): Promise<number> {
     // Nothing awaited from here until the listeners are on: the socket's history and stdin's lines
     // are emitted once, heard or not.
     const ws = await client.openChatSocket({ chatsubId });
-    process.stdout.write(`Talking in ${group}/${chat.subject} as ${email}. Type a line to post it; Ctrl-D to leave.\n`);
+    process.stdout.write(`Talking in ${terminalText(group)}/${terminalText(chat.subject)} as ${email}. Type a line to post it; Ctrl-D to leave.\n`);
     const { unconfirmed, refused } = await talk(client, chat, String(me.id), ws, newest.data[0]?.msg_num ?? 0, waitSeconds * 1000);
     if (unconfirmed.length > 0) {
       writeErr(`groupwire: ${unconfirmed.length} line${unconfirmed.length === 1 ? '' : 's'} not confirmed as posted: ${unconfirmed.map(quoteLine).join(', ')}\n`);

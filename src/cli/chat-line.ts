@@ -1,4 +1,4 @@
-import { visibleLines } from '../api/visible-text.js';
+import { terminalLines } from './terminal-text.js';
 
 /**
  * A chat message as a terminal shows it: the prefix (time, chat, name), then the text with its control
@@ -6,5 +6,5 @@ import { visibleLines } from '../api/visible-text.js';
  * under the first.
  */
 export function chatLine(prefix: string, text: string): string {
-  return `${prefix}${visibleLines(text).join(`\n${' '.repeat(prefix.length)}`)}`;
+  return `${prefix}${terminalLines(text).join(`\n${' '.repeat(prefix.length)}`)}`;
 }

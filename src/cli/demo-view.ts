@@ -1,4 +1,4 @@
-import { visibleControls } from '../api/visible-text.js';
+import { terminalText } from './terminal-text.js';
 import { CHAT_MSG_CLOSED } from '../service/chat-messages.js';
 import { chatLine } from './chat-line.js';
 import type { LocalService } from '../service/local-service.js';
@@ -36,10 +36,10 @@ export class DemoView {
   }
 
   private line(message: ChatMessage, chat: Chat): string {
-    const where = `  [${clockTime(message.created)}] #${visibleControls(chat.subject)}`;
+    const where = `  [${clockTime(message.created)}] #${terminalText(chat.subject)}`;
     if (message.type === CHAT_MSG_CLOSED) return chatLine(`${where} -- `, message.message);
     const user = this.service.core.store.users.get(message.userId);
-    return chatLine(`${where} <${visibleControls(user?.fullName || user?.userName || message.userId)}> `, message.message);
+    return chatLine(`${where} <${terminalText(user?.fullName || user?.userName || message.userId)}> `, message.message);
   }
 }
 

@@ -16,6 +16,7 @@ import { demoState, orphanedState, savedConversation, shown, startOver, type Dem
 import { DemoView } from './demo-view.js';
 import { ignoreHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
+import { writeOut } from './output.js';
 
 const SCRIPT = ['Hi everyone! Is the demo bot around?', '!ping', '!help'];
 /** The topic carol then posts in the group's archive (through drafts, as a mail client would): the bot announces it in #general. */
@@ -86,7 +87,7 @@ export async function demo(args: string[]): Promise<number> {
     supervisor, config: loaded.config.ops, log, errors, stateDir: state.stateDir, freePortIfTaken: true,
   });
   await operations.start();
-  const view = new DemoView(service, (line) => process.stdout.write(`${line}\n`));
+  const view = new DemoView(service, (line) => writeOut(`${line}\n`));
   // Ctrl-C is handled from here on, also while the bot joins and carol talks: the demo always stops cleanly.
   const stop = new AbortController();
   const stopped = stopOnSignal(async () => {
@@ -102,11 +103,11 @@ export async function demo(args: string[]): Promise<number> {
     removeOwnDemoFile();
   });
   // Not over the file of another demo or serve that is running here: its clients still need it.
-  if (other) process.stdout.write(`Not writing ${DEMO_FILE}: process ${other.pid} (${other.base_url}) is using it; use the export lines below.\n`);
+  if (other) writeOut(`Not writing ${DEMO_FILE}: process ${other.pid} (${other.base_url}) is using it; use the export lines below.\n`);
   else await writeDemoFile({ base_url: service.baseUrl, ca_file: service.caFile, pid: process.pid, state_dir: state.stateDir });
 
   printWhere(service, operations.url);
-  process.stdout.write(`\nEarlier in the demo's chats:\n`);
+  writeOut(`\nEarlier in the demo's chats:\n`);
   view.showRecent(3);
   view.start();
   try {
@@ -123,19 +124,19 @@ export async function demo(args: string[]): Promise<number> {
   }
   await stopped;
   removeOwnDemoFile();
-  process.stdout.write(`\nThe demo stopped; its conversation is saved in ${shown(state.stateDir)}.\n`);
+  writeOut(`\nThe demo stopped; its conversation is saved in ${shown(state.stateDir)}.\n`);
   return 0;
 }
 
 /** The bot joins, carol talks, and the terminal says how to join in. */
 async function introduce(supervisor: Supervisor, service: LocalService, signal: AbortSignal): Promise<void> {
-  process.stdout.write(`\nThe demo bot is joining #general, #random and #standup ...\n`);
+  writeOut(`\nThe demo bot is joining #general, #random and #standup ...\n`);
   await supervisor.connected();
   if (signal.aborted) return;
-  process.stdout.write(`The bot is in. Carol says a few things in #general, then posts a topic in the group:\n`);
+  writeOut(`The bot is in. Carol says a few things in #general, then posts a topic in the group:\n`);
   await runScript(service.baseUrl, service.ca, signal, () => archiveRead(supervisor, signal));
   if (signal.aborted) return;
-  process.stdout.write(`
+  writeOut(`
 Join the conversation from another terminal (everything said in the demo shows here):
   npx groupwire chat --as bob general        (or --as alice, mo, carol; chats: general, random, standup)
 Say !ping or !help to the bot. New topics of the demo group are announced in #general; post one as bob:
@@ -157,18 +158,18 @@ async function prepareState(state: DemoState, fresh: boolean): Promise<void> {
   if (fresh || orphaned) {
     const removed = await startOver(state);
     const why = fresh ? 'Starting over (--fresh)' : `The bot's state in ${where} belongs to a conversation the service no longer has (a demo from before its data was kept): starting over`;
-    process.stdout.write(removed.length > 0 ? `${why}; removed:\n${removed.map((line) => `  ${line}\n`).join('')}` : `${why}: nothing was saved yet.\n`);
-    process.stdout.write(`The service's CA stays in ${shown(`${state.serviceState}.tls`)}.\n`);
+    writeOut(removed.length > 0 ? `${why}; removed:\n${removed.map((line) => `  ${line}\n`).join('')}` : `${why}: nothing was saved yet.\n`);
+    writeOut(`The service's CA stays in ${shown(`${state.serviceState}.tls`)}.\n`);
     return;
   }
-  process.stdout.write(await savedConversation(state)
+  writeOut(await savedConversation(state)
     ? `Continuing the demo's conversation saved in ${where} (npm start -- --fresh starts over).\n`
     : `A new demo; its conversation is saved in ${where}, so the next npm start continues it (npm start -- --fresh starts over).\n`);
 }
 
 function printWhere(service: LocalService, opsUrl: string | undefined): void {
   const alice = DEMO_ACCOUNTS.alice;
-  process.stdout.write(`
+  writeOut(`
 groupwire demo: the local service is at ${service.baseUrl}${opsUrl ? `\nThe bot's live status page: ${opsUrl}/status (Prometheus metrics at ${opsUrl}/metrics)` : ''}
 For the client commands in another terminal (the demo's accounts and passwords are public):
   export GROUPWIRE_URL=${shellWord(service.baseUrl)} GROUPWIRE_CA_FILE=${shellWord(service.caFile ?? '')}
@@ -188,7 +189,7 @@ async function startFallingBack(loaded: LoadedConfig, log: Logger): Promise<Supe
   } catch (error) {
     const embedded = loaded.config.service.embedded;
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || !embedded) throw error;
-    process.stdout.write(`port ${embedded.port} is taken; using a free one\n`);
+    writeOut(`port ${embedded.port} is taken; using a free one\n`);
     embedded.port = 0;
     return Supervisor.start(loaded, { log });
   }

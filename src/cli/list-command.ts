@@ -4,6 +4,7 @@ import { clientFromFlags, type ClientFlags } from './client-options.js';
 import { EXIT, formatJson, pageFooter, writeOut } from './output.js';
 import { callRaw, isList } from './raw-call.js';
 import { ResponseFormatError } from '../api/index.js';
+import { terminalText } from './terminal-text.js';
 
 /** A list item as parsed losslessly: numbers are LosslessNumber objects, so read them with String(). */
 export type RawItem = Record<string, unknown>;
@@ -37,7 +38,10 @@ export async function printListPage(options: {
   }
 }
 
-/** A value of a losslessly parsed item as text ('' when missing). */
+/**
+ * A value of a losslessly parsed item as one line of text for a terminal ('' when missing): its
+ * controls and bidi controls shown as codes, so a subject cannot steer the terminal or forge a line.
+ */
 export function text(value: unknown): string {
-  return value === undefined || value === null ? '' : String(value);
+  return value === undefined || value === null ? '' : terminalText(String(value));
 }

@@ -3,6 +3,7 @@ import { htmlToLine } from '../api/html-text.js';
 import { explainError, GroupsError, TransportError, UnauthorizedError } from '../api/index.js';
 import { isCertificateProblem } from '../api/retry.js';
 import { demoUnreachable } from './service-address.js';
+import { terminalBlock, terminalJson, terminalText } from './terminal-text.js';
 
 /** Exit codes of every command. */
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
@@ -26,17 +27,24 @@ export function parseJsonLossless(text: string): unknown {
   return parseLossless(text);
 }
 
-/** JSON with 2-space indentation; numbers parsed losslessly print as the text they arrived as. */
+/**
+ * JSON with 2-space indentation; numbers parsed losslessly print as the text they arrived as. DEL, the
+ * C1 and the bidi controls are written as `\uXXXX` (the same value), so the JSON is safe on a terminal.
+ */
 export function formatJson(value: unknown): string {
-  return `${stringifyLossless(value, undefined, 2) ?? 'null'}\n`;
+  return `${terminalJson(stringifyLossless(value, undefined, 2) ?? 'null')}\n`;
 }
 
+/**
+ * Every command prints through these two: what they print may hold text from the service or from
+ * files, so every control but LF and TAB, and every bidi control, is shown as a code (terminal-text.ts).
+ */
 export function writeOut(text: string): void {
-  process.stdout.write(text);
+  process.stdout.write(terminalBlock(text));
 }
 
 export function writeErr(text: string): void {
-  process.stderr.write(redact(text));
+  process.stderr.write(redact(terminalBlock(text)));
 }
 
 /** Prints an error of a client command on stderr and answers the exit code. */
@@ -66,7 +74,7 @@ function describeError(error: unknown): string[] {
 /** `YYYY-MM-DD hh:mm` in local time, for readable listings (the text as given when not a date). */
 export function formatDate(text: unknown): string {
   const date = new Date(String(text));
-  if (Number.isNaN(date.getTime())) return String(text ?? '');
+  if (Number.isNaN(date.getTime())) return terminalText(String(text ?? ''));
   const two = (n: number) => String(n).padStart(2, '0');
   return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}`;
 }
@@ -74,7 +82,7 @@ export function formatDate(text: unknown): string {
 
 /** HTML (activity entries, chat descriptions) as one line of plain text. */
 export function htmlToText(html: unknown): string {
-  return htmlToLine(String(html ?? ''));
+  return terminalText(htmlToLine(String(html ?? '')));
 }
 
 /** A footer for one page of a longer list. */

@@ -11,7 +11,7 @@ import { sayOnStderr } from '../supervisor/stderr-sink.js';
 import { announceLocalService } from './demo-file.js';
 import { planUnits } from '../coordination/units.js';
 import { ConfigError } from '../config/yaml-source.js';
-import { redact } from './output.js';
+import { redact, writeOut } from './output.js';
 import { DEMO_FILE } from './service-address.js';
 import { onHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
@@ -143,6 +143,6 @@ export async function checkCommand(args: string[]): Promise<number> {
   }
   const ops = loaded.config.ops;
   summary.push(ops ? `  operations endpoint: http://${ops.listen} (/status, /metrics, /healthz, /readyz)${ops.token ? ', token required' : ''}` : '  operations endpoint: off (ops: false)');
-  process.stdout.write(`${options.file} is valid\n${summary.join('\n')}\n`);
+  writeOut(`${options.file} is valid\n${summary.join('\n')}\n`);
   return 0;
 }

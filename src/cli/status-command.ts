@@ -7,6 +7,7 @@ import type { StatusSnapshot } from '../ops/status-snapshot.js';
 import { parseFlags } from './command.js';
 import { endpointError, nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
 import { EXIT, registerSecret, writeErr, writeOut } from './output.js';
+import { terminalJson } from './terminal-text.js';
 import { statusTable } from './status-table.js';
 import { UsageError } from './usage-error.js';
 
@@ -80,7 +81,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   } catch (error) {
     return unreachable(`the operations endpoint at ${target.url} ${(error as Error).message.replace(/^Unexpected token.*/, 'answered something that is not JSON')} (${target.from}).`);
   }
-  writeOut(values.json ? `${JSON.stringify(snapshot, null, 2)}\n` : statusTable(snapshot, target.url));
+  writeOut(values.json ? `${terminalJson(JSON.stringify(snapshot, null, 2))}\n` : statusTable(snapshot, target.url));
   return snapshot.ready ? EXIT.ok : EXIT.error;
 }
 

@@ -1,5 +1,6 @@
 import type { BotStatus, StatusSnapshot } from '../ops/status-snapshot.js';
 import { formatDate } from './output.js';
+import { terminalText } from './terminal-text.js';
 
 /** How many of the process's last warnings and errors `groupwire status` prints. */
 const ERRORS_SHOWN = 5;
@@ -98,11 +99,12 @@ function width(text: string): number {
 }
 
 /**
- * Text from the service or a plugin (subjects, errors) as one safe line: control characters (a
- * terminal's escape sequences among them) shown as '?', line breaks as spaces.
+ * Text from the service or a plugin (subjects, errors) as one safe line: line breaks and tabs as
+ * spaces, other control characters (a terminal's escape sequences among them) and bidi controls
+ * shown as codes (terminal-text.ts).
  */
 function clean(text: string): string {
-  return text.replace(/[\r\n\t]+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return terminalText(text.replace(/[\r\n\t]+/g, ' '));
 }
 
 function clip(text: string, most: number): string {
