@@ -24,5 +24,9 @@ export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';
 export { FILE_STORAGE, LeaseLostError, type Journal, type Storage } from './store/storage.js';
+export {
+  appendFilePrivateSync, mkdirPrivate, mkdirPrivateSync, openPrivate, openPrivateSync, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE,
+  writeFilePrivate, writeFilePrivateSync,
+} from './store/private-files.js';
 export { RedisStorage, type Fence } from './store/redis-storage.js';
 export { GroupPoster, type GroupPostRequest, type GroupPosted } from './mail/group-post.js';

@@ -1,9 +1,8 @@
 import { createHash, createHmac } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import { DurableQueue, failureFields, QueueDrain, sleep, type DrainOutcome, type Storage } from '../../src/index.js';
+import { appendFilePrivateSync, DurableQueue, failureFields, mkdirPrivateSync, QueueDrain, sleep, type DrainOutcome, type Storage } from '../../src/index.js';
 import type { LinePayload } from './line.js';
 import type { WebhookOptions } from './options.js';
 
@@ -188,8 +187,8 @@ export class WebhookDelivery {
   private deadLetter(item: WebhookItem, reason: string, status?: number): boolean {
     const record = { dead_at: new Date().toISOString(), reason, ...(status !== undefined ? { status } : {}), queued_at: new Date(item.queued_at).toISOString(), line: item.line };
     try {
-      mkdirSync(dirname(this.deadFile), { recursive: true });
-      appendFileSync(this.deadFile, `${JSON.stringify(record)}\n`);
+      mkdirPrivateSync(dirname(this.deadFile));
+      appendFilePrivateSync(this.deadFile, `${JSON.stringify(record)}\n`);
     } catch (error) {
       // Kept in the queue (and tried again) rather than lost: the disk is the operator's to fix.
       this.options.log.error({ ...this.where, file: this.deadFile, ...failureFields(error) }, 'could not write the dead-letter file; the line stays queued');

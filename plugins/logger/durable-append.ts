@@ -1,8 +1,9 @@
 import { open } from 'node:fs/promises';
+import { openPrivate } from '../../src/index.js';
 
 /** Appends `data` to a file and fsyncs it before answering. */
 export async function appendSynced(path: string, data: Buffer): Promise<void> {
-  const handle = await open(path, 'a');
+  const handle = await openPrivate(path, 'a');
   try {
     await handle.appendFile(data);
     await handle.sync();

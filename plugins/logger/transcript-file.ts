@@ -1,6 +1,7 @@
-import { mkdir, open, readFile, stat, truncate, type FileHandle } from 'node:fs/promises';
+import { open, readFile, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import { mkdirPrivate, openPrivate } from '../../src/index.js';
 import { appendSynced, syncDirectory } from './durable-append.js';
 import type { FileMeta, Format } from './formats.js';
 import { inOrderAfter, type PendingEntry } from './pending-entries.js';
@@ -188,8 +189,8 @@ export class TranscriptFile {
       });
       this.dirty = false;
     }
-    await mkdir(dirname(this.path), { recursive: true });
-    const handle = await open(this.path, 'a');
+    await mkdirPrivate(dirname(this.path));
+    const handle = await openPrivate(this.path, 'a');
     let appended: Appended;
     try {
       const onDisk = (await handle.stat()).size;

@@ -1,5 +1,6 @@
 import { readFileSync, unlinkSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
+import { mkdirPrivate, writeFilePrivate } from '../store/private-files.js';
 import { dirname } from 'node:path';
 import { DEMO_FILE, processIsAlive } from './service-address.js';
 
@@ -50,10 +51,10 @@ export async function announceLocalService(content: Omit<DemoFile, 'pid'>, say: 
 }
 
 export async function writeDemoFile(content: DemoFile): Promise<void> {
-  await mkdir(dirname(DEMO_FILE), { recursive: true });
+  await mkdirPrivate(dirname(DEMO_FILE));
   // Written whole and renamed, so a client command never reads half a file.
   const temporary = `${DEMO_FILE}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(content)}\n`);
+  await writeFilePrivate(temporary, `${JSON.stringify(content)}\n`);
   await rename(temporary, DEMO_FILE);
 }
 

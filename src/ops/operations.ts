@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { OpsConfig } from '../config/bots-config.js';
@@ -7,6 +7,7 @@ import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';
 import type { Bot } from '../supervisor/bot.js';
 import { LagProbe } from './lag-probe.js';
+import { mkdirPrivateSync, writeFilePrivateSync } from '../store/private-files.js';
 import { createMetrics } from './metrics.js';
 import { eventLoopLag, OpsServer, type OpsServerOptions } from './ops-server.js';
 import type { RecentErrors } from './recent-errors.js';
@@ -132,9 +133,9 @@ export class Operations {
     const url = this.server?.url;
     try {
       // Written whole and renamed: a `groupwire status` reading it meanwhile never sees half a file.
-      mkdirSync(this.options.stateDir, { recursive: true });
+      mkdirPrivateSync(this.options.stateDir);
       const path = join(this.options.stateDir, OPS_FILE);
-      writeFileSync(`${path}.${process.pid}.tmp`, `${JSON.stringify({ pid: process.pid, ...(url ? { url } : {}) })}\n`);
+      writeFilePrivateSync(`${path}.${process.pid}.tmp`, `${JSON.stringify({ pid: process.pid, ...(url ? { url } : {}) })}\n`);
       renameSync(`${path}.${process.pid}.tmp`, path);
     } catch (error) {
       this.options.log.warn({ err: error }, `could not write ${OPS_FILE} (groupwire status and reload will not find this process)`);

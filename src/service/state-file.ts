@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, openSync, renameSync, writeFileSync } from 'node:
 import { open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
+import { openPrivate, openPrivateSync } from '../store/private-files.js';
 import type { StoreData } from './store.js';
 
 /** What the state file saves: a key that changes with every change of the data, and the data. */
@@ -96,7 +97,7 @@ export class StateFile {
     const temporary = `${this.path}.${process.pid}.tmp`;
     try {
       const text = JSON.stringify(this.source.data());
-      const file = await open(temporary, 'w', 0o600);
+      const file = await openPrivate(temporary, 'w');
       try {
         await file.writeFile(text);
         await file.sync();
@@ -121,7 +122,7 @@ export class StateFile {
     if (key === this.writtenKey) return;
     const temporary = `${this.path}.${process.pid}.now.tmp`;
     try {
-      const fd = openSync(temporary, 'w', 0o600);
+      const fd = openPrivateSync(temporary, 'w');
       try {
         writeFileSync(fd, JSON.stringify(this.source.data()));
         fsyncSync(fd);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { mkdirPrivate, writeFilePrivate } from '../store/private-files.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import selfsigned from 'selfsigned';
@@ -31,10 +32,10 @@ export async function localTls(dir: string): Promise<TlsMaterial> {
     // Not there yet (or incomplete): make a new set below.
   }
   const made = await generateTls();
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(caFile, made.ca);
-  await writeFile(certFile, made.cert);
-  await writeFile(keyFile, made.key, { mode: 0o600 });
+  await mkdirPrivate(dir);
+  await writeFilePrivate(caFile, made.ca);
+  await writeFilePrivate(certFile, made.cert);
+  await writeFilePrivate(keyFile, made.key);
   return { ...made, caFile };
 }
 
@@ -46,9 +47,9 @@ export async function localTls(dir: string): Promise<TlsMaterial> {
 export async function temporaryLocalTls(): Promise<TlsMaterial & { dir: string }> {
   const dir = temporaryTlsDir();
   const made = await generateTls();
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdirPrivate(dir);
   const caFile = join(dir, 'ca.pem');
-  await writeFile(caFile, made.ca);
+  await writeFilePrivate(caFile, made.ca);
   return { ...made, caFile, dir };
 }
 

@@ -1,5 +1,6 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { mkdirPrivate, writeFilePrivate } from './private-files.js';
 
 /**
  * A JSON file replaced atomically (write a temporary file, then rename), so a crash leaves either the
@@ -46,9 +47,9 @@ export class AtomicJsonFile<T> {
     const text = JSON.stringify(snapshot());
     // A failed write does not poison the ones after it (each reports its own failure).
     this.writing = this.writing.catch(() => undefined).then(async () => {
-      await mkdir(dirname(path), { recursive: true });
+      await mkdirPrivate(dirname(path));
       const temporary = `${path}.${process.pid}.tmp`;
-      await writeFile(temporary, text);
+      await writeFilePrivate(temporary, text);
       await rename(temporary, path);
     });
     return this.writing;

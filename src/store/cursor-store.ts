@@ -1,5 +1,6 @@
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { mkdirPrivateSync, openPrivateSync, writeFilePrivateSync } from './private-files.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 /**
@@ -45,7 +46,7 @@ export class CursorStore {
       store.compacted = lines.length;
       return store;
     }
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirPrivateSync(dirname(path));
     let text = '';
     try {
       text = readFileSync(path, 'utf8');
@@ -183,9 +184,9 @@ export class CursorStore {
     if (this.fd !== undefined) closeSync(this.fd);
     const temporary = `${this.path}.${process.pid}.tmp`;
     const lines = this.compactLines();
-    writeFileSync(temporary, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+    writeFilePrivateSync(temporary, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     renameSync(temporary, this.path);
-    this.fd = openSync(this.path, 'a');
+    this.fd = openPrivateSync(this.path, 'a');
     this.lines = this.compacted = lines.length;
   }
 

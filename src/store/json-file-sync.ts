@@ -1,5 +1,6 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { mkdirPrivateSync, writeFilePrivateSync } from './private-files.js';
 
 /**
  * Small state files written synchronously and atomically (a temporary file, then rename): what is
@@ -7,13 +8,13 @@ import { dirname } from 'node:path';
  */
 export function writeJsonFileSync(path: string, value: unknown): void {
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, JSON.stringify(value));
+  writeFilePrivateSync(temporary, JSON.stringify(value));
   renameSync(temporary, path);
 }
 
 /** The file's JSON, or `fallback` when there is no file yet (its directory is made). */
 export function readJsonFileSync<T>(path: string, fallback: T, what: string): T {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirPrivateSync(dirname(path));
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as T;
   } catch (error) {

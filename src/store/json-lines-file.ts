@@ -1,5 +1,6 @@
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { appendFilePrivateSync, mkdirPrivateSync, writeFilePrivateSync } from './private-files.js';
 
 /**
  * An append-only file of JSON lines, for state that changes with every message (a relay's queue and
@@ -20,7 +21,7 @@ export class JsonLinesFile {
 
   /** The file's text, '' when there is none yet (its directory is made). */
   static readText(path: string): string {
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirPrivateSync(dirname(path));
     try {
       return readFileSync(path, 'utf8');
     } catch (error) {
@@ -59,14 +60,14 @@ export class JsonLinesFile {
   }
 
   append(entry: unknown): void {
-    appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
+    appendFilePrivateSync(this.path, `${JSON.stringify(entry)}\n`);
     this.count += 1;
   }
 
   /** Replaces the file with these entries, atomically. */
   rewrite(entries: readonly unknown[]): void {
     const temporary = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+    writeFilePrivateSync(temporary, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
     renameSync(temporary, this.path);
     this.count = entries.length;
   }
