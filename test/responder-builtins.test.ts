@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import type { GroupsClient } from '../src/api/index.js';
-import type { DemoUser } from './helpers/service.js';
-import { adminOk, chatOf, history, makeEnv, post, type BotSpec, type Env, waitFor } from './helpers/supervisor.js';
+import { talk as startTalk, type Talk } from './helpers/responder-talk.js';
+import { adminOk, chatOf, post, type BotSpec, type Env, waitFor } from './helpers/supervisor.js';
 
 /** The responder's built-in commands with `use: responder` against the local service. */
 
@@ -11,50 +10,10 @@ afterEach(async () => {
   env = undefined;
 });
 
-interface Talk {
-  env: Env;
-  bot: GroupsClient;
-  botId: string;
-  /** Posts `text` and answers the bot's next `parts` messages in that chat, joined by blank lines. */
-  ask(chat: string, who: DemoUser, text: string, parts?: number): Promise<string>;
-  /** Posts `text`, then `!ping`: the bot's first message after `text` must be the pong. */
-  silent(chat: string, who: DemoUser, text: string): Promise<void>;
-}
-
 async function talk(bots: BotSpec[]): Promise<Talk> {
-  env = await makeEnv([]);
-  env.writeConfig(bots);
-  await env.start();
-  const current = env;
-  const bot = env.client('bot');
-  const botId = String((await bot.login()).id);
-  const ids = new Map<string, string>();
-  const idOf = async (chat: string) => {
-    // A subject, else an id as it is.
-    if (!ids.has(chat)) ids.set(chat, (await chatOf(bot, chat))?.id ?? chat);
-    return ids.get(chat)!;
-  };
-  const botAfter = async (chat: string, msgNum: number) =>
-    (await history(bot, await idOf(chat))).filter((m) => m.msg_num > msgNum && m.user_id === botId);
-  return {
-    env: current,
-    bot,
-    botId,
-    async ask(chat, who, text, parts = 1) {
-      const asked = await post(current.svc, chat, who, text);
-      const answers = await waitFor(`the answer to ${text}`, async () => {
-        const after = await botAfter(chat, asked.msg_num);
-        return after.length >= parts ? after : undefined;
-      }, 20_000);
-      return answers.map((m) => m.message).join('\n\n');
-    },
-    async silent(chat, who, text) {
-      const said = await post(current.svc, chat, who, text);
-      await post(current.svc, chat, who, '!ping');
-      const first = await waitFor(`the pong after ${text}`, async () => (await botAfter(chat, said.msg_num))[0], 20_000);
-      expect(first.message, `the bot answered ${text}`).toBe('pong');
-    },
-  };
+  const started = await startTalk(bots);
+  env = started.env;
+  return started;
 }
 
 const MODERATORS = { emails: ['mo@example.com'] };
@@ -126,7 +85,7 @@ describe('responder: built-in commands', () => {
     const standup = (await chatOf(bot, 'standup'))!;
     for (const who of ['mo', 'bob'] as const) await env.client(who).joinChat({ chat_id: standup.id });
 
-    expect(await ask(standup.id, 'bob', '!close')).toBe('Sorry, !close is only for the chat\'s owner and the group\'s moderators.');
+    expect(await ask(standup.id, 'bob', '!close')).toBe('Sorry, !close is only for the owner of standup and the group\'s moderators.');
     expect(await ask('general', 'mo', '!close')).toBe('!close failed: only the owner of general may change it (the service allows no one else), and the bot does not own it.');
     expect(await ask('general', 'mo', '!reopen general')).toBe('general is open.');
     expect(await ask('general', 'mo', '!reopen nowhere')).toBe('!reopen failed: there is no chat nowhere in demo.');

@@ -42,14 +42,21 @@ export class AccessControl {
    * Whether the sender of ctx's message may use a rule with this `allow`. Always ctx.sender: the chat
    * message of a line relayed from IRC or Slack is the bot's own, so its user_id and e-mail would
    * lend the bot's standing to whoever spoke on the other side.
+   *
+   * `chat_owner` is the owner of the chat the rule acts on: `targetOwner` gives it for a command that
+   * names its chat (target.ts), asked only when nothing else allows the sender and the sender is a
+   * chat member; without it, the chat where the message was said.
    */
-  async allows(allow: AllowSpec | undefined, ctx: PluginContext): Promise<boolean> {
+  async allows(allow: AllowSpec | undefined, ctx: PluginContext, targetOwner?: () => Promise<string | undefined>): Promise<boolean> {
     if (!allow || allow.everyone) return true;
     const sender = ctx.sender;
     if (this.listOf(allow).includes(sender)) return true;
     if (allow.moderators && this.isModerator(sender)) return true;
     // The chat's owner is a chat member: nobody elsewhere is ever taken for them.
-    if (allow.chat_owner && sender.platform === 'chat' && (await this.chatOwner(ctx)) === sender.id) return true;
+    if (allow.chat_owner && sender.platform === 'chat') {
+      const owner = targetOwner ? await targetOwner() : await this.chatOwner(ctx);
+      if (owner === sender.id) return true;
+    }
     return false;
   }
 
@@ -67,11 +74,11 @@ export class AccessControl {
     return list;
   }
 
-  /** Who may use it, in words: "the chat's owner and the group's moderators". */
-  describe(allow: AllowSpec | undefined): string {
+  /** Who may use it, in words: "the chat's owner and the group's moderators" ("the owner of standup" for a command's target). */
+  describe(allow: AllowSpec | undefined, target?: string): string {
     if (!allow || allow.everyone) return 'everyone';
     const who: string[] = [];
-    if (allow.chat_owner) who.push('the chat\'s owner');
+    if (allow.chat_owner) who.push(target === undefined ? 'the chat\'s owner' : `the owner of ${target}`);
     if (allow.moderators) who.push('the group\'s moderators');
     if ((allow.users?.length ?? 0) + (allow.emails?.length ?? 0) > 0) who.push('a few named people');
     if (who.length === 0) return 'nobody';

@@ -44,12 +44,7 @@ export function defineResponder(definition: ResponderPluginDefinition): PluginDe
       addRules(responder, config.rules, config.time_zone);
       await definition.setup?.(responder, env, config);
       // Built-ins last, so a rule or the plugin's own command of the same name takes its place.
-      const specs = builtinSpecs(config.builtins);
-      for (const name of Object.keys(specs) as Array<keyof typeof specs>) if (responder.has(name)) delete specs[name];
-      addBasics(responder, specs);
-      addArchives(responder, specs, { timeZone: config.time_zone });
-      addModeration(responder, specs);
-      addAnnounce(responder, specs, env);
+      addBuiltins(responder, config.builtins, env, config.time_zone);
       return {
         handle: (ctx, next) => responder.handle(ctx, next),
         // A chat whose history was reset starts its msg_nums again: its answered mark belongs to the old one.
@@ -58,4 +53,14 @@ export function defineResponder(definition: ResponderPluginDefinition): PluginDe
       };
     },
   });
+}
+
+/** Adds the built-in commands bots.yaml leaves on, except those the responder already has (a rule or the plugin's own of that name). */
+export function addBuiltins(responder: Responder, setting: ResponderConfig['builtins'], env: PluginEnv, timeZone: string): void {
+  const specs = builtinSpecs(setting);
+  for (const name of Object.keys(specs) as Array<keyof typeof specs>) if (responder.has(name)) delete specs[name];
+  addBasics(responder, specs);
+  addArchives(responder, specs, { timeZone });
+  addModeration(responder, specs);
+  addAnnounce(responder, specs, env);
 }

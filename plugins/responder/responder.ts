@@ -1,12 +1,13 @@
-import type { ChatMessage, PluginContext, Speaker } from '../../src/index.js';
+import type { Chat, ChatMessage, PluginContext, Speaker } from '../../src/index.js';
 import { AccessControl, checkAllow, type AllowSpec, type Moderators } from './access.js';
 import { AnsweredMarks } from './answered.js';
 import { ArgumentError, argUsage, parseArgs, specProblem, type ArgSpec, type ArgValues } from './args.js';
 import { Cooldowns, type CooldownSpec } from './cooldown.js';
-import { describeError } from './errors.js';
+import { CommandError, describeError } from './errors.js';
 import { answerer, type AnswerTo } from './answer.js';
 import { speakerKey } from './identity.js';
 import { MAX_CHAT_MESSAGE_LENGTH } from './split.js';
+import { resolveTarget, type TargetSpec } from './target.js';
 
 /** What a handler returns: the answer (split when long), several answers, or nothing. */
 export type Answer = string | readonly string[] | undefined | void;
@@ -29,6 +30,8 @@ export interface CommandSpec extends RuleSpec {
   aliases?: readonly string[];
   /** Left out of !help. */
   hidden?: boolean;
+  /** What the command acts on (a chat it names, else the one where it is said): `allow` is checked against it (target.ts). */
+  target?: TargetSpec;
 }
 
 export interface HearsSpec extends RuleSpec {
@@ -49,6 +52,8 @@ export interface Call {
   readonly argsText: string;
   /** The match of a `hears` pattern. */
   readonly match: RegExpExecArray | undefined;
+  /** The chat the command acts on, for a command that declares a `target` (the one its rights were checked on). */
+  readonly target: Chat | undefined;
   /** Who said it: a chat member, or someone on IRC, Slack, ... whose line a gateway relayed (ctx.sender). */
   readonly sender: Speaker;
   /** The sender's name to show (a member's display name, else user name; a nick elsewhere). */
@@ -234,29 +239,39 @@ export class Responder {
     const sender = ctx.sender;
     const who = speakerKey(sender);
     const isCommand = entry.kind === 'command';
+    // The arguments are read once: during the access check when they name the target the rights are
+    // checked on, else after it (a refused caller hears the refusal, not the usage).
+    let args: ArgValues | undefined;
+    const readArgs = (): ArgValues => (args ??= isCommand ? parseArgs(entry.spec.args ?? [], found.argsText) : {});
+    const targetSpec = isCommand ? entry.spec.target : undefined;
+    let target: Chat | undefined;
+    const findTarget = async (): Promise<Chat> => (target ??= await resolveTarget(ctx, targetSpec!, readArgs()));
     let allowed: boolean;
     try {
-      allowed = await this.access.allows(entry.spec.allow, ctx);
+      allowed = await this.access.allows(entry.spec.allow, ctx, targetSpec ? async () => (await findTarget()).user_id : undefined);
     } catch (error) {
-      ctx.log.warn({ err: error, rule: label }, 'responder: could not check who may use this rule');
-      if (isCommand) await answer.post(['Sorry, I could not check who may use that right now; try again later.']);
+      if (error instanceof ArgumentError) {
+        await answer.post([`${error.message}. Usage: ${this.usage(entry.name)}`]);
+      } else if (error instanceof CommandError) {
+        await answer.post([`${label} failed: ${error.message}`]);
+      } else {
+        ctx.log.warn({ err: error, rule: label }, 'responder: could not check who may use this rule');
+        if (isCommand) await answer.post(['Sorry, I could not check who may use that right now; try again later.']);
+      }
       return;
     }
     if (!allowed) {
       this.stats.refused += 1;
-      ctx.log.info({ msgNum: message.msg_num, rule: label, sender: who }, 'responder: not allowed for this user');
-      if (isCommand) await answer.post([`Sorry, ${label} is only for ${this.access.describe(entry.spec.allow)}.`]);
+      ctx.log.info({ msgNum: message.msg_num, rule: label, sender: who, target: target?.id }, 'responder: not allowed for this user');
+      if (isCommand) await answer.post([`Sorry, ${label} is only for ${this.access.describe(entry.spec.allow, target?.subject)}.`]);
       return;
     }
-    let args: ArgValues = {};
-    if (isCommand) {
-      try {
-        args = parseArgs(entry.spec.args ?? [], found.argsText);
-      } catch (error) {
-        if (!(error instanceof ArgumentError)) throw error;
-        await answer.post([`${error.message}. Usage: ${this.usage(entry.name)}`]);
-        return;
-      }
+    try {
+      readArgs();
+    } catch (error) {
+      if (!(error instanceof ArgumentError)) throw error;
+      await answer.post([`${error.message}. Usage: ${this.usage(entry.name)}`]);
+      return;
     }
     // Per sender: every line relayed from IRC or Slack is the bot's message, so user_id would make them all one user.
     const wait = this.cooldowns.remaining(label, entry.spec.cooldown, who, ctx.chat.id);
@@ -268,12 +283,14 @@ export class Responder {
       return;
     }
     this.cooldowns.hit(label, entry.spec.cooldown, who, ctx.chat.id);
-    const call: Call = {
-      ctx, responder: this, message, name: entry.name, kind: entry.kind, args, argsText: found.argsText, match: found.match,
-      sender, user: sender.name || sender.id, userId: sender.platform === 'chat' ? sender.id : who,
-      reply: (text) => answer.post([text], true),
-    };
     try {
+      // A moderator passed without it: the handler still gets the chat it acts on.
+      if (targetSpec) await findTarget();
+      const call: Call = {
+        ctx, responder: this, message, name: entry.name, kind: entry.kind, args: readArgs(), argsText: found.argsText, match: found.match,
+        target, sender, user: sender.name || sender.id, userId: sender.platform === 'chat' ? sender.id : who,
+        reply: (text) => answer.post([text], true),
+      };
       const result = await entry.handler(call);
       const texts = typeof result === 'string' ? [result] : [...(result ?? [])];
       if (texts.length > 0) await answer.post(texts);

@@ -1,5 +1,4 @@
-import type { Chat, PluginContext } from '../../../src/index.js';
-import { findChat } from '../access.js';
+import type { Chat } from '../../../src/index.js';
 import { CommandError } from '../errors.js';
 import type { Call, Responder } from '../responder.js';
 import type { BuiltinSpecs } from './specs.js';
@@ -7,7 +6,8 @@ import type { BuiltinSpecs } from './specs.js';
 /**
  * `!close [chat]`, `!reopen <chat>`, `!subject <text…>`: chat moderation through updatechat. The
  * service lets only a chat's owner change it, so these work in chats the bot owns (made with
- * `create: true`); elsewhere they answer why not.
+ * `create: true`); elsewhere they answer why not. Each declares the chat it acts on (`target`): the
+ * responder checks `allow` (the chat's owner) against that chat and hands it over as call.target.
  */
 export function addModeration(responder: Responder, specs: BuiltinSpecs): void {
   if (specs.close) {
@@ -15,9 +15,10 @@ export function addModeration(responder: Responder, specs: BuiltinSpecs): void {
       ...specs.close,
       description: 'closes this chat (or the one named)',
       args: [{ name: 'chat', type: 'rest', optional: true, description: 'another chat of the group, by subject or id' }],
+      target: { chatArg: 'chat' },
     }, async (call) => {
       const { ctx } = call;
-      const target = await targetChat(call, call.args.chat as string | undefined);
+      const target = targetOf(call);
       if (target.is_closed) return `${target.subject} is already closed.`;
       requireOwned(call, target);
       if (target.id === ctx.chat.id) {
@@ -38,8 +39,9 @@ export function addModeration(responder: Responder, specs: BuiltinSpecs): void {
       ...specs.reopen,
       description: 'reopens a closed chat of the group (say it in another chat)',
       args: [{ name: 'chat', type: 'rest', description: 'the chat, by subject or id' }],
+      target: { chatArg: 'chat' },
     }, async (call) => {
-      const target = await targetChat(call, String(call.args.chat));
+      const target = targetOf(call);
       if (!target.is_closed) return `${target.subject} is open.`;
       requireOwned(call, target);
       await call.ctx.client.updateChat({ chat_id: target.id, is_closed: false });
@@ -53,10 +55,12 @@ export function addModeration(responder: Responder, specs: BuiltinSpecs): void {
       ...specs.subject,
       description: 'changes this chat\'s subject',
       args: [{ name: 'text', type: 'rest', description: 'the new subject' }],
+      // This chat, always.
+      target: {},
     }, async (call) => {
       const subject = String(call.args.text).trim();
       if (subject.length > 255) throw new CommandError('a subject is at most 255 characters.');
-      const target = requireOwned(call, await targetChat(call, undefined));
+      const target = requireOwned(call, targetOf(call));
       await call.ctx.client.updateChat({ chat_id: target.id, subject });
       call.responder.access.forget(target.id);
       call.ctx.log.info({ chat: target.id, subject, by: call.userId }, 'responder: chat subject changed');
@@ -65,12 +69,10 @@ export function addModeration(responder: Responder, specs: BuiltinSpecs): void {
   }
 }
 
-/** The chat named (else this one). */
-async function targetChat(call: Call, named: string | undefined): Promise<Chat> {
-  const ctx: PluginContext = call.ctx;
-  const target = await findChat(ctx, named ?? ctx.chat.id);
-  if (!target) throw new CommandError(`there is no chat ${named} in ${ctx.chat.groupName}.`);
-  return target;
+/** The chat the command acts on, as the responder resolved it (and checked the caller's rights on). */
+function targetOf(call: Call): Chat {
+  if (!call.target) throw new TypeError(`${call.name}: declared no target`);
+  return call.target;
 }
 
 /** updatechat is for the chat's owner only: the bot must own the chat. */
