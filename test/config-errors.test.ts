@@ -266,6 +266,15 @@ describe('bots.yaml: plugins checked by Supervisor.check', () => {
     expect(problems).toEqual([`${at(file, lines, 11, 'prefx')}: unknown key 'prefx' (did you mean 'prefix'?) (at bots.0.plugins.0.with.prefx)`]);
   });
 
+  it('responder reads_group: a platform in capitals and a gateway entry with a mistake, each at its place', async () => {
+    const lines = [...HEAD, ...bot('a', '    plugins:', '      - use: responder', '        with:', '          reads_group:', '            - IRC', '            - { gateway: lobby, platfrom: slack }')];
+    const { file, problems } = await check(lines);
+    expect(problems).toEqual([
+      `${at(file, lines, 12, 'IRC')}: a platform as relays name it, in lower case: irc, slack, discord, matrix, xmpp, http, or chat (chats of other groups) (at bots.0.plugins.0.with.reads_group.0)`,
+      `${at(file, lines, 13, 'platfrom')}: unknown key 'platfrom' (did you mean 'platform'?) (at bots.0.plugins.0.with.reads_group.1.platfrom)`,
+    ]);
+  });
+
   it('problems of several bots and plugins come together', async () => {
     const lines = [
       ...HEAD,

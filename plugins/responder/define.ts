@@ -40,7 +40,7 @@ export function defineResponder(definition: ResponderPluginDefinition): PluginDe
     // Answers depend on the message and its chat; a user's cooldown is then kept per shard.
     shardable: true,
     async create(config, env) {
-      const responder = new Responder({ prefix: config.prefix, maxAgeMs: config.max_age, maxLength: config.max_length, moderators: config.moderators });
+      const responder = new Responder({ prefix: config.prefix, maxAgeMs: config.max_age, maxLength: config.max_length, moderators: config.moderators, groupReaders: config.reads_group });
       addRules(responder, config.rules, config.time_zone);
       await definition.setup?.(responder, env, config);
       // Built-ins last, so a rule or the plugin's own command of the same name takes its place.

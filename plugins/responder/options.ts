@@ -112,6 +112,15 @@ export const builtinsSchema = z.union([
   z.strictObject(Object.fromEntries(BUILTIN_NAMES.map((name) => [name, builtinOverride.optional()])) as Record<(typeof BUILTIN_NAMES)[number], z.ZodOptional<typeof builtinOverride>>),
 ]);
 
+/** A platform as relays name it (`irc`, `slack`, `discord`, `matrix`, `xmpp`, `http`; `chat` for chats of other groups). */
+const platformName = z.string().regex(/^[a-z][a-z0-9_-]*$/, 'a platform as relays name it, in lower case: irc, slack, discord, matrix, xmpp, http, or chat (chats of other groups)');
+
+/** A side outside the group allowed to read it through the bot (reads.ts): a platform, or a gateway (of one platform). */
+export const groupReaderSchema = z.union([
+  platformName,
+  z.strictObject({ gateway: z.string().min(1), platform: platformName.optional() }),
+], { error: 'a platform (irc, slack, ...) or { gateway: <name>, platform: <platform> }' });
+
 export const responderOptions = z.strictObject({
   /** What starts a command. */
   prefix: z.string().regex(/^\S{1,10}$/, 'one to ten characters, no spaces').default('!'),
@@ -122,6 +131,11 @@ export const responderOptions = z.strictObject({
   /** The group's moderators (`allow: { moderators: true }`): the interface does not tell who they are. */
   moderators: z.strictObject({ users: z.array(userId).default([]), emails: z.array(z.string().min(3)).default([]) })
     .default({ users: [], emails: [] }),
+  /**
+   * The sides outside the group (IRC, Slack, Discord, Matrix, XMPP, the HTTP API, chats of other groups)
+   * whose people may use the commands that read the group's content: none unless listed.
+   */
+  reads_group: z.array(groupReaderSchema).default([]),
   /** The time zone of dates in answers. */
   time_zone: z.string().default('UTC').refine(isTimeZone, { message: 'not a time zone Intl knows (an IANA name such as UTC or Europe/Berlin)' }),
   /** The longest post; longer answers are split (at most 10,000, the service's limit). */

@@ -1,43 +1,21 @@
 import type { Chat, ChatMessage, PluginContext, Speaker } from '../../src/index.js';
-import { AccessControl, checkAllow, type AllowSpec, type Moderators } from './access.js';
+import { AccessControl, checkAllow } from './access.js';
 import { AnsweredMarks } from './answered.js';
-import { ArgumentError, argUsage, parseArgs, specProblem, type ArgSpec, type ArgValues } from './args.js';
-import { Cooldowns, type CooldownSpec } from './cooldown.js';
+import { ArgumentError, argUsage, parseArgs, specProblem, type ArgValues } from './args.js';
+import { Cooldowns } from './cooldown.js';
 import { CommandError, describeError } from './errors.js';
-import { answerer, type AnswerTo } from './answer.js';
+import { answerer } from './answer.js';
 import { speakerKey } from './identity.js';
+import { GroupReaders, readRefusal, refusalWindow } from './reads.js';
+import type { CommandSpec, HearsSpec, ResponderOptions, RuleSpec } from './rule-spec.js';
 import { MAX_CHAT_MESSAGE_LENGTH } from './split.js';
-import { resolveTarget, type TargetSpec } from './target.js';
+import { resolveTarget } from './target.js';
+
+export type { CommandSpec, HearsSpec, ResponderOptions, RuleSpec } from './rule-spec.js';
 
 /** What a handler returns: the answer (split when long), several answers, or nothing. */
 export type Answer = string | readonly string[] | undefined | void;
 export type Handler = (call: Call) => Answer | Promise<Answer>;
-
-export interface RuleSpec {
-  /** Who may use it (default: everyone). */
-  allow?: AllowSpec;
-  /** How often it may fire, in milliseconds, at all / per user / per chat. */
-  cooldown?: CooldownSpec;
-  /** Only in these chats (subjects or ids). */
-  chats?: readonly string[];
-  description?: string;
-  /** Where the answer goes: into the chat (and so every side of its gateway; default) or only back to where the command was said. */
-  answerTo?: AnswerTo;
-}
-
-export interface CommandSpec extends RuleSpec {
-  args?: readonly ArgSpec[];
-  aliases?: readonly string[];
-  /** Left out of !help. */
-  hidden?: boolean;
-  /** What the command acts on (a chat it names, else the one where it is said): `allow` is checked against it (target.ts). */
-  target?: TargetSpec;
-}
-
-export interface HearsSpec extends RuleSpec {
-  /** A name for logs and cooldowns (default: the pattern). */
-  name?: string;
-}
 
 /** One use of a rule: the message, its arguments or match, and a way to answer. */
 export interface Call {
@@ -65,15 +43,6 @@ export interface Call {
    * is posted, with the chat messages (none when it went back to IRC or Slack alone).
    */
   reply(text: string): Promise<ChatMessage[]>;
-}
-
-export interface ResponderOptions {
-  prefix?: string;
-  /** A command that arrives backfilled and older than this is skipped (ms; default 10 minutes). */
-  maxAgeMs?: number;
-  /** The longest post (default and at most 10,000 characters). */
-  maxLength?: number;
-  moderators?: Moderators;
 }
 
 interface CommandEntry {
@@ -109,6 +78,7 @@ export class Responder {
   readonly maxAgeMs: number;
   readonly maxLength: number;
   readonly access: AccessControl;
+  readonly readers: GroupReaders;
   readonly cooldowns = new Cooldowns();
   private readonly commandsByName = new Map<string, CommandEntry>();
   private readonly commandList: CommandEntry[] = [];
@@ -120,6 +90,7 @@ export class Responder {
     this.maxAgeMs = options.maxAgeMs ?? 10 * 60_000;
     this.maxLength = Math.min(options.maxLength ?? MAX_CHAT_MESSAGE_LENGTH, MAX_CHAT_MESSAGE_LENGTH);
     this.access = new AccessControl(options.moderators ?? { users: [], emails: [] });
+    this.readers = new GroupReaders(options.groupReaders ?? [], this.access);
   }
 
   /** Adds a command: `!name args`. Names are matched ignoring case. */
@@ -173,6 +144,7 @@ export class Responder {
     const usable: CommandEntry[] = [];
     for (const entry of this.commandList) {
       if (entry.spec.hidden || !inChat(entry.spec, ctx)) continue;
+      if (entry.spec.readsGroup && !(await this.readers.verdict(ctx).catch(() => ({ allowed: false }))).allowed) continue;
       if (await this.access.allows(entry.spec.allow, ctx).catch(() => false)) usable.push(entry);
     }
     return usable;
@@ -266,6 +238,7 @@ export class Responder {
       if (isCommand) await answer.post([`Sorry, ${label} is only for ${this.access.describe(entry.spec.allow, target?.subject)}.`]);
       return;
     }
+    if (entry.spec.readsGroup && !(await this.mayRead(ctx, entry, label, answer))) return;
     try {
       readArgs();
     } catch (error) {
@@ -303,6 +276,26 @@ export class Responder {
       else ctx.log.info(detail, 'responder: command refused');
       await answer.post([`${label} failed: ${text}`]).catch(() => undefined);
     }
+  }
+
+  /** A rule that shows the group's content, asked by someone who may not read it (reads.ts): refused, a command once per its cooldown with why. */
+  private async mayRead(ctx: PluginContext, entry: Entry, label: string, answer: ReturnType<typeof answerer>): Promise<boolean> {
+    const verdict = await this.readers.verdict(ctx).catch((error: unknown) => {
+      ctx.log.warn({ err: error, rule: label }, 'responder: could not check whether the speaker may read the group');
+      return { allowed: false as const, side: undefined };
+    });
+    if (verdict.allowed) return true;
+    this.stats.refused += 1;
+    const who = speakerKey(ctx.sender);
+    if (verdict.side === undefined) {
+      if (entry.kind === 'command') await answer.post(['Sorry, I could not check who may use that right now; try again later.']);
+      return false;
+    }
+    ctx.log.info({ msgNum: ctx.message.msg_num, rule: label, sender: who, side: verdict.side }, 'responder: reads the group, not answered on this side');
+    if (entry.kind === 'command' && this.cooldowns.noticeDue(`${label}\u0000reads`, who, refusalWindow(entry.spec.cooldown))) {
+      await answer.post([readRefusal(label, ctx.chat.groupName, verdict.side)]);
+    }
+    return false;
   }
 }
 

@@ -6,13 +6,18 @@ export interface ArchiveOptions {
   timeZone: string;
 }
 
-/** `!topics [n]`, `!search <query…>`, `!activity [n]`: reading the group's archive and activity log. */
+/**
+ * `!topics [n]`, `!search <query…>`, `!activity [n]`: reading the group's archive and activity log.
+ * The bot reads with its own access, so each is `readsGroup`: answered only to those who may read the
+ * group (its members; sides outside it that bots.yaml's `reads_group` lists; see reads.ts).
+ */
 export function addArchives(responder: Responder, specs: BuiltinSpecs, options: ArchiveOptions): void {
   const when = (text: string | undefined) => formatDate(text, options.timeZone);
 
   if (specs.topics) {
     responder.command('topics', {
       ...specs.topics,
+      readsGroup: true,
       description: 'the latest topics of the group',
       args: [{ name: 'n', type: 'int', min: 1, max: 20, default: 5, description: 'how many' }],
     }, async ({ ctx, args }) => {
@@ -27,6 +32,7 @@ export function addArchives(responder: Responder, specs: BuiltinSpecs, options: 
   if (specs.search) {
     responder.command('search', {
       ...specs.search,
+      readsGroup: true,
       description: 'searches the group\'s archive ("exact words", #hashtag, posterid:<id>)',
       args: [{ name: 'query', type: 'rest', description: 'what to look for' }],
     }, async ({ ctx, args }) => {
@@ -43,6 +49,7 @@ export function addArchives(responder: Responder, specs: BuiltinSpecs, options: 
   if (specs.activity) {
     responder.command('activity', {
       ...specs.activity,
+      readsGroup: true,
       description: 'the group\'s recent activity log',
       args: [{ name: 'n', type: 'int', min: 1, max: 20, default: 5, description: 'how many entries' }],
     }, async ({ ctx, args }) => {
