@@ -1,6 +1,9 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import pino from 'pino';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -52,6 +55,15 @@ async function setup(extra: Record<string, unknown> = {}): Promise<{ e: Env; bas
   await e.start();
   const port = await waitFor('the HTTP API listening', () => stats(e).port);
   return { e, base: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * The garbage collector, called by hand: a long-running bot collects garbage all the time, and a timeout
+ * signal nothing holds on to may be collected before it fires (#31 item 8); a test must do the same.
+ */
+function exposedGc(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
 }
 
 const said = (lines: Array<Record<string, unknown>>) => lines.map((line) => `${(line.speaker as { name: string }).name}: ${String(line.text)}`);
@@ -139,6 +151,56 @@ describe('http-api: lines out', () => {
     expect(hook.lines[0]).toMatchObject({ channel: 'ops', kind: 'message', speaker: { platform: 'chat', name: 'Bob Member' }, gateway: expect.any(String), time: expect.any(String) });
     await waitFor('the queue empty', () => stats(e).webhook_queued === 0);
     expect(stats(e)).toMatchObject({ webhook_delivered: 3, webhook_retries: 4, dead_lettered: 0 });
+  });
+
+  test('a receiver that sends the headers and never finishes the body, or never answers, fails the attempt after timeout_ms while garbage is collected; the line is tried again and the queue moves on (#31 item 8)', async () => {
+    const gc = exposedGc();
+    let pressure: NodeJS.Timeout | undefined;
+    try {
+      const hook = await receiver(['stall-body', 'hang', 'stall-body']);
+      const { e } = await setup({ webhooks: [{ url: hook.url, secret: WEBHOOK_SECRET, timeout_ms: 500 }] });
+      pressure = setInterval(gc, 100);
+      const started = Date.now();
+      await post(e.svc, 'general', 'bob', 'first');
+      await post(e.svc, 'general', 'bob', 'second');
+      await waitFor('both lines delivered', () => hook.lines.length === 2, 15_000);
+      // Three attempts of 500 ms, pauses of 50 to 200 ms: well under 5 s (a hang lasts undici's 300 s).
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(said(hook.lines)).toEqual(['Bob Member: first', 'Bob Member: second']);
+      expect(hook.received.map((r) => r.answered)).toEqual(['stall-body', 'hang', 'stall-body', 200, 200]);
+      expect([...hook.accepted.values()]).toEqual([1, 1]);
+      await waitFor('the queue empty', () => stats(e).webhook_queued === 0);
+      expect(stats(e)).toMatchObject({ webhook_delivered: 2, webhook_retries: 3, dead_lettered: 0 });
+      expect(e.log.lines.filter((line) => /a webhook did not take a line/.test(String(line.msg))).map((line) => line.reason))
+        .toEqual(['no answer within 500 ms', 'no answer within 500 ms', 'no answer within 500 ms']);
+    } finally {
+      if (pressure) clearInterval(pressure);
+    }
+  });
+
+  test('a receiver that takes the connection and never says a word: each attempt ends after timeout_ms and is tried again (#31 item 8)', async () => {
+    const gc = exposedGc();
+    let pressure: NodeJS.Timeout | undefined;
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((ready) => silent.listen(0, '127.0.0.1', ready));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const { e } = await setup({ webhooks: [{ url: `http://127.0.0.1:${port}/hook`, secret: WEBHOOK_SECRET, timeout_ms: 300 }] });
+      pressure = setInterval(gc, 100);
+      const started = Date.now();
+      await post(e.svc, 'general', 'bob', 'into the void');
+      // Attempts of 300 ms and pauses of 50 to 200 ms: three failed attempts in well under 3 s.
+      await waitFor('three attempts failed', () => (stats(e).webhook_retries ?? 0) >= 3, 10_000);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(sockets.length).toBeGreaterThanOrEqual(3);
+      expect(stats(e)).toMatchObject({ webhook_delivered: 0, webhook_queued: 1, dead_lettered: 0 });
+      expect(e.log.lines.find((line) => /a webhook did not take a line/.test(String(line.msg)))).toMatchObject({ reason: 'no answer within 300 ms' });
+    } finally {
+      if (pressure) clearInterval(pressure);
+      for (const socket of sockets) socket.destroy();
+      await new Promise((closed) => silent.close(closed));
+    }
   });
 
   test('a webhook answering 400 gets nothing more and one never reached gives up after dead_letter_after: the lines go to dead-letter files; lines queued at a stop are delivered after the restart', async () => {

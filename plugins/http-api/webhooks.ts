@@ -154,9 +154,25 @@ export class WebhookDelivery {
     return outcome.waitMs ?? 'retry';
   }
 
+  /**
+   * One POST, the whole exchange (connecting, the request, the answer's headers and its body) within
+   * `timeout_ms`. The timer is our own and held here until the exchange ends: a timeout signal held only
+   * by `AbortSignal.any` can be garbage collected before it fires (Node 20), and the attempt then hung
+   * until undici's own 300 s timeouts, holding up the whole queue (#31 item 8). undici's headers and body
+   * timeouts are set to `timeout_ms` as well, a second guard on the same bound.
+   */
   private async post(line: LinePayload, signal: AbortSignal): Promise<Outcome> {
     const body = JSON.stringify(line);
     const timestamp = String(Math.floor(Date.now() / 1000));
+    const timeoutMs = this.webhook.timeout_ms;
+    const exchange = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      exchange.abort(new Error(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const stop = () => exchange.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
     try {
       const answer = await request(this.webhook.url, {
         method: 'POST',
@@ -168,18 +184,26 @@ export class WebhookDelivery {
           'x-groupwire-timestamp': timestamp,
           'x-groupwire-signature': `sha256=${webhookSignature(this.webhook.secret, timestamp, body)}`,
         },
-        signal: AbortSignal.any([signal, AbortSignal.timeout(this.webhook.timeout_ms)]),
+        signal: exchange.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
-      // The answer's body is not needed, but must be read for the connection to be reused.
-      await answer.body.dump().catch(() => undefined);
+      // The answer's body is not needed, but must be read for the connection to be reused; an answer
+      // whose body does not end within the timeout is no answer (the line is tried again, same key).
+      await answer.body.dump({ limit: 128 * 1024, signal: exchange.signal }).catch(() => undefined);
+      if (timedOut) return { done: false, dead: false, reason: `no answer within ${timeoutMs} ms` };
       const status = answer.statusCode;
       if (status >= 200 && status < 300) return { done: true };
       if (status >= 400 && status < 500 && status !== 408 && status !== 429) return { done: false, dead: true, reason: `refused with ${status}`, status };
       const waitMs = status === 429 || status === 503 ? retryAfterMs(answer.headers['retry-after'], Date.now()) : undefined;
       return { done: false, dead: false, reason: `answered ${status}`, ...(waitMs !== undefined ? { waitMs } : {}) };
     } catch (error) {
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError') && !signal.aborted;
-      return { done: false, dead: false, reason: timedOut ? `no answer within ${this.webhook.timeout_ms} ms` : (error instanceof Error ? error.message : String(error)) };
+      const name = error instanceof Error ? error.name : '';
+      const late = timedOut || name === 'HeadersTimeoutError' || name === 'BodyTimeoutError';
+      return { done: false, dead: false, reason: late && !signal.aborted ? `no answer within ${timeoutMs} ms` : (error instanceof Error ? error.message : String(error)) };
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
     }
   }
 

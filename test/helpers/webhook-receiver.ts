@@ -2,8 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** What the receiver does with one POST: answer with a status, or never answer (the sender's timeout). */
-export type Behaviour = number | 'hang';
+/**
+ * What the receiver does with one POST: answer with a status, never answer (the sender's timeout), or
+ * 'stall-body': send the headers of a 200 and the start of a body, and never finish it.
+ */
+export type Behaviour = number | 'hang' | 'stall-body';
 
 /** One POST as the receiver saw it. */
 export interface Received {
@@ -72,7 +75,8 @@ export class WebhookReceiver {
       const signed = given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
       const line = JSON.parse(body) as Record<string, unknown>;
       this.received.push({ idempotencyKey: key, body, line, signed, answered: behaviour });
-      if (behaviour === 'hang') {
+      if (behaviour === 'hang' || behaviour === 'stall-body') {
+        if (behaviour === 'stall-body') response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' }).write('{"ok":');
         this.hanging.add(response);
         response.on('close', () => this.hanging.delete(response));
         return;
