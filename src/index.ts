@@ -7,7 +7,7 @@ export { LocalService, type LocalServiceOptions } from './service/local-service.
 export type { IdStyle } from './service/ids.js';
 export {
   definePlugin, type PluginDefinition, type PluginInstance, type PluginContext, type PluginEnv, type ChatInfo, type BotInfo,
-  type ChatTarget, type Next, type ChatReset, type PluginStatus, type ReplyOptions, type GatewayPort, type PlatformEndpoint, type PlatformSpec,
+  type ChatTarget, type Next, type ChatReset, type PluginStatus, type ReplyOptions, type GatewayPort, type PlatformEndpoint, type PlatformSpec, type PluginWarning,
 } from './pipeline/plugin.js';
 export type {
   Direction, EventKind, FileLink, GatewayOrigin, IncomingMessage, OutgoingMessage, OwnPost, RelayedLine, Speaker,

@@ -1,9 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import httpApi from '../plugins/http-api/index.js';
 import type { ChatMessage, GroupsClient } from '../src/api/index.js';
+import { at, botsFiles } from './helpers/bots-files.js';
+import { cleanEnv, runCli } from './helpers/cli.js';
 import { chatOf, history, makeEnv, post, waitFor, type Env } from './helpers/supervisor.js';
 
 /**
@@ -66,11 +70,23 @@ function postAs(base: string, token: string, body: unknown, headers: Record<stri
   });
 }
 
-function signed(base: string, body: string, secret: string, timestamp = String(Math.floor(Date.now() / 1000))): Promise<Reply> {
-  const signature = createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex');
+const now = () => String(Math.floor(Date.now() / 1000));
+
+/** The v1 signature of docs/plugins/http-api.md: HMAC-SHA256 of `v1:<ts>:<METHOD>:<path?query>:<Idempotency-Key or empty>:<body>`. */
+function signatureOf(secret: string, timestamp: string, method: string, target: string, key: string, body: string): string {
+  return createHmac('sha256', secret).update(`v1:${timestamp}:${method}:${target}:${key}:${body}`).digest('hex');
+}
+
+function signed(base: string, body: string, secret: string, timestamp = now()): Promise<Reply> {
+  const signature = signatureOf(secret, timestamp, 'POST', '/gateways/ops/messages', '', body);
   return call(`${base}/gateways/ops/messages`, {
     method: 'POST', body, headers: { 'content-type': 'application/json', 'x-timestamp': timestamp, 'x-signature-256': `sha256=${signature}` },
   });
+}
+
+/** A POST with the headers given as they are (a signature made elsewhere, replayed or moved). */
+function sendSigned(url: string, body: string, headers: Record<string, string>): Promise<Reply> {
+  return call(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 }
 
 /** The bot's posts in a chat (what came in over HTTP), oldest first. */
@@ -106,14 +122,14 @@ describe('http-api: messages in', () => {
     expect(await call(`${base}/gateways/nowhere/messages`, { method: 'POST', body: '{"text":"x"}', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` } }))
       .toMatchObject({ status: 404 });
 
-    const body = JSON.stringify({ text: 'signed and sealed', username: 'Alerts\u0007\nBot', kind: 'message' });
+    const body = JSON.stringify({ text: 'signed and sealed', username: 'Alerts Bot', kind: 'message' });
     expect(await signed(base, body, HMAC_SECRET)).toMatchObject({ status: 202 });
     expect(await signed(base, body, 'some-other-secret-0123456789')).toMatchObject({ status: 401, body: { error: 'bad signature' } });
     expect(await signed(base, body, HMAC_SECRET, String(Math.floor(Date.now() / 1000) - 600))).toMatchObject({ status: 401, body: { error: expect.stringMatching(/X-Timestamp/) } });
     expect((await postAs(base, TOKEN, { text: 'waves', username: 'deploybot', kind: 'action' })).status).toBe(202);
 
     await waitFor('three lines in the chat', async () => (await relayed(e, reader, 'general')).length === 3);
-    // The bell is gone and the name is on one line; the action shows as the gateway renders actions.
+    // The action shows as the gateway renders actions.
     expect(await relayed(e, reader, 'general')).toEqual(['<deploybot> build 42 passed', '<Alerts Bot> signed and sealed', '* deploybot waves']);
     expect(stats(e)).toMatchObject({ accepted: 3, received: 3, refused: 4 });
   });
@@ -130,8 +146,8 @@ describe('http-api: messages in', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     // Another client's same key is its own.
     const body = JSON.stringify({ text: 'signed once', username: 'cd' });
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const signature = createHmac('sha256', HMAC_SECRET).update(`v0:${timestamp}:${body}`).digest('hex');
+    const timestamp = now();
+    const signature = signatureOf(HMAC_SECRET, timestamp, 'POST', '/gateways/ops/messages', key['idempotency-key'], body);
     const other = await call(`${base}/gateways/ops/messages`, {
       method: 'POST', body, headers: { 'content-type': 'application/json', 'x-timestamp': timestamp, 'x-signature-256': `sha256=${signature}`, ...key },
     });
@@ -183,6 +199,95 @@ describe('http-api: messages in', () => {
       expect((await post(e.svc, 'general', 'bob', 'still here')).message).toBe('still here');
     } finally {
       await new Promise((closed) => blocker.close(closed));
+    }
+  });
+});
+
+describe('http-api: signed requests cannot be replayed (#31 item 6)', () => {
+  const TWO_CHANNELS = { channels: { general: 'ops', archive: 'attic' } };
+  const TWO_CHATS = [{ chat: 'general' }, { chat: 'archive' }];
+
+  test('a signed POST counts once: sent again, with a new Idempotency-Key, or to another channel\'s path, it is refused (401)', async () => {
+    const { e, base, reader } = await setup(TWO_CHANNELS, TWO_CHATS);
+    const body = JSON.stringify({ text: 'disk 91% full on db1', username: 'alerts' });
+    const timestamp = now();
+    const headers = { 'x-timestamp': timestamp, 'x-signature-256': `sha256=${signatureOf(HMAC_SECRET, timestamp, 'POST', '/gateways/ops/messages', '', body)}` };
+    expect(await sendSigned(`${base}/gateways/ops/messages`, body, headers)).toMatchObject({ status: 202 });
+
+    const again = await sendSigned(`${base}/gateways/ops/messages`, body, headers);
+    expect(again).toMatchObject({ status: 401, body: { error: expect.stringMatching(/already used/) } });
+    for (const key of ['new-key-1', 'new-key-2', 'new-key-3']) {
+      expect(await sendSigned(`${base}/gateways/ops/messages`, body, { ...headers, 'idempotency-key': key })).toMatchObject({ status: 401, body: { error: expect.stringMatching(/bad signature/) } });
+    }
+    expect(await sendSigned(`${base}/gateways/attic/messages`, body, headers)).toMatchObject({ status: 401, body: { error: expect.stringMatching(/bad signature/) } });
+    expect(await sendSigned(`${base}/gateways/ops/messages?x=1`, body, headers)).toMatchObject({ status: 401 });
+
+    // A line POSTed after the refused ones: once it is in the chat, any copy taken before it would be too.
+    expect((await postAs(base, TOKEN, { text: 'the last one', username: 'cd' })).status).toBe(202);
+    await waitFor('the last line', async () => (await relayed(e, reader, 'general')).includes('<cd> the last one'));
+    expect(await relayed(e, reader, 'general')).toEqual(['<alerts> disk 91% full on db1', '<cd> the last one']);
+    expect(stats(e)).toMatchObject({ accepted: 2, intake_queued: 0 });
+  });
+
+  test('a timestamp outside the window and a v0 signature are refused; a client signing as the docs say (openssl) is taken, and its retry signed afresh with the same Idempotency-Key gets the first answer', async () => {
+    const { base } = await setup();
+    const body = JSON.stringify({ text: 'from the docs', username: 'alerts' });
+    const stale = String(Math.floor(Date.now() / 1000) - 150);
+    expect(await signed(base, body, HMAC_SECRET, stale)).toMatchObject({ status: 401, body: { error: expect.stringMatching(/X-Timestamp .*120 s/) } });
+    const ahead = String(Math.floor(Date.now() / 1000) + 150);
+    expect(await signed(base, body, HMAC_SECRET, ahead)).toMatchObject({ status: 401, body: { error: expect.stringMatching(/X-Timestamp/) } });
+
+    const timestamp = now();
+    const v0 = createHmac('sha256', HMAC_SECRET).update(`v0:${timestamp}:${body}`).digest('hex');
+    expect(await sendSigned(`${base}/gateways/ops/messages`, body, { 'x-timestamp': timestamp, 'x-signature-256': `sha256=${v0}` }))
+      .toMatchObject({ status: 401, body: { error: expect.stringMatching(/v0 .*no longer accepted/) } });
+
+    // The shell recipe of docs/plugins/http-api.md, run as written there.
+    const target = '/gateways/ops/messages';
+    const key = 'disk-db1-91';
+    const viaOpenssl = (ts: string) => execFileSync('sh', ['-c',
+      'printf \'v1:%s:%s:%s:%s:%s\' "$ts" POST "$target" "$key" "$body" | openssl dgst -sha256 -hmac "$ALERTS_SECRET" -hex | sed \'s/^.* //\''],
+    { env: { ...process.env, ts, target, key, body, ALERTS_SECRET: HMAC_SECRET } }).toString().trim();
+    const first = now();
+    const sig = viaOpenssl(first);
+    expect(sig).toBe(signatureOf(HMAC_SECRET, first, 'POST', target, key, body));
+    const taken = await sendSigned(`${base}${target}`, body, { 'x-timestamp': first, 'x-signature-256': `sha256=${sig}`, 'idempotency-key': key });
+    expect(taken).toMatchObject({ status: 202 });
+    // The client lost the answer and retries: a new timestamp (a second later), signed again, the same key.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const retry = await sendSigned(`${base}${target}`, body, { 'x-timestamp': now(), 'x-signature-256': `sha256=${viaOpenssl(now())}`, 'idempotency-key': key });
+    expect(retry).toMatchObject({ status: 202, body: taken.body, headers: { 'idempotent-replayed': 'true' } });
+
+    // A signed GET: the same poll again in the window is a replay too; another query parameter makes it another request.
+    const poll = (target: string, ts: string) => call(`${base}${target}`, { headers: { 'x-timestamp': ts, 'x-signature-256': `sha256=${signatureOf(HMAC_SECRET, ts, 'GET', target, '', '')}` } });
+    const pollAt = now();
+    expect((await poll('/gateways/ops/messages?after=0', pollAt)).status).toBe(200);
+    expect(await poll('/gateways/ops/messages?after=0', pollAt)).toMatchObject({ status: 401, body: { error: expect.stringMatching(/already used/) } });
+    expect((await poll('/gateways/ops/messages?after=0&n=2', pollAt)).status).toBe(200);
+  });
+});
+
+describe('groupwire check and the HTTP API over plain HTTP (#31 item 6)', () => {
+  const files = botsFiles('gw-http-api-check-');
+  afterAll(() => files.remove());
+  const lines = (listen: string, tls = false) => [
+    'service:', '  base_url: https://gds.example', 'bots:',
+    '  - name: a', '    login: { email: bot@example.com, password: pw }', '    chats:', '      - { group: demo, chat: general }',
+    '    plugins:', '      - use: http-api', '        with:', `          listen: ${listen}`, '          channels: { general: ops }',
+    ...(tls ? ['          tls: { cert_file: ./c.pem, key_file: ./k.pem }'] : []),
+  ];
+
+  test('off loopback without tls: valid, with a warning at listen; on loopback or with tls: no warning', async () => {
+    const open = files.write(lines('{ host: 0.0.0.0, port: 8088 }'));
+    const result = await runCli(['check', open], cleanEnv(), files.dir);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`${open} is valid`);
+    expect(result.stderr).toContain(`warning: ${at(open, lines('{ host: 0.0.0.0, port: 8088 }'), 11, '0.0.0.0')}: http-api listens on 0.0.0.0 over plain HTTP`);
+    for (const quiet of [lines('{ host: 127.0.0.1, port: 8088 }'), lines('{ host: localhost }'), lines('{ host: "::1" }'), lines('{ host: 0.0.0.0 }', true)]) {
+      const file = files.write(quiet);
+      const ok = await runCli(['check', file], cleanEnv(), files.dir);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stderr).not.toMatch(/warning/);
     }
   });
 });

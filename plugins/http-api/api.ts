@@ -3,10 +3,12 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { failureFields, QueueFullError, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { fileNameOf } from './files.js';
+import { SIGNATURE_WINDOW_S } from './auth.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { Intake, NativeIds, type IntakeItem } from './intake.js';
 import { payloadOf, safeName, stripControls } from './line.js';
-import type { ClientOptions, HttpApiOptions } from './options.js';
+import { httpApiWarnings, type ClientOptions, type HttpApiOptions } from './options.js';
+import { SeenSignatures } from './replay.js';
 import { buildServer, urlOf, type Answer, type PostBody } from './server.js';
 import { EventStreams } from './stream.js';
 import { ChannelLog } from './stream-log.js';
@@ -16,6 +18,11 @@ import { WebhookDelivery } from './webhooks.js';
 const FULL_RETRY_AFTER_S = 5;
 /** The pause before a posted message a chat would not take is handed over again (growing from here). */
 const RECEIVE_RETRY_MS = 1_000;
+/**
+ * The most signatures kept for the window (replay.ts): about 830 signed requests a second, sustained
+ * over the 120 s window, and some 15 MB at most. Past it new signed requests get 503.
+ */
+const SEEN_SIGNATURES_MAX = 100_000;
 
 /**
  * The HTTP endpoint: a gateway endpoint whose channels are names, spoken to over HTTP. Messages come
@@ -26,7 +33,7 @@ const RECEIVE_RETRY_MS = 1_000;
  */
 export class HttpApi {
   private readonly counters = {
-    received: 0, receive_retries: 0, accepted: 0, replayed: 0, refused: 0, sent: 0, sent_again: 0,
+    received: 0, receive_retries: 0, accepted: 0, replayed: 0, refused: 0, signatures_replayed: 0, signatures_full: 0, sent: 0, sent_again: 0,
     webhook_delivered: 0, webhook_retries: 0, webhook_dropped: 0, dead_lettered: 0, stream_connects: 0, stream_resets: 0,
   };
   private readonly ids: NativeIds;
@@ -35,6 +42,9 @@ export class HttpApi {
   private readonly logs = new Map<string, ChannelLog>();
   private readonly webhooks: WebhookDelivery[];
   private readonly streams: EventStreams;
+  /** Kept across a stop and start of this instance (a reload): the window is not reopened by it. */
+  private readonly seen = new SeenSignatures(SEEN_SIGNATURES_MAX, SIGNATURE_WINDOW_S);
+  private fullWarnedAt = 0;
   private app: FastifyInstance | undefined;
   private state: 'starting' | 'connected' | 'failed' | 'stopped' = 'starting';
   private detail: string | undefined;
@@ -63,7 +73,7 @@ export class HttpApi {
       endpoint: { send: (channel, message) => this.send(channel, message) },
       stats: () => ({
         ...this.counters, port: this.port, stream_clients: this.streams.clients, intake_queued: this.intake.size,
-        webhook_queued: this.webhooks.reduce((sum, w) => sum + w.size, 0), idempotency_keys: this.idempotency.size,
+        webhook_queued: this.webhooks.reduce((sum, w) => sum + w.size, 0), idempotency_keys: this.idempotency.size, signatures_kept: this.seen.size,
       }),
       status: () => this.status(),
     };
@@ -76,6 +86,7 @@ export class HttpApi {
     }
     for (const webhook of this.webhooks) webhook.start();
     const { listen, tls } = this.options;
+    for (const warning of httpApiWarnings(this.options)) this.env.log.warn({ host: listen.host }, warning.message);
     try {
       this.app = buildServer(this.options, this.env.configDir, this.env.log, {
         channels: () => this.env.gateway.channels(),
@@ -83,6 +94,7 @@ export class HttpApi {
         replay: (client, key) => this.idempotency.find(client.name, key),
         page: (channel, after, limit) => ({ ...this.log(channel).after(after, limit), last: this.log(channel).last }),
         stream: (channel, response: ServerResponse, at) => this.streams.serve(channel, this.log(channel), response, at),
+        admitSignature: (signature, timestamp) => this.admitSignature(signature, timestamp),
         refused: () => void (this.counters.refused += 1),
       });
       await this.app.listen({ host: listen.host, port: listen.port });
@@ -105,6 +117,20 @@ export class HttpApi {
     await this.app?.close();
     await this.intake.stop();
     await Promise.all(this.webhooks.map((webhook) => webhook.stop()));
+  }
+
+  private admitSignature(signature: string, timestamp: number): { admission: 'new' | 'seen' | 'full'; retryAfterS: number } {
+    const admission = this.seen.admit(signature, timestamp);
+    if (admission === 'seen') this.counters.signatures_replayed += 1;
+    if (admission === 'full') {
+      this.counters.signatures_full += 1;
+      // Logged at most once a minute: a flood would otherwise flood the log too.
+      if (Date.now() - this.fullWarnedAt >= 60_000) {
+        this.fullWarnedAt = Date.now();
+        this.env.log.warn({ kept: this.seen.size, refused: this.counters.signatures_full }, 'signed requests are refused: too many signatures within the window to remember (a flood of signed requests?)');
+      }
+    }
+    return { admission, retryAfterS: admission === 'full' ? this.seen.secondsUntilRoom() : 0 };
   }
 
   /** The channel's numbered log, opened on first use. */

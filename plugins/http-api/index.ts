@@ -1,6 +1,6 @@
 import { definePlugin } from '../../src/index.js';
 import { HttpApi } from './api.js';
-import { httpApiOptions } from './options.js';
+import { httpApiOptions, httpApiWarnings } from './options.js';
 
 /**
  * The HTTP API, a gateway endpoint for tools that speak only HTTP: messages in by
@@ -11,6 +11,7 @@ import { httpApiOptions } from './options.js';
 export default definePlugin({
   name: 'http-api',
   options: httpApiOptions,
+  warnings: httpApiWarnings,
   platform: {
     name: 'http',
     // Each `channels:` pair is a gateway of a chat and a channel name, both ways.

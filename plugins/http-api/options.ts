@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PluginWarning } from '../../src/index.js';
 
 /**
  * A channel of the HTTP endpoint: a name the user picks (`ops`). It is part of URLs and of file names
@@ -75,3 +76,22 @@ export const httpApiOptions = z.strictObject({
 export type HttpApiOptions = z.output<typeof httpApiOptions>;
 export type ClientOptions = HttpApiOptions['clients'][number];
 export type WebhookOptions = HttpApiOptions['webhooks'][number];
+
+/** Whether a listen host is on this machine only: localhost, ::1 or 127.x.x.x. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/**
+ * What `groupwire check` warns about (and the plugin logs at start): the API listening off loopback over
+ * plain HTTP, where tokens, signatures and messages cross the network in clear (#31 item 6).
+ */
+export function httpApiWarnings(options: HttpApiOptions): PluginWarning[] {
+  if (options.tls !== undefined || isLoopbackHost(options.listen.host)) return [];
+  return [{
+    path: ['listen', 'host'],
+    message: `http-api listens on ${options.listen.host} over plain HTTP: tokens, signatures and messages cross the network in clear. `
+      + 'Give tls: { cert_file, key_file }, put a TLS proxy in front and listen on 127.0.0.1, or listen on 127.0.0.1 only',
+  }];
+}

@@ -5,9 +5,10 @@ import { resolve } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { authenticate, mayUse } from './auth.js';
+import { authenticate, mayUse, type SignedContent } from './auth.js';
 import { stripControls } from './line.js';
 import type { ClientOptions, HttpApiOptions } from './options.js';
+import type { Admission } from './replay.js';
 import type { Page } from './stream-log.js';
 
 /** A POST's body (fields other tools add are ignored). */
@@ -36,6 +37,8 @@ export interface ApiHandlers {
   replay(client: ClientOptions, idempotencyKey: string): Answer | undefined;
   page(channel: string, after: number, limit: number): Page & { last: number };
   stream(channel: string, response: ServerResponse, position: number | undefined): void;
+  /** A signed request's signature, taken once within the window (replay.ts); with how long to wait when full. */
+  admitSignature(signature: string, timestamp: number): { admission: Admission; retryAfterS: number };
   refused(): void;
 }
 
@@ -75,13 +78,28 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
   });
   app.setNotFoundHandler((_request, reply) => void error(reply, 404, 'no such route'));
 
-  /** The caller, or an answer already sent (401, 403, 404). */
-  const caller = (request: FastifyRequest<{ Params: { channel: string } }>, reply: FastifyReply, content: string): ClientOptions | undefined => {
+  /** The caller, or an answer already sent (401, 403, 404, 503). */
+  const caller = (request: FastifyRequest<{ Params: { channel: string } }>, reply: FastifyReply, body: string): ClientOptions | undefined => {
+    // The target as the client sent it (path and query): the signature covers it, so it names one channel.
+    const content: SignedContent = { method: request.method, target: request.url, body };
     const verdict = authenticate(options.clients, request.headers, content);
     if ('status' in verdict) {
       handlers.refused();
       void error(reply.header('www-authenticate', 'Bearer'), 401, verdict.error);
       return undefined;
+    }
+    if (verdict.signed) {
+      const { admission, retryAfterS } = handlers.admitSignature(verdict.signed.signature, verdict.signed.timestamp);
+      if (admission === 'seen') {
+        handlers.refused();
+        void error(reply, 401, 'this signature was already used: a signed request is taken once; sign each request, and each retry, afresh (a new X-Timestamp; a retry keeps its Idempotency-Key)');
+        return undefined;
+      }
+      if (admission === 'full') {
+        handlers.refused();
+        void error(reply.header('retry-after', String(retryAfterS)), 503, 'too many signed requests within the signature window to remember them all: try again later');
+        return undefined;
+      }
     }
     const { channel } = request.params;
     if (!mayUse(verdict.client, channel)) {
@@ -123,7 +141,7 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
   });
 
   app.get<{ Params: { channel: string }; Querystring: Record<string, string> }>('/gateways/:channel/messages', async (request, reply) => {
-    if (!caller(request, reply, request.url)) return reply;
+    if (!caller(request, reply, '')) return reply;
     const query = pageQuery.safeParse(request.query);
     if (!query.success) {
       const field = query.error.issues[0]!.path.join('.');
@@ -135,7 +153,7 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
   });
 
   app.get<{ Params: { channel: string }; Querystring: Record<string, string> }>('/gateways/:channel/events', async (request, reply) => {
-    if (!caller(request, reply, request.url)) return reply;
+    if (!caller(request, reply, '')) return reply;
     const given = request.headers['last-event-id'] ?? request.query.after;
     let at: number | undefined;
     if (given !== undefined) {

@@ -11,7 +11,7 @@ import { sayOnStderr } from '../supervisor/stderr-sink.js';
 import { announceLocalService } from './demo-file.js';
 import { planUnits } from '../coordination/units.js';
 import { ConfigError } from '../config/yaml-source.js';
-import { redact, writeOut } from './output.js';
+import { redact, writeErr, writeOut } from './output.js';
 import { DEMO_FILE } from './service-address.js';
 import { onHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
@@ -47,7 +47,8 @@ export const CHECK_HELP = `Usage: groupwire check [bots.yaml]
 
 Validates bots.yaml (default ./bots.yaml) without connecting: YAML, \${ENV} variables, the schema, every
 plugin and its options. Each mistake is printed as file:line:col: what was expected. Exit 0 when valid,
-1 when not.
+1 when not. A valid but risky setting (a plugin's API served over plain HTTP to other machines) is
+printed on stderr as warning: file:line:col: what and why; the exit code stays 0.
 `;
 
 function fileArgument(args: string[], help: string): { file: string; logLevel?: string } | undefined {
@@ -144,5 +145,8 @@ export async function checkCommand(args: string[]): Promise<number> {
   const ops = loaded.config.ops;
   summary.push(ops ? `  operations endpoint: http://${ops.listen} (/status, /metrics, /healthz, /readyz)${ops.token ? ', token required' : ''}` : '  operations endpoint: off (ops: false)');
   writeOut(`${options.file} is valid\n${summary.join('\n')}\n`);
+  // Valid but risky settings (a plugin's warnings): said on stderr, the exit code stays 0.
+  const warnings = plugins.flat().flatMap((plugin) => plugin.warnings ?? []);
+  if (warnings.length > 0) writeErr(warnings.map((warning) => `warning: ${warning}\n`).join(''));
   return 0;
 }

@@ -16,6 +16,8 @@ export interface LoadedPlugin {
   /** The `with:` options, validated by the plugin's own schema. */
   options: unknown;
   timeoutMs: number;
+  /** The plugin's warnings about its options (definition.warnings), each as `file:line:col: message`. */
+  warnings?: string[];
 }
 
 /** Loads and validates one bot's plugin chain; every problem names its place in bots.yaml. */
@@ -47,11 +49,13 @@ async function loadPlugin(loaded: LoadedConfig, entry: PluginConfig, path: Array
     throw new ConfigError([`${loaded.source.where([...path, 'use'])}: ${entry.use} does not export a plugin (export default definePlugin({...}))`]);
   }
   const options = loaded.source.validate(definition.options, entry.with ?? {}, [...path, 'with']);
+  const warnings = (definition.warnings?.(options) ?? []).map((w) => `${loaded.source.where([...path, 'with', ...w.path])}: ${w.message}`);
   return {
     name: definition.name,
     definition,
     options,
     timeoutMs: entry.timeout_ms ?? definition.timeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS,
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 

@@ -215,7 +215,18 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
    * split over several workers, each running its own instance (bots.yaml `shards:`, docs/scale-out.md).
    */
   shardable?: boolean;
+  /**
+   * Valid options that are still risky (an API served over plain HTTP to other machines, ...): `groupwire
+   * check` prints each as a warning, at the place in bots.yaml that `path` (under `with:`) names.
+   */
+  warnings?(options: z.output<S>): PluginWarning[];
   create(options: z.output<S>, env: PluginEnv): PluginInstance | Promise<PluginInstance>;
+}
+
+/** A warning about a plugin's valid options: what to say, and where under its `with:` (keys and indexes). */
+export interface PluginWarning {
+  path: Array<string | number>;
+  message: string;
 }
 
 /** Declares a plugin. Third-party plugins export this as their default export. */
