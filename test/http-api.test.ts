@@ -105,7 +105,7 @@ describe('http-api: messages in', () => {
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ id: expect.stringMatching(/^\d{13}-\d{6}$/), status: 'queued' });
     await waitFor('the line in the chat', async () => (await relayed(e, reader, 'general')).length === 1);
-    expect(await relayed(e, reader, 'general')).toEqual(['<deploybot> build 42 passed']);
+    expect(await relayed(e, reader, 'general')).toEqual(['<[api] deploybot> build 42 passed']);
 
     const wrong = await postAs(base, 'not-the-token-at-all-0123', { text: 'nope' });
     expect(wrong.status).toBe(401);
@@ -129,8 +129,8 @@ describe('http-api: messages in', () => {
     expect((await postAs(base, TOKEN, { text: 'waves', username: 'deploybot', kind: 'action' })).status).toBe(202);
 
     await waitFor('three lines in the chat', async () => (await relayed(e, reader, 'general')).length === 3);
-    // The action shows as the gateway renders actions.
-    expect(await relayed(e, reader, 'general')).toEqual(['<deploybot> build 42 passed', '<Alerts Bot> signed and sealed', '* deploybot waves']);
+    // Each name is marked as coming through the API; the action shows as the gateway renders actions.
+    expect(await relayed(e, reader, 'general')).toEqual(['<[api] deploybot> build 42 passed', '<[api] Alerts Bot> signed and sealed', '* [api] deploybot waves']);
     expect(stats(e)).toMatchObject({ accepted: 3, received: 3, refused: 4 });
   });
 
@@ -155,8 +155,8 @@ describe('http-api: messages in', () => {
     expect(other.body.id).not.toBe(first.body.id);
     // Lines of a channel reach the chat in order: with this one there, a second copy would be there too.
     expect((await postAs(base, TOKEN, { text: 'the last one', username: 'cd' })).status).toBe(202);
-    await waitFor('the last line', async () => (await relayed(e, reader, 'general')).includes('<cd> the last one'));
-    expect(await relayed(e, reader, 'general')).toEqual(['<cd> deployed 42', '<cd> signed once', '<cd> the last one']);
+    await waitFor('the last line', async () => (await relayed(e, reader, 'general')).includes('<[api] cd> the last one'));
+    expect(await relayed(e, reader, 'general')).toEqual(['<[api] cd> deployed 42', '<[api] cd> signed once', '<[api] cd> the last one']);
     expect(stats(e)).toMatchObject({ accepted: 3, received: 3 });
     expect(await postAs(base, TOKEN, { text: 'x' }, { 'idempotency-key': 'k'.repeat(256) })).toMatchObject({ status: 400, body: { field: 'Idempotency-Key' } });
   });
@@ -180,7 +180,7 @@ describe('http-api: messages in', () => {
     const { port } = await restart(e);
     expect((await call(`http://127.0.0.1:${port}/gateways/attic/messages?after=0`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
     await waitFor('the line in archive', async () => (await relayed(e, reader, 'archive')).length === 1, 30_000);
-    expect(await relayed(e, reader, 'archive')).toEqual(['<cron> for the attic']);
+    expect(await relayed(e, reader, 'archive')).toEqual(['<[api] cron> for the attic']);
     await waitFor('the queue empty', () => stats(e).intake_queued === 0);
     expect(stats(e).received).toBe(1);
   }, 120_000);
@@ -224,8 +224,8 @@ describe('http-api: signed requests cannot be replayed (#31 item 6)', () => {
 
     // A line POSTed after the refused ones: once it is in the chat, any copy taken before it would be too.
     expect((await postAs(base, TOKEN, { text: 'the last one', username: 'cd' })).status).toBe(202);
-    await waitFor('the last line', async () => (await relayed(e, reader, 'general')).includes('<cd> the last one'));
-    expect(await relayed(e, reader, 'general')).toEqual(['<alerts> disk 91% full on db1', '<cd> the last one']);
+    await waitFor('the last line', async () => (await relayed(e, reader, 'general')).includes('<[api] cd> the last one'));
+    expect(await relayed(e, reader, 'general')).toEqual(['<[api] alerts> disk 91% full on db1', '<[api] cd> the last one']);
     expect(stats(e)).toMatchObject({ accepted: 2, intake_queued: 0 });
   });
 
@@ -264,6 +264,29 @@ describe('http-api: signed requests cannot be replayed (#31 item 6)', () => {
     expect((await poll('/gateways/ops/messages?after=0', pollAt)).status).toBe(200);
     expect(await poll('/gateways/ops/messages?after=0', pollAt)).toMatchObject({ status: 401, body: { error: expect.stringMatching(/already used/) } });
     expect((await poll('/gateways/ops/messages?after=0&n=2', pollAt)).status).toBe(200);
+  });
+});
+
+describe('http-api: a username is one line and marked as the API\'s (#31 item 11)', () => {
+  test('a username with a line break, a control or bidi character, or over 64 characters is refused (400, field username); nothing reaches the chat', async () => {
+    const { e, base, reader } = await setup();
+    for (const username of ['mallory\n<alice> hi', 'mallory\r\n<alice> hi', 'bell\u0007', 'esc\u001b[2J', 'nel\u0085x', 'ls\u2028x', 'rlo\u202eecila', 'iso\u2067x', 'lrm\u200ex', 'tab\tx', 'x'.repeat(65)]) {
+      const answer = await postAs(base, TOKEN, { text: 'hi', username });
+      expect(answer, JSON.stringify(username)).toMatchObject({ status: 400, body: { field: 'username', error: expect.stringMatching(/^username: /) } });
+    }
+    expect((await postAs(base, TOKEN, { text: 'fine', username: 'Zoë Ops-Bot 🚀' })).status).toBe(202);
+    await waitFor('the line in the chat', async () => (await relayed(e, reader, 'general')).length === 1);
+    expect(await relayed(e, reader, 'general')).toEqual(['<[api] Zoë Ops-Bot 🚀> fine']);
+    expect(stats(e)).toMatchObject({ accepted: 1 });
+  });
+
+  test('speaker_name sets the mark ({username}, {client}); without {username} it is refused by the schema', async () => {
+    const { e, base, reader } = await setup({ speaker_name: '{username} via {client}' });
+    expect((await postAs(base, TOKEN, { text: 'marked', username: 'deploybot' })).status).toBe(202);
+    await waitFor('the line in the chat', async () => (await relayed(e, reader, 'general')).length === 1);
+    expect(await relayed(e, reader, 'general')).toEqual(['<deploybot via ci> marked']);
+    expect(httpApi.options.safeParse({ speaker_name: 'api' }).success).toBe(false);
+    expect(httpApi.options.safeParse({ speaker_name: '{username}\n' }).success).toBe(false);
   });
 });
 

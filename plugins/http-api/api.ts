@@ -163,7 +163,9 @@ export class HttpApi {
       // The bot is stopping: it takes no more work (the client sends it again to the next run).
       return { status: 503, body: { error: 'the bot is stopping; try again' }, headers: { 'retry-after': String(FULL_RETRY_AFTER_S) } };
     }
-    const name = safeName(body.username ?? '', 64) || client.name;
+    // The username was checked to be one line (server.ts); the template marks it as the API's.
+    const username = body.username?.trim() || client.name;
+    const name = safeName(this.options.speaker_name.replace(/\{(username|client)\}/g, (_all, token: string) => (token === 'username' ? username : client.name)), 200);
     const item: IntakeItem = {
       id: this.ids.next(), channel, client: client.name, kind: body.kind, text: stripControls(body.text), name, time: new Date().toISOString(),
       ...(body.reply_to !== undefined ? { reply_to: body.reply_to } : {}),

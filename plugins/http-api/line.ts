@@ -34,6 +34,21 @@ export function safeText(text: string): string {
     .replace(/<!(\w)/g, `<${ZWSP}!$1`);
 }
 
+/**
+ * What a POST's `username` may not hold (#31 item 11): line breaks and every other control character
+ * (C0, DEL, C1 with U+0085), the line and paragraph separators, and the bidirectional controls (marks,
+ * embeddings, overrides, isolates), which could break the name onto another line or reorder what
+ * follows it in the chat line. One character class, tested once: linear in the name's length.
+ */
+const NOT_IN_A_NAME = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+
+/** The longest `username` a POST may give, in UTF-16 units. */
+export const USERNAME_MAX = 64;
+
+export function isOneLineName(name: string): boolean {
+  return !NOT_IN_A_NAME.test(name);
+}
+
 /** A name on one line, short enough for any display. */
 export function safeName(name: string, max = 100): string {
   const flat = safeText(name.replace(/[\n\t]+/g, ' ')).trim();

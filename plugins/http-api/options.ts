@@ -55,6 +55,16 @@ export const httpApiOptions = z.strictObject({
     const urls = webhooks.map((w) => w.url);
     if (urls.some((url, index) => urls.indexOf(url) !== index)) ctx.addIssue({ code: 'custom', message: 'two webhooks with the same url: make it one with both channels' });
   }),
+  /**
+   * The speaker's name of a posted message, as the gateways show it everywhere ({name} of `incoming`, `*
+   * name` of an action, quotes, the other platforms): {username} (the POST's, or the client's name) and
+   * {client}. The default marks it as the API's, in front, where a name holding `> ` cannot push it out
+   * of sight (#31 item 11).
+   */
+  speaker_name: z.string().max(64, 'at most 64 characters')
+    .refine((value) => value.includes('{username}'), 'a template containing {username} (and, if you like, {client})')
+    .refine((value) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value), 'one line, without control characters')
+    .default('[api] {username}'),
   /** How a posted message shows in the chat: {name}, {text}. */
   incoming: z.string().refine((value) => value.includes('{text}'), 'a template containing {text}').default('<{name}> {text}'),
   /** The longest text a POST may carry, in characters. */

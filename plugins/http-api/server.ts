@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authenticate, mayUse, type SignedContent } from './auth.js';
-import { stripControls } from './line.js';
+import { isOneLineName, stripControls, USERNAME_MAX } from './line.js';
 import type { ClientOptions, HttpApiOptions } from './options.js';
 import type { Admission } from './replay.js';
 import type { Page } from './stream-log.js';
@@ -15,7 +15,10 @@ import type { Page } from './stream-log.js';
 export function postBodySchema(textMax: number) {
   return z.object({
     text: z.string().max(textMax, `at most ${textMax} characters`).refine((text) => stripControls(text).trim() !== '', 'must not be empty'),
-    username: z.string().max(200).optional(),
+    username: z.string()
+      .max(USERNAME_MAX, `at most ${USERNAME_MAX} characters`)
+      .refine(isOneLineName, 'one line: no line breaks, control characters or bidirectional controls')
+      .optional(),
     kind: z.enum(['message', 'action']).default('message'),
     reply_to: z.string().min(1).max(255).optional(),
   });
