@@ -20,6 +20,9 @@ export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable
 export { QueueDrain, type DrainOutcome, type QueueDrainOptions } from './gateway/queue-drain.js';
 export { htmlToText, htmlToLine } from './api/html-text.js';
 export { visibleControls, visibleLines } from './api/visible-text.js';
+export { chatSafeText } from './text/chat-safe-text.js';
+export { closeBidi } from './text/bidi.js';
+export { attributedLines, oneLineName, splitLines } from './text/attributed-lines.js';
 export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';
