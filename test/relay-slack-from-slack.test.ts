@@ -48,9 +48,10 @@ describe('relay-slack: Slack to chat', () => {
     await waitFor('the relayed messages', async () => (await setup!.relayed('general')).length >= 5);
     await allAcked(setup);
     expect(await setup.relayed('general')).toEqual([
-      // A /me is an action (the core shows `* name text`); a reply to a message the map does not know is a plain line.
+      // A /me is an action (the core shows `* name text`); a reply to a message the map does not know is a plain line;
+      // every line carries the speaker, the file's too (#31 item 11).
       '<alice.l> one', '* alice.l waves', '<Bob Builder> a reply in a thread',
-      '<Bob Builder> have a look\n[file: A picture https://fake.slack.com/files/a]', '<alice.l> two',
+      '<Bob Builder> have a look\n<Bob Builder> [file: A picture https://fake.slack.com/files/a]', '<alice.l> two',
     ]);
     expect(setup.stats()).toMatchObject({ relayed_in: 5, ignored: 10, failed: 0 });
   });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import {
-  DurableQueue, failureFields, GroupPoster, receiveUntilTaken, sleep,
+  attributedLines, DurableQueue, failureFields, GroupPoster, oneLineName, receiveUntilTaken, sleep,
   type ActivityLogEntry, type GroupsError, type IncomingMessage, type Message, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus,
 } from '../../src/index.js';
 import { ActivityFollower } from './activity-follower.js';
@@ -153,7 +153,7 @@ export class MailEndpoint {
     const line: IncomingMessage = {
       kind: 'message', text, nativeId: message.id, time: message.created,
       speaker: { platform: 'mail', id: message.user_id, name },
-      chatText: fill(this.options.incoming, { name, text }),
+      chatText: attributedLines(text, (line) => fill(this.options.incoming, { name: oneLineName(name), text: line })),
       // A reply that names its topic (the default `re: {subject} — …`) needs no quote of the announcement
       // before it where there are no threads: on IRC and in the chat that would say the topic twice.
       ...(replyTo ? { replyTo, ...(this.options.reply_template.includes('{subject}') ? { namesParent: true } : {}) } : {}),
@@ -172,7 +172,7 @@ export class MailEndpoint {
     const line: IncomingMessage = {
       kind: 'message', text, nativeId: `activity:${entry.id}`, time: entry.created,
       speaker: { platform: 'mail', id: `activity:${group}`, name: group },
-      chatText: fill(this.options.incoming, { name: group, text }),
+      chatText: attributedLines(text, (line) => fill(this.options.incoming, { name: oneLineName(group), text: line })),
     };
     await receiveUntilTaken(this.env.gateway, channel, line, { stopping: this.stopper.signal });
     this.counters.moderation_relayed += 1;

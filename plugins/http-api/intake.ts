@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { Backoff, DurableQueue, failureFields, PostFailedError, sleep, type GatewayPort, type IncomingMessage, type KeyValueStore, type Storage } from '../../src/index.js';
+import { attributedLines, Backoff, DurableQueue, failureFields, oneLineName, PostFailedError, sleep, type GatewayPort, type IncomingMessage, type KeyValueStore, type Storage } from '../../src/index.js';
 import { fileNameOf } from './files.js';
 
 /** A message POSTed to a channel, waiting for the gateway. */
@@ -141,7 +141,11 @@ export class Intake {
 
   private incomingOf(item: IntakeItem): IncomingMessage {
     // An action keeps the gateway's own rendering (`* name text`); the template is for messages.
-    const chatText = item.kind === 'message' ? this.options.incoming.replace('{name}', () => item.name).replace('{text}', () => item.text) : undefined;
+    // Each line of the text carries the speaker (docs/gateways.md "Several lines"): a second line cannot pass for someone else's.
+    const name = oneLineName(item.name);
+    const chatText = item.kind === 'message'
+      ? attributedLines(item.text, (line) => this.options.incoming.replace('{name}', () => name).replace('{text}', () => line))
+      : undefined;
     return {
       kind: item.kind, text: item.text, nativeId: item.id, time: item.time,
       speaker: { platform: 'http', id: item.client, name: item.name },

@@ -1,6 +1,6 @@
 import type { API, APIMessage } from '@discordjs/core';
 import type { Logger } from 'pino';
-import { failureFields, receiveUntilTaken, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
+import { attributedLines, failureFields, oneLineName, receiveUntilTaken, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
 import { plainFromDiscord } from './render.js';
 import { compareIds } from './snowflakes.js';
 
@@ -107,7 +107,7 @@ export class DiscordInbound {
         kind: 'message', text, nativeId: message.id, time: message.timestamp,
         speaker: { platform: 'discord', id: message.author.id, name },
         ...(message.message_reference?.message_id ? { replyTo: message.message_reference.message_id } : {}),
-        chatText: this.options.incoming.replace('{name}', () => name).replace('{text}', () => text),
+        chatText: attributedLines(text, (line) => this.options.incoming.replace('{name}', () => oneLineName(name)).replace('{text}', () => line)),
       });
       this.options.counters.received += 1;
     }

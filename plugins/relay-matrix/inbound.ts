@@ -1,6 +1,6 @@
 import { Method, type MatrixClient } from 'matrix-js-sdk';
 import type { Logger } from 'pino';
-import { failureFields, receiveUntilTaken, RecentIds, type GatewayPort, type IncomingMessage } from '../../src/index.js';
+import { attributedLines, failureFields, oneLineName, receiveUntilTaken, RecentIds, type GatewayPort, type IncomingMessage } from '../../src/index.js';
 import { plainFromMatrix } from './render.js';
 import { requestOptions } from './session.js';
 
@@ -140,8 +140,10 @@ export class MatrixInbound {
     return line;
   }
 
+  /** Every line of the text carries the speaker (attributedLines); the name is one line, its bidi closed. */
   private render(name: string, text: string): string {
-    return this.options.incoming.replaceAll('{name}', () => name).replace('{text}', () => text);
+    const shown = oneLineName(name);
+    return attributedLines(text, (line) => this.options.incoming.replaceAll('{name}', () => shown).replace('{text}', () => line));
   }
 
   private roomNames(roomId: string): Map<string, string> {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { failureFields, PostFailedError, type DurableQueue, type GatewayPort, type IncomingMessage } from '../../src/index.js';
+import { attributedLines, closeBidi, failureFields, PostFailedError, type DurableQueue, type GatewayPort, type IncomingMessage } from '../../src/index.js';
 import type { ChannelMap } from './channels.js';
 import type { Counters } from './counters.js';
 import { LookupError, type SlackDirectory } from './directory.js';
@@ -130,7 +130,8 @@ export class Inbound extends QueueWorker<InboundItem> {
     if (kind === 'message' || kind === 'edit') {
       const lines = [text, ...files.map((file) => `[file: ${file.name}${file.url ? ` ${file.url}` : ''}]`)].filter((line) => line !== '');
       const channel = this.options.template.includes('{channel}') ? `#${(await directory.channelName(item.channel, true)) ?? item.channel}` : '';
-      message.chatText = renderForChat(this.options.template, name, lines.join('\n'), channel);
+      // Every line (file lines too) carries the speaker: a line of the text cannot pass for someone else's.
+      message.chatText = attributedLines(lines.join('\n'), (line) => renderForChat(this.options.template, closeBidi(name), line, channel));
     }
     return message;
   }

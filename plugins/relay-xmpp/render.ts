@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { attributedLines, oneLineName } from '../../src/index.js';
 
 /**
  * Text for a MUC `<body>`: plain text, nothing in it is markup (no XHTML-IM is sent), so what must go is
@@ -25,7 +26,9 @@ export function renderLine(template: string, name: string, text: string): string
 
 /** A room message as the chat shows it. */
 export function chatLine(template: string, name: string, text: string): string {
-  return template.replace('{name}', () => name).replace('{text}', () => text);
+  // Every line of the text carries the speaker (attributedLines); the name is one line, its bidi closed.
+  const shown = oneLineName(name);
+  return attributedLines(text, (line) => template.replace('{name}', () => shown).replace('{text}', () => line));
 }
 
 /**

@@ -8,7 +8,7 @@ import { takesIn, takesOut, type PlannedChannel, type PlannedChat, type PlannedG
 import { chatNativeId, nativeIn, recordKeyOf } from './map-keys.js';
 import { chatEndpointId, relayEndpointId, type IncomingMessage, type OutgoingMessage, type OwnPost, type Speaker } from './message.js';
 import { outgoingFor } from './outgoing-line.js';
-import { chatLineOf, splitForChat } from './render.js';
+import { chatLineOf, continuationOf, splitForChat } from './render.js';
 
 /** What the bot's outbox keeps with a relayed post, to tell the map once the service stored it. */
 export interface RelayTag {
@@ -247,7 +247,7 @@ export class GatewayRouter {
   /** Posts a line into a chat once: parts the map or the outbox already has are not posted again. */
   private postCopy(bot: GatewayBot, chat: ChatInfo, record: MapRecord, line: string, tag: RelayTag): void {
     const endpoint = chatEndpointId(bot.name, chat.id);
-    splitForChat(line).forEach((part, index) => {
+    splitForChat(line, continuationOf(record)).forEach((part, index) => {
       const where = index === 0 ? endpoint : `${endpoint}#${index}`;
       if (record.copies[where]) {
         this.counters.already_taken += 1;

@@ -1,12 +1,16 @@
 import { MAX_POST_LENGTH } from '../supervisor/chat-outbox.js';
 import type { MapRecord } from '../store/message-map.js';
+import { attributedLines, oneLineName } from '../text/attributed-lines.js';
+import { closeBidi } from '../text/bidi.js';
+import { chatSafeText } from '../text/chat-safe-text.js';
 
 /** How much of a message a quote or a deletion notice shows. */
 const SNIPPET_CHARS = 60;
 
 /** The start of a text on one line, cut at a word where it can be, with … when cut. */
 export function snippet(text: string, chars = SNIPPET_CHARS): string {
-  const line = text.replace(/\s+/g, ' ').trim();
+  // chatSafeText first: NEL and the Unicode separators are line breaks too, and must not start a line of their own.
+  const line = chatSafeText(text).replace(/\s+/g, ' ').trim();
   if (line.length <= chars) return line;
   const cut = line.slice(0, chars);
   const space = cut.lastIndexOf(' ');
@@ -18,27 +22,49 @@ export function snippet(text: string, chars = SNIPPET_CHARS): string {
  * a reply gets a quote line first (`> alice: start of what it answers…`), an edit is a new line
  * marked `(edit)`, a deletion a short notice quoting what was deleted. The relay's own template
  * (`chatText`) renders the speaker and text; the default is `<name> text` (`* name text` for an action).
+ * Every line of the text carries the speaker (`<name> first` / `<name> second`, attributedLines), so no
+ * line of it reads as someone else's; names and quotes are one line with their bidi controls closed.
  */
 export function chatLineOf(record: MapRecord, chatText: string | undefined, quoted?: MapRecord, changed?: MapRecord): string {
-  const name = record.speaker.name;
+  const name = oneLineName(record.speaker.name);
   if (record.kind === 'delete') {
-    return changed ? `* ${name} deleted a message: "${snippet(changed.text)}"` : `* ${name} deleted a message`;
+    return changed ? `* ${name} deleted a message: "${closeBidi(snippet(changed.text))}"` : `* ${name} deleted a message`;
   }
-  const said = chatText ?? (record.kind === 'action' ? `* ${name} ${record.text}` : `<${name}> ${record.text}`);
+  const said = chatText ?? attributedLines(record.text, record.kind === 'action' ? (line) => `* ${name} ${line}` : (line) => `<${name}> ${line}`);
   const line = record.kind === 'edit' ? `(edit) ${said}` : said;
-  return quoted ? `> ${quoted.speaker.name}: ${snippet(quoted.text)}\n${line}` : line;
+  return quoted ? `> ${oneLineName(quoted.speaker.name)}: ${closeBidi(snippet(quoted.text))}\n${line}` : line;
 }
 
-/** A line in posts the chat takes (MAX_POST_LENGTH characters each), cut at line ends or spaces where it can be. */
-export function splitForChat(line: string): string[] {
+/** What starts a post that goes on with a line too long for the one before it: the speaker again. */
+export function continuationOf(record: MapRecord): string {
+  const name = oneLineName(record.speaker.name);
+  return record.kind === 'action' ? `* ${name} ` : `<${name}> `;
+}
+
+/**
+ * A line in posts the chat takes (MAX_POST_LENGTH characters each), cut at line ends or spaces where it
+ * can be, never inside a surrogate pair. A post that goes on with a line cut inside starts with
+ * `carry` (continuationOf: the speaker), so no part of a relayed line is posted without its speaker.
+ */
+export function splitForChat(line: string, carry = ''): string[] {
   const parts: string[] = [];
+  // A carry is a short name; one too long to leave room would never let the rest shrink.
+  const again = carry.length <= MAX_POST_LENGTH / 4 ? carry : '';
   let rest = line;
   while (rest.length > MAX_POST_LENGTH) {
     const window = rest.slice(0, MAX_POST_LENGTH);
-    const at = Math.max(window.lastIndexOf('\n'), window.lastIndexOf(' '));
-    const cut = at > MAX_POST_LENGTH / 2 ? at : MAX_POST_LENGTH;
+    const newline = window.lastIndexOf('\n');
+    if (newline > MAX_POST_LENGTH / 2) {
+      parts.push(rest.slice(0, newline));
+      rest = rest.slice(newline + 1);
+      continue;
+    }
+    const space = window.lastIndexOf(' ');
+    let cut = space > MAX_POST_LENGTH / 2 ? space : MAX_POST_LENGTH;
+    const before = rest.charCodeAt(cut - 1);
+    if (before >= 0xd800 && before <= 0xdbff) cut -= 1;
     parts.push(rest.slice(0, cut));
-    rest = rest.slice(cut).replace(/^[\n ]/, '');
+    rest = again + rest.slice(rest.charCodeAt(cut) === 0x20 ? cut + 1 : cut);
   }
   parts.push(rest);
   return parts;
