@@ -4,7 +4,8 @@ import { chatOf, history, makeEnv, post, probes, waitFor, type Env } from './hel
 /**
  * Posts the service refuses on the chat socket (an error object as a frame, docs/protocol.md "Rate
  * limits" and "Text fields"): a post refused for rate is sent again after the wait the service names,
- * once; a post that can never be taken (an invalid message) fails its promise and holds up nothing.
+ * once; a post refused for its text is cleaned and sent again (#31 item 13); one that can never be taken
+ * fails its promise and holds up nothing.
  */
 
 let env: Env | undefined;
@@ -36,20 +37,26 @@ describe('the outbox and posts the service refuses', () => {
     expect(env.log.lines.some((line) => /refused for rate; sending it again/.test(String(line.msg)))).toBe(true);
   });
 
-  test('a post the service can never take fails its promise; the posts after it go on', { timeout: 30_000 }, async () => {
+  test('a post with text the chat refuses is cleaned and posted, never dropped; the posts after it go on (#31 item 13)', { timeout: 30_000 }, async () => {
     env = await makeEnv([]);
     const sender = env.probe('sender');
     env.writeConfig([{ chats: [{ chat: 'general' }], plugins: [{ use: sender, with: { key: 'refused' } }] }]);
     await env.start();
-    // A control character is refused in a chat message (docs/protocol.md "Text fields").
-    await post(env.svc, 'general', 'bob', '!send general bad\u0001text');
+    // Controls are refused in a chat message (docs/protocol.md "Text fields"): every post is cleaned (chatSafeText).
+    await post(env.svc, 'general', 'bob', '!send general bad\u0001text \u001b[2Jcleared\u007f\u0085next');
+    // Nothing visible (zero-width only) is refused as empty: the post the service refused is sent again, shown as codes.
+    await post(env.svc, 'general', 'bob', '!send general \u200b\u2060');
     await post(env.svc, 'general', 'bob', '!send general fine text');
     const sends = () => probes().sends.refused ?? [];
-    await waitFor('both sends settled', () => sends().length === 2, 20_000);
-    expect(sends()).toEqual([
-      { chat: 'general', text: 'bad\u0001text', ok: false, error: 'PostFailedError' },
-      { chat: 'general', text: 'fine text', ok: true },
-    ]);
-    expect(env.log.lines.some((line) => line.level === 50 && /the service refused a post/.test(String(line.msg)))).toBe(true);
+    await waitFor('the three sends settled', () => sends().length === 3, 20_000);
+    expect(sends().map((send) => send.ok)).toEqual([true, true, true]);
+    const bot = env.client('bot');
+    const general = (await chatOf(bot, 'general'))!;
+    const botId = String(general.chat_sub!.user_id);
+    const posted = (await history(bot, general.id)).filter((m) => String(m.user_id) === botId).map((m) => m.message);
+    // The refused one goes again after it was refused: after the post that followed it.
+    expect([...posted].sort()).toEqual(['\\u{200b}\\u{2060}', 'badtext [2Jcleared\nnext', 'fine text']);
+    expect(env.log.lines.some((line) => /refused a post for its text; it is cleaned and sent again/.test(String(line.msg)))).toBe(true);
+    expect(env.log.lines.some((line) => line.level === 50 && /the service refused a post/.test(String(line.msg)))).toBe(false);
   });
 });

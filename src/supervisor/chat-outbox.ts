@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ChatMessage } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
 import type { OutboxFile, OutboxItem } from '../store/outbox-file.js';
+import { chatSafeText, postableText } from '../text/chat-safe-text.js';
 import { PostMatcher } from './post-matcher.js';
 import { PostPacer, type PostRate } from './post-pacer.js';
 import { PostPromises } from './post-promises.js';
@@ -90,7 +91,9 @@ export class ChatOutbox {
    * Queues a post. `origin` is the message whose handling asked for it: when that message is handed
    * on again after a crash, asking again for the same text gives the same post, not a second one.
    */
-  enqueue(text: string, origin?: OutboxItem['origin'], relay?: OutboxItem['relay']): Promise<ChatMessage> {
+  enqueue(asked: string, origin?: OutboxItem['origin'], relay?: OutboxItem['relay']): Promise<ChatMessage> {
+    // Every post is cleaned the same way (chatSafeText): a control in a subject must not cost the whole post.
+    const text = chatSafeText(asked);
     if (text.trim() === '') return Promise.reject(new RangeError('a chat post cannot be blank'));
     if (text.length > MAX_POST_LENGTH) {
       return Promise.reject(new RangeError(`a chat post is at most ${MAX_POST_LENGTH} characters (got ${text.length}); split it`));
@@ -99,7 +102,7 @@ export class ChatOutbox {
     const earlier = relay
       ? this.options.file.forChat(this.options.chatId).find((item) => item.relay?.key === relay.key && item.relay.part === relay.part)
       : origin && this.options.file.forChat(this.options.chatId).find((item) =>
-        item.text === text && item.origin?.chatId === origin.chatId && item.origin.msgNum === origin.msgNum && !this.promises.has(item.id));
+        (item.text === text || item.text === postableText(text)) && item.origin?.chatId === origin.chatId && item.origin.msgNum === origin.msgNum && !this.promises.has(item.id));
     // A relayed line's earlier caller may still wait for it too: promise() tells both.
     if (earlier?.state === 'done') return Promise.resolve(earlier.result as ChatMessage);
     if (earlier) return this.promises.promise(earlier.id);
@@ -199,7 +202,9 @@ export class ChatOutbox {
    * so every post sent before the refused one was stored or refused before the refusal came. After a
    * history read made now (which confirms what was stored), the oldest posts still unconfirmed are
    * the refused ones, one per refusal. A `rate_limit` post is sent again after the wait the service
-   * names; any other refusal (an invalid message) can never succeed: that post fails, loudly.
+   * names. A post refused for its text (`invalid_value message`: a control, a lone surrogate, nothing
+   * visible) is cleaned (postableText) and sent again, in its place; only one that cleaning does not
+   * change, or any other refusal, can never succeed: that post fails, loudly.
    */
   refused(refusal: { type: string; extra: string }): void {
     this.refusals.push(refusal);
@@ -222,6 +227,15 @@ export class ChatOutbox {
         item.state = 'queued';
         this.stats.resent += 1;
         this.options.log.info({ outboxId: item.id, retryAfterSeconds: seconds }, 'a post was refused for rate; sending it again after the wait');
+        continue;
+      }
+      const cleaned = refusedForText(refusal) ? postableText(item.text) : item.text;
+      if (cleaned !== item.text && cleaned.trim() !== '') {
+        item.text = cleaned;
+        item.state = 'queued';
+        delete item.sentAfter;
+        this.stats.resent += 1;
+        this.options.log.warn({ outboxId: item.id, refusal }, 'the service refused a post for its text; it is cleaned and sent again');
         continue;
       }
       this.options.file.remove(item.id);
@@ -323,4 +337,10 @@ export class ChatOutbox {
     // Promises of this process end here; the posts stay in the file for the next start.
     this.promises.rejectAll(new PostFailedError('the bot stopped before the post was confirmed; it stays queued'));
   }
+}
+
+/** A refusal of what the post says (not of where or how fast): cleaning the text may make it acceptable. */
+function refusedForText(refusal: { type: string; extra: string }): boolean {
+  if (refusal.type === 'invalid_value') return refusal.extra === 'message';
+  return refusal.type === 'bad_request' && /\b(message|text)\b/i.test(refusal.extra) && !/frame|json|object/i.test(refusal.extra);
 }
