@@ -1,3 +1,5 @@
+import { closeBidi } from '../../src/index.js';
+
 /**
  * The reply templates of bots.yaml rules: text with `{{ expression }}` placeholders.
  *
@@ -116,7 +118,8 @@ export class Template {
         else if (filter.name === 'trim') value = value.trim();
         else if (value === '') value = textOf(resolve(filter.arg!, context));
       }
-      return value;
+      // A value is someone's text (a name, the arguments, a match): its bidi controls end with it.
+      return closeBidi(value);
     }).join('');
   }
 }

@@ -1,3 +1,4 @@
+import { closeBidi } from '../../../src/index.js';
 import type { Responder } from '../responder.js';
 import { formatDate, htmlToText, shorten } from '../text.js';
 import type { BuiltinSpecs } from './specs.js';
@@ -24,7 +25,7 @@ export function addArchives(responder: Responder, specs: BuiltinSpecs, options: 
       const list = await ctx.client.getTopics({ group_id: ctx.chat.groupId, limit: args.n as number });
       if (list.data.length === 0) return `${ctx.chat.groupName} has no topics yet.`;
       const lines = list.data.map((topic, i) =>
-        `${i + 1}. ${topic.subject} — ${topic.num_messages} message${topic.num_messages === 1 ? '' : 's'}, last ${when(topic.most_recent_message)}`);
+        `${i + 1}. ${closeBidi(topic.subject)} — ${topic.num_messages} message${topic.num_messages === 1 ? '' : 's'}, last ${when(topic.most_recent_message)}`);
       return [`Latest topics in ${ctx.chat.groupName}:`, ...lines].join('\n');
     });
   }
@@ -38,11 +39,11 @@ export function addArchives(responder: Responder, specs: BuiltinSpecs, options: 
     }, async ({ ctx, args }) => {
       const q = String(args.query);
       const list = await ctx.client.searchArchives({ group_id: ctx.chat.groupId, q, limit: 5 });
-      if (list.data.length === 0) return `Nothing in ${ctx.chat.groupName}'s archive matches ${q}.`;
+      if (list.data.length === 0) return `Nothing in ${ctx.chat.groupName}'s archive matches ${closeBidi(q)}.`;
       const total = Number(list.total_count) || list.data.length;
       const lines = list.data.map((hit, i) =>
-        `${i + 1}. ${hit.subject} — ${hit.name}, ${when(hit.created)}: ${shorten(htmlToText(hit.summary || hit.snippet || ''), 160)}`);
-      return [`${total} result${total === 1 ? '' : 's'} for ${q}${total > lines.length ? ` (the first ${lines.length})` : ''}:`, ...lines].join('\n');
+        `${i + 1}. ${closeBidi(hit.subject)} — ${closeBidi(hit.name)}, ${when(hit.created)}: ${closeBidi(shorten(htmlToText(hit.summary || hit.snippet || ''), 160))}`);
+      return [`${total} result${total === 1 ? '' : 's'} for ${closeBidi(q)}${total > lines.length ? ` (the first ${lines.length})` : ''}:`, ...lines].join('\n');
     });
   }
 
@@ -56,7 +57,7 @@ export function addArchives(responder: Responder, specs: BuiltinSpecs, options: 
       // Refused without view_activity: describeError says so in words, with the service's type and extra.
       const list = await ctx.client.getActivityLog({ group_id: ctx.chat.groupId, limit: args.n as number });
       if (list.data.length === 0) return `${ctx.chat.groupName}'s activity log is empty.`;
-      const lines = list.data.map((entry) => `${when(entry.created)} ${entry.action ? `${entry.action}: ` : ''}${htmlToText(entry.entry)}`);
+      const lines = list.data.map((entry) => `${when(entry.created)} ${entry.action ? `${entry.action}: ` : ''}${closeBidi(htmlToText(entry.entry))}`);
       return [`Recent activity in ${ctx.chat.groupName}:`, ...lines].join('\n');
     });
   }
