@@ -1,3 +1,5 @@
+import { closeBidi } from '../../src/index.js';
+
 /**
  * Text for Discord that stays text: markdown characters escaped, and every mention form defused
  * (`@everyone`, `@here`, `<@id>`, `<@&role>`, `<#channel>`) with a zero-width space, on top of the empty
@@ -20,7 +22,7 @@ export function escapeForDiscord(text: string): string {
 
 /** The line as posted: the template with the speaker's name and the text, both escaped; Discord's limit is 2,000 characters. */
 export function renderLine(template: string, name: string, text: string): string {
-  const line = template.replace('{name}', () => escapeForDiscord(name)).replace('{text}', () => escapeForDiscord(text));
+  const line = template.replace('{name}', () => escapeForDiscord(closeBidi(name))).replace('{text}', () => escapeForDiscord(text));
   return line.length <= 2_000 ? line : `${line.slice(0, 1_999)}…`;
 }
 
@@ -34,6 +36,6 @@ export function plainFromDiscord(content: string, names: ReadonlyMap<string, str
 /** A webhook post's text: the line alone (the speaker is the username), a reply's parent quoted above it. */
 export function renderWebhookText(text: string, quote?: { name: string; text: string }): string {
   const snippet = quote ? quote.text.replace(/\s+/g, ' ').slice(0, 120) : '';
-  const line = (quote ? `> **${escapeForDiscord(quote.name)}**: ${escapeForDiscord(snippet)}\n` : '') + escapeForDiscord(text);
+  const line = (quote ? `> **${escapeForDiscord(closeBidi(quote.name))}**: ${escapeForDiscord(closeBidi(snippet))}\n` : '') + escapeForDiscord(text);
   return line.length <= 2_000 ? line : `${line.slice(0, 1_999)}…`;
 }

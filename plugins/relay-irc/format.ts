@@ -1,3 +1,4 @@
+import { closeBidi } from '../../src/index.js';
 import { antiPing, normalizeLineBreaks, safeLine, safeName, splitUtf8, stripIrcFormatting, utf8Bytes } from './irc-text.js';
 import { markupToText } from './markup.js';
 
@@ -49,7 +50,7 @@ export function textToIrcLines(text: string, who: Omit<ChatMessageLike, 'message
   const shownName = safeName(who.display_name || who.user_name || '', 'someone');
   const values = {
     prefix: prefix ? `${safeLine(prefix)} ` : '',
-    name: format.antiPing ? antiPing(shownName) : shownName,
+    name: closeBidi(format.antiPing ? antiPing(shownName) : shownName),
     user: safeName(who.user_name || '', shownName),
   };
   // The template was checked to be one line without controls; the values were made safe above.
@@ -79,5 +80,5 @@ export interface ToChatFormat {
 export function ircToChatText(kind: 'privmsg' | 'action', nick: string, channel: string, text: string, format: ToChatFormat): string | undefined {
   const clean = safeLine(stripIrcFormatting(text)).trim();
   if (!clean) return undefined;
-  return fill(kind === 'action' ? format.action : format.privmsg, { nick: safeName(stripIrcFormatting(nick), 'someone'), channel, text: clean });
+  return fill(kind === 'action' ? format.action : format.privmsg, { nick: closeBidi(safeName(stripIrcFormatting(nick), 'someone')), channel, text: closeBidi(clean) });
 }

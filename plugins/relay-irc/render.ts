@@ -1,3 +1,4 @@
+import { closeBidi } from '../../src/index.js';
 import type { OutgoingMessage } from '../../src/gateway/message.js';
 import { textToIrcLines, type ToIrcFormat } from './format.js';
 import { antiPing, normalizeLineBreaks, safeLine, safeName } from './irc-text.js';
@@ -57,7 +58,7 @@ function withQuote(text: string, quote: OutgoingMessage['quote'], ping: boolean)
   if (!quote) return text;
   const name = safeName(quote.name, 'someone');
   const snippet = cut(safeLine(normalizeLineBreaks(markupToText(quote.text)).replace(/\n+/g, ' ')).trim(), QUOTE_CHARS);
-  return `(re ${ping ? antiPing(name) : name}: ${snippet}) ${text}`;
+  return `(re ${closeBidi(ping ? antiPing(name) : name)}: ${closeBidi(snippet)}) ${text}`;
 }
 
 function withFiles(text: string, out: OutgoingMessage): string {

@@ -1,3 +1,5 @@
+import { closeBidi } from '../../src/index.js';
+
 /**
  * Lines for Matrix that stay text: every post has a plain `body` and an HTML `formatted_body`, and
  * clients show the HTML, so the speaker's words are HTML-escaped there (a `<script>` or an `<a>` is
@@ -40,7 +42,7 @@ function cut(text: string): string {
 export function renderLine(
   line: { template: string; msgtype: string; name: string; text: string; action?: boolean; quote?: { name: string; text: string } },
 ): MatrixContent {
-  const name = defuse(stripControls(line.name));
+  const name = closeBidi(defuse(stripControls(line.name)));
   const text = defuse(cut(stripControls(line.text)));
   const html = (value: string) => escapeHtml(value).replace(/\n/g, '<br>');
   // An action (/me) shows as `* name text`, as IRC clients show it; a message follows the template.
@@ -49,8 +51,8 @@ export function renderLine(
     : line.template.split('{text}').map((part) => part.split('{name}').map(html).join(`<b>${html(name)}</b>`)).join(html(text));
   if (line.quote) {
     // The gateway could not map what this answers to a Matrix event: a quote line stands in for the reply.
-    const quoteName = defuse(stripControls(line.quote.name));
-    const quoteText = defuse(stripControls(line.quote.text));
+    const quoteName = closeBidi(defuse(stripControls(line.quote.name)));
+    const quoteText = closeBidi(defuse(stripControls(line.quote.text)));
     body = `> ${quoteName}: ${quoteText}\n${body}`;
     formatted = `<blockquote><b>${html(quoteName)}</b>: ${html(quoteText)}</blockquote>${formatted}`;
   }

@@ -1,4 +1,4 @@
-import type { OutgoingMessage } from '../../src/index.js';
+import { closeBidi, type OutgoingMessage } from '../../src/index.js';
 import { escapeForSlack, slackUsername } from './escape.js';
 import type { DisplayOptions } from './options.js';
 
@@ -53,7 +53,7 @@ export function renderEdit(out: OutgoingMessage, display: DisplayOptions): strin
 }
 
 function body(out: OutgoingMessage, name: string, display: DisplayOptions, followUp: boolean): string {
-  const who = escapeForSlack(name);
+  const who = escapeForSlack(closeBidi(name));
   const text = escapeForSlack(out.text) + files(out);
   const named = (line: string) => (display.name_in_text ? `*${who}*: ${line}` : line);
   switch (out.kind) {
@@ -79,7 +79,7 @@ function quoted(out: OutgoingMessage): string {
   const first = out.quote.text.split(/\r?\n/, 1)[0] ?? '';
   const points = [...first];
   const snippet = points.length > QUOTE_CHARS ? `${points.slice(0, QUOTE_CHARS).join('')}…` : first;
-  return `> ${escapeForSlack(out.quote.name.replace(/[\r\n]+/g, ' '))}: ${escapeForSlack(snippet)}\n`;
+  return `> ${escapeForSlack(closeBidi(out.quote.name.replace(/[\r\n]+/g, ' ')))}: ${escapeForSlack(closeBidi(snippet))}\n`;
 }
 
 /** A Slack name as the chat shows it: one line, no angle brackets (they frame the name). */

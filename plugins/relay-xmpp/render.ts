@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { attributedLines, oneLineName } from '../../src/index.js';
+import { attributedLines, closeBidi, oneLineName } from '../../src/index.js';
 
 /**
  * Text for a MUC `<body>`: plain text, nothing in it is markup (no XHTML-IM is sent), so what must go is
@@ -19,7 +19,7 @@ export function plainForXmpp(text: string): string {
 /** A line as it goes into the room: the template with the speaker's name and the text, both cleaned. */
 export function renderLine(template: string, name: string, text: string): string {
   // The name is one line: a newline in it would make a second, unattributed line.
-  const line = template.replace('{name}', () => plainForXmpp(name).replace(/\s+/g, ' ')).replace('{text}', () => plainForXmpp(text));
+  const line = template.replace('{name}', () => closeBidi(plainForXmpp(name).replace(/\s+/g, ' '))).replace('{text}', () => plainForXmpp(text));
   const safe = line.startsWith('/') ? `${ZWSP}${line}` : line;
   return safe.length <= MAX_BODY ? safe : `${safe.slice(0, MAX_BODY - 1)}…`;
 }
