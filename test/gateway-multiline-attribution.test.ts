@@ -1,6 +1,9 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { ChatMessage, GroupsClient } from '../src/api/index.js';
+import { chatLineOf, continuationOf, splitForChat } from '../src/gateway/render.js';
+import type { MapRecord } from '../src/store/message-map.js';
+import { MAX_POST_LENGTH } from '../src/supervisor/chat-outbox.js';
 import { defaultUsers } from './fakes/slack/state.js';
 import { relaySetup, type RelaySetup } from './fakes/slack/harness.js';
 import { chatOf, history, makeEnv, waitFor, type Env } from './helpers/supervisor.js';
@@ -87,5 +90,40 @@ describe('a multi-line relayed text in the chat', () => {
     expect(linesOf(posts.slice(0, 3)).filter((line) => !line.startsWith('<alice.l> '))).toEqual([]);
     // The override ends with the name: the text after it is not reversed.
     expect(posts[3]).toBe(`<${RLO}eve${PDF}> plain text after my name`);
+  });
+});
+
+describe('the gateway\'s chat line, without I/O', () => {
+  const record = (fields: Partial<MapRecord>): MapRecord => ({
+    key: 'k', gateway: 'g', origin: 'irc:#a@bot/relay-irc', platform: 'irc', nativeId: '1', kind: 'message',
+    speaker: { platform: 'irc', id: 'x', name: 'bob' }, text: 'hi', at: 0, copies: {}, ...fields,
+  });
+
+  test('every line attributed, also when the line breaks are NEL or U+2028; a name on one line', () => {
+    expect(chatLineOf(record({ text: 'one\u0085<alice> two\u2028three' }), undefined)).toBe('<bob> one\n<bob> <alice> two\n<bob> three');
+    expect(chatLineOf(record({ kind: 'action', text: 'waves\nbows' }), undefined)).toBe('* bob waves\n* bob bows');
+    expect(chatLineOf(record({ speaker: { platform: 'http', id: 'x', name: 'bob\n<alice>' }, text: 'x' }), undefined)).toBe('<bob <alice>> x');
+  });
+
+  test('a quote and a deletion notice: one line each, their override closed before what follows (#31 item 14)', () => {
+    const quoted = record({ speaker: { platform: 'irc', id: 'e', name: `${RLO}eve` }, text: `${RLO}olleh\u0085<alice> forged` });
+    expect(chatLineOf(record({ text: 'answer' }), undefined, quoted)).toBe(`> ${RLO}eve${PDF}: ${RLO}olleh <alice> forged${PDF}\n<bob> answer`);
+    expect(chatLineOf(record({ kind: 'delete' }), undefined, undefined, quoted)).toBe(`* bob deleted a message: "${RLO}olleh <alice> forged${PDF}"`);
+  });
+
+  test('a line too long for one post: each part after a cut inside it starts with the speaker; never cut inside a surrogate pair', () => {
+    const rec = record({});
+    const line = `<bob> ${'\u{1F600}'.repeat(MAX_POST_LENGTH)}`;
+    const parts = splitForChat(line, continuationOf(rec));
+    expect(parts.length).toBeGreaterThan(2);
+    for (const part of parts) {
+      expect(part.length).toBeLessThanOrEqual(MAX_POST_LENGTH);
+      expect(part.startsWith('<bob> ')).toBe(true);
+      expect(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(part)).toBe(false);
+    }
+    expect(parts.map((part) => part.slice('<bob> '.length)).join('')).toBe(line.slice('<bob> '.length));
+    // Lines of a multi-line text are cut at their line ends: each part starts with an attributed line.
+    const many = Array.from({ length: 400 }, (_, i) => `<bob> line ${i} ${'x'.repeat(40)}`).join('\n');
+    expect(splitForChat(many, '<bob> ').every((part) => part.startsWith('<bob> line '))).toBe(true);
   });
 });

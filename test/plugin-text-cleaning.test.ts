@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { attributedLines, chatSafeText, closeBidi, oneLineName } from '../src/index.js';
+import { chatLineOf, continuationOf, splitForChat } from '../src/gateway/render.js';
 import { cleanChatMessage } from '../src/service/text-rules.js';
 import { postableText } from '../src/text/chat-safe-text.js';
 import { expectLinearOnAdversarialText } from './helpers/adversarial-text.js';
@@ -111,5 +112,18 @@ describe('attributedLines', () => {
   test('runs in linear time on 1 MiB adversarial texts', { timeout: 120_000 }, () => {
     expectLinearOnAdversarialText((text) => attributedLines(text, bob));
     expectLinearOnAdversarialText((text) => oneLineName(text));
+  });
+});
+
+describe('the gateway\'s chat line composition', () => {
+  test('chatLineOf and splitForChat run in linear time on 1 MiB adversarial texts', { timeout: 120_000 }, () => {
+    const record = (text: string) => ({
+      key: 'k', gateway: 'g', origin: 'o', platform: 'irc', nativeId: '1', kind: 'message', speaker: { platform: 'irc', id: 'x', name: text.slice(0, 200) },
+      text, at: 0, copies: {},
+    });
+    expectLinearOnAdversarialText((text) => {
+      const rec = record(text);
+      return splitForChat(chatLineOf(rec, undefined, rec), continuationOf(rec));
+    });
   });
 });

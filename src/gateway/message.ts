@@ -57,7 +57,11 @@ export interface IncomingMessage {
    */
   namesParent?: boolean;
   files?: FileLink[];
-  /** How the line shows in a chat, rendered by the relay's own template; the default is `<name> text` (`* name text` for an action). */
+  /**
+   * How the line shows in a chat, rendered by the relay's own template; the default is `<name> text`
+   * (`* name text` for an action). Every line of it must carry the speaker, so a line of the text cannot
+   * pass for someone else's: render it with `attributedLines(text, (line) => ...)` (docs/gateways.md).
+   */
   chatText?: string;
 }
 

@@ -50,22 +50,28 @@ export function splitForChat(line: string, carry = ''): string[] {
   const parts: string[] = [];
   // A carry is a short name; one too long to leave room would never let the rest shrink.
   const again = carry.length <= MAX_POST_LENGTH / 4 ? carry : '';
-  let rest = line;
-  while (rest.length > MAX_POST_LENGTH) {
-    const window = rest.slice(0, MAX_POST_LENGTH);
+  // By index, not by slicing the rest again for each part: linear in the line's length.
+  let at = 0;
+  let lead = '';
+  while (lead.length + line.length - at > MAX_POST_LENGTH) {
+    const room = MAX_POST_LENGTH - lead.length;
+    const window = line.slice(at, at + room);
     const newline = window.lastIndexOf('\n');
-    if (newline > MAX_POST_LENGTH / 2) {
-      parts.push(rest.slice(0, newline));
-      rest = rest.slice(newline + 1);
+    if (newline > room / 2) {
+      parts.push(lead + window.slice(0, newline));
+      at += newline + 1;
+      lead = '';
       continue;
     }
     const space = window.lastIndexOf(' ');
-    let cut = space > MAX_POST_LENGTH / 2 ? space : MAX_POST_LENGTH;
-    const before = rest.charCodeAt(cut - 1);
+    let cut = space > room / 2 ? space : room;
+    const before = window.charCodeAt(cut - 1);
     if (before >= 0xd800 && before <= 0xdbff) cut -= 1;
-    parts.push(rest.slice(0, cut));
-    rest = again + rest.slice(rest.charCodeAt(cut) === 0x20 ? cut + 1 : cut);
+    parts.push(lead + window.slice(0, cut));
+    at += cut;
+    if (line.charCodeAt(at) === 0x20 || line.charCodeAt(at) === 0x0a) at += 1;
+    lead = again;
   }
-  parts.push(rest);
+  parts.push(lead + line.slice(at));
   return parts;
 }
