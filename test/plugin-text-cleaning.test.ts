@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { attributedLines, chatSafeText, closeBidi, oneLineName } from '../src/index.js';
+import { field } from '../plugins/group-mail/render.js';
 import { chatLineOf, continuationOf, splitForChat } from '../src/gateway/render.js';
 import { cleanChatMessage } from '../src/service/text-rules.js';
 import { postableText } from '../src/text/chat-safe-text.js';
@@ -125,5 +126,12 @@ describe('the gateway\'s chat line composition', () => {
       const rec = record(text);
       return splitForChat(chatLineOf(rec, undefined, rec), continuationOf(rec));
     });
+  });
+});
+
+describe('group-mail\'s fields', () => {
+  test('field (clean, one line, bidi closed) runs in linear time on 1 MiB adversarial texts', { timeout: 120_000 }, () => {
+    expect(field(`Budget\u0007 \u001b[31mred\u007f\u0085part two \u202eexe`)).toBe('Budget [31mred part two \u202eexe\u202c');
+    expectLinearOnAdversarialText(field);
   });
 });

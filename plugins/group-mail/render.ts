@@ -1,4 +1,4 @@
-import { htmlToText, type ActivityLogEntry, type Message } from '../../src/index.js';
+import { chatSafeText, closeBidi, htmlToText, type ActivityLogEntry, type Message } from '../../src/index.js';
 
 /** What a template may name about an archive message. */
 export interface MessageFields {
@@ -14,6 +14,15 @@ export interface MessageFields {
 /** `{name}` → value; unknown names stay as written (a typo shows, rather than vanishing). */
 export function fill(template: string, fields: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => fields[name] ?? whole);
+}
+
+/**
+ * Other people's text as one field of a line: what the chat refuses cleaned (chatSafeText: controls
+ * gone, NEL and the Unicode separators line breaks), made one line, its bidi controls closed at its end
+ * (closeBidi), so a BEL cannot cost the announcement and an override cannot reverse the fields after it.
+ */
+export function field(text: string): string {
+  return closeBidi(oneLine(chatSafeText(text)));
 }
 
 /** One line: runs of white space (line breaks included) become one space, and empty `()`/`—` left by empty fields go. */
@@ -39,7 +48,8 @@ export function snippetOf(message: Message, length: number): string {
     if (next === html) break;
     html = next;
   }
-  const text = message.is_plain_text ? message.body : htmlToText(html);
+  // Cleaned first: NUL and ESC go, NEL and U+2028 are line breaks like the others.
+  const text = chatSafeText(message.is_plain_text ? message.body : htmlToText(html));
   const kept: string[] = [];
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   for (let i = 0; i < lines.length; i += 1) {
@@ -51,7 +61,8 @@ export function snippetOf(message: Message, length: number): string {
     kept.push(line);
   }
   const plain = kept.join(' ').replace(/\s+/g, ' ').trim();
-  return plain.length <= length ? plain : `${plain.slice(0, Math.max(0, length - 1)).trimEnd()}…`;
+  // Bidi closed after the cut: the cut may take the closer away.
+  return closeBidi(plain.length <= length ? plain : `${plain.slice(0, Math.max(0, length - 1)).trimEnd()}…`);
 }
 
 /** The fields of a message for the templates. */
@@ -60,11 +71,11 @@ export function messageFields(message: Message, options: { group: string; groupU
     group_url: options.groupUrl, msg_num: String(message.msg_num), message_id: message.id, topic_id: message.topic_id,
   });
   return {
-    subject: topicSubject(message),
-    author: message.name || 'someone',
+    subject: field(topicSubject(message)),
+    author: field(message.name) || 'someone',
     snippet: snippetOf(message, options.snippetLength),
     link,
-    hashtags: (message.hashtags ?? []).map((tag) => `#${tag.name}`).join(' '),
+    hashtags: (message.hashtags ?? []).map((tag) => `#${field(tag.name)}`).join(' '),
     group: options.group,
     msg_num: String(message.msg_num),
   };
@@ -77,7 +88,7 @@ export function isReply(message: Message): boolean {
 
 /** Plain text of an activity entry (its HTML: a link to the member, then what happened). */
 export function activityText(entry: ActivityLogEntry, template: string, group: string): string {
-  return oneLine(fill(template, { entry: oneLine(htmlToText(entry.entry)), action: entry.action ?? '', group }));
+  return oneLine(fill(template, { entry: field(htmlToText(entry.entry)), action: field(entry.action ?? ''), group }));
 }
 
 /** The start of a line, for a subject: its first words, at most `max` characters. */
