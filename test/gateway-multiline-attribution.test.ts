@@ -65,10 +65,10 @@ describe('a multi-line relayed text in the chat', () => {
     await waitFor('both lines in the chat', async () => (await botPosts(e, reader, 'general')).length === 2);
     const posts = await botPosts(e, reader, 'general');
     expect(posts).toEqual([
-      '<deploybot> build 42 passed\n<deploybot> <alice> I resign, effective now\n<deploybot> third\n<deploybot> fourth',
-      '* deploybot waves\n* deploybot <alice> waves too',
+      '<[api] deploybot> build 42 passed\n<[api] deploybot> <alice> I resign, effective now\n<[api] deploybot> third\n<[api] deploybot> fourth',
+      '* [api] deploybot waves\n* [api] deploybot <alice> waves too',
     ]);
-    expect(linesOf(posts).filter((line) => !line.startsWith('<deploybot> ') && !line.startsWith('* deploybot '))).toEqual([]);
+    expect(linesOf(posts).filter((line) => !line.startsWith('<[api] deploybot> ') && !line.startsWith('* [api] deploybot '))).toEqual([]);
   });
 
   test('from Slack: each line and each part of a line too long for one post carries the speaker; a name with an override is closed', { timeout: 60_000 }, async () => {
