@@ -69,6 +69,12 @@ describe('sanitizeHtml', () => {
     expect(nestingBound('<b></x><b></x><b>')).toBe(3); // a stray end tag closes nothing
     expect(nestingBound('<p>one<p>two<p>three')).toBe(3); // implied ends are not guessed: a bound
     expect(nestingBound('<B>x</b>'.repeat(5))).toBe(1);
+    // What makes a tag (#31 item 1: a scan, no longer a backtracking expression): `<`, a letter, up to the next `>`.
+    // `< b>` and `<1>` are no tags, `<b/>` and `<br>` open nothing; `<b / >` opens (its `/` is not last), so does `<a<b>` (the name `a<b`).
+    expect(nestingBound('< b><1><b/><br><b / ><a<b>')).toBe(2);
+    expect(nestingBound('<b title="x>y"><i>')).toBe(2); // the tag ends at its first `>`
+    expect(nestingBound('<b<b<b')).toBe(0); // no `>`: no tag
+    expect(nestingBound('<b\u00a0x>'.repeat(3))).toBe(3); // a Unicode space ends the name `b`
   });
 
   it('HTML that could nest too deep is refused by the rules and never parsed', () => {

@@ -54,29 +54,50 @@ export const MAX_HTML_NESTING = 10_000;
 export const MAX_HTML_BYTES = 1024 * 1024;
 
 const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
-const TAG = /<(\/?)([a-zA-Z][^\s/>]*)[^>]*?(\/?)>/g;
+/** The characters that end a tag's name, as in `[^\s/>]` (JavaScript's `\s`, Unicode spaces included). */
+const NAME_END = /[\s/>]/;
+const isNameEnd = (char: string): boolean => NAME_END.test(char);
+const isAsciiLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 
 /**
  * An upper bound of how deep the elements of `html` nest, in one linear pass: every start tag of a
  * non-void element opens one level; an end tag closes one only for a name that is open (a stray one
  * closes nothing, as in the parser). The parser's implied ends (`<p>`, `<li>`) only make it shallower.
+ *
+ * A tag is what `<(\/?)([a-zA-Z][^\s/>]*)[^>]*?(\/?)>` would match, found by a scan instead (that
+ * expression backtracks in cubic time on many `<a` and no `>`, issue #31 item 1): a `<`, an optional
+ * `/`, a letter, the name up to a space, `/` or `>`, and the tag's end at the next `>`, self-closing
+ * when the character before that `>` is `/`. With no `>` left, no tag is left either.
  */
 export function nestingBound(html: string): number {
   const open = new Map<string, number>();
   let depth = 0;
   let deepest = 0;
-  for (const [, closing, rawName, selfClosing] of html.matchAll(TAG)) {
-    const name = rawName!.toLowerCase();
+  let at = html.indexOf('<');
+  while (at >= 0) {
+    const closing = html[at + 1] === '/';
+    const nameStart = at + (closing ? 2 : 1);
+    if (nameStart >= html.length || !isAsciiLetter(html.charCodeAt(nameStart))) {
+      at = html.indexOf('<', at + 1);
+      continue;
+    }
+    const end = html.indexOf('>', nameStart);
+    if (end < 0) break;
+    let nameEnd = nameStart + 1;
+    while (nameEnd < end && !isNameEnd(html[nameEnd]!)) nameEnd += 1;
+    const name = html.slice(nameStart, nameEnd).toLowerCase();
     if (closing) {
       const count = open.get(name) ?? 0;
-      if (count === 0) continue;
-      open.set(name, count - 1);
-      depth -= 1;
-    } else if (!selfClosing && !VOID_ELEMENTS.has(name)) {
+      if (count > 0) {
+        open.set(name, count - 1);
+        depth -= 1;
+      }
+    } else if (html[end - 1] !== '/' && !VOID_ELEMENTS.has(name)) {
       open.set(name, (open.get(name) ?? 0) + 1);
       depth += 1;
       deepest = Math.max(deepest, depth);
     }
+    at = html.indexOf('<', end + 1);
   }
   return deepest;
 }
