@@ -111,7 +111,7 @@ export class Presenter {
       group_id: wireId(topic.groupId),
       group_subject_tag: group?.subjectTag ?? '',
       subject: topic.subject,
-      summary: first ? summarize(first.body) : '',
+      summary: first ? summaryOf(first) : '',
       name: user?.fullName ?? '',
       profile_photo_url: '',
       num_messages: messages.length,
@@ -145,7 +145,7 @@ export class Presenter {
       body: message.body,
       quoted,
       remainder,
-      snippet: summarize(message.body),
+      snippet: summaryOf(message),
       name: user?.fullName ?? '',
       profile_photo_url: '',
       is_plain_text: message.isPlainText,
@@ -261,12 +261,35 @@ export class Presenter {
   }
 }
 
-/** Plain-text summary of an HTML or text body, for `snippet` and `summary`. */
-export function summarize(body: string, length = 200): string {
-  const text = htmlToText(body).replace(/\s+/g, ' ').trim();
-  // Cut by code points, so an emoji is never split in half.
-  const points = Array.from(text);
-  return points.length > length ? `${points.slice(0, length - 1).join('')}…` : text;
+/** Our decision: the longest `snippet` and `summary`, in characters (code points). */
+export const SNIPPET_LENGTH = 200;
+
+/**
+ * Plain-text summary of a body, for `snippet` and `summary`: an HTML body's text (tags gone, entities
+ * decoded), a plain-text body as written (its `<` and `&` are text: docs/protocol.md "HTML fields"),
+ * white space collapsed, cut to `length` code points. Linear in the body (issue #31 item 2).
+ */
+export function summarize(body: string, isPlainText: boolean, length = SNIPPET_LENGTH): string {
+  const text = (isPlainText ? body : htmlToText(body)).replace(/\s+/g, ' ').trim();
+  // Cut by code points, so an emoji is never split in half. 2 * length + 2 UTF-16 units hold more than
+  // `length` code points whenever the text is longer than that, so the rest is never split up.
+  const head = Array.from(text.slice(0, 2 * length + 2));
+  return head.length > length ? `${head.slice(0, length - 1).join('')}…` : text;
+}
+
+/**
+ * A message's summary, computed once per body: every read presents it again (getmessages, gettopics,
+ * searcharchives, the chat's topic), and a body is up to 1 MiB. Keyed on the stored message object, so a
+ * message forgotten by the store is forgotten here too; an edited body is summarised again.
+ */
+const summaries = new WeakMap<Message, { body: string; isPlainText: boolean; summary: string }>();
+
+function summaryOf(message: Message): string {
+  const known = summaries.get(message);
+  if (known && known.body === message.body && known.isPlainText === message.isPlainText) return known.summary;
+  const summary = summarize(message.body, message.isPlainText);
+  summaries.set(message, { body: message.body, isPlainText: message.isPlainText, summary });
+  return summary;
 }
 
 /** Splits a text body into the part quoting an earlier message (lines starting with `>`) and the rest. */
