@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../service/connection-limits.js';
 import { ID_STYLES, type IdStyle } from '../service/ids.js';
 import { LocalService, type LocalServiceOptions } from '../service/local-service.js';
 import { parseRateLimit } from '../service/rate-limit.js';
@@ -29,6 +30,14 @@ Options:
   --rate-limit R[/B]       per-caller requests per second and burst, or off (default 100/200)
   --upgrade-rate-limit R[/B] per-caller chat socket upgrades per second and burst, or off (default 20/50)
   --ping-interval SECONDS  how often chat sockets are pinged (default 30)
+  --max-connections-per-address N
+                           open connections one address (an IPv6 /64) may hold, chat sockets not
+                           counted; one more is closed as it arrives (default ${DEFAULT_CONNECTION_LIMITS.perAddress})
+  --idle-timeout SECONDS   a connection silent this long is closed (before, between or during
+                           requests; not chat sockets) (default ${DEFAULT_CONNECTION_LIMITS.idleTimeoutMs / 1000})
+  --headers-timeout SECONDS  a request's headers must arrive within this (default ${DEFAULT_CONNECTION_LIMITS.headersTimeoutMs / 1000})
+  --request-timeout SECONDS  a whole request, body included, within this (default ${DEFAULT_CONNECTION_LIMITS.requestTimeoutMs / 1000})
+  --handshake-timeout SECONDS  the TLS handshake within this (default ${DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs / 1000})
   --admin-token TOKEN      the admin API's token (default: random, printed)
   --log-level LEVEL        pino level for stderr (default info)
   -h, --help               this text
@@ -44,6 +53,8 @@ export async function serveOptionsFromArgs(args: string[]): Promise<LocalService
         state: { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' },
         'rate-limit': { type: 'string' }, 'upgrade-rate-limit': { type: 'string' }, 'ping-interval': { type: 'string' },
         'admin-token': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'max-connections-per-address': { type: 'string' }, 'idle-timeout': { type: 'string' }, 'headers-timeout': { type: 'string' },
+        'request-timeout': { type: 'string' }, 'handshake-timeout': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -70,6 +81,7 @@ export async function serveOptionsFromArgs(args: string[]): Promise<LocalService
   };
   const pingSeconds = values['ping-interval'] === undefined ? 30 : Number(values['ping-interval']);
   if (!(pingSeconds > 0)) throw new UsageError('--ping-interval must be a positive number of seconds');
+  const connectionLimits = connectionLimitsFromArgs(values);
   return {
     host: values.host,
     port,
@@ -82,9 +94,39 @@ export async function serveOptionsFromArgs(args: string[]): Promise<LocalService
     rateLimit: rate('--rate-limit', values['rate-limit']),
     upgradeRateLimit: rate('--upgrade-rate-limit', values['upgrade-rate-limit']),
     pingIntervalMs: pingSeconds * 1000,
+    connectionLimits,
     adminToken: values['admin-token'],
     logger: pino({ level: values['log-level'] ?? 'info' }, new StderrSink()),
   };
+}
+
+/** The connection flags given (each a positive number; the rest keep their defaults). */
+function connectionLimitsFromArgs(values: Record<string, string | boolean | undefined>): Partial<ConnectionLimits> {
+  const limits: Partial<ConnectionLimits> = {};
+  const positive = (flag: string): number | undefined => {
+    const text = values[flag];
+    if (typeof text !== 'string') return undefined;
+    const value = Number(text);
+    if (!(value > 0) || !Number.isFinite(value)) throw new UsageError(`--${flag} must be a positive number, got ${text}`);
+    return value;
+  };
+  const perAddress = positive('max-connections-per-address');
+  if (perAddress !== undefined) {
+    if (!Number.isInteger(perAddress)) throw new UsageError(`--max-connections-per-address must be a whole number, got ${perAddress}`);
+    limits.perAddress = perAddress;
+  }
+  const seconds: Array<[string, keyof ConnectionLimits]> = [
+    ['idle-timeout', 'idleTimeoutMs'], ['headers-timeout', 'headersTimeoutMs'],
+    ['request-timeout', 'requestTimeoutMs'], ['handshake-timeout', 'handshakeTimeoutMs'],
+  ];
+  for (const [flag, key] of seconds) {
+    const value = positive(flag);
+    if (value !== undefined) limits[key] = Math.round(value * 1000);
+  }
+  const headers = limits.headersTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.headersTimeoutMs;
+  const request = limits.requestTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs;
+  if (headers > request) throw new UsageError('--headers-timeout must not be longer than --request-timeout');
+  return limits;
 }
 
 /** Starts the service and keeps it up until SIGINT or SIGTERM. */

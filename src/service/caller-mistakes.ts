@@ -57,6 +57,12 @@ function describeParseError(error: Error & { code?: string }, maxHeaderBytes: nu
   }
 }
 
+/** An error of the TLS layer rather than the HTTP parser (OpenSSL's carry `library`). */
+function isTlsFailure(error: Error & { code?: string; library?: string }): boolean {
+  const code = error.code ?? '';
+  return code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || error.library !== undefined;
+}
+
 /**
  * Answers what Node's HTTP parser refuses before any route runs (a request line or headers over the
  * size limit, a header line that is not HTTP, an unknown method, a request that did not arrive in
@@ -70,6 +76,13 @@ export function answerUnparsableRequests(server: Server, log: Logger): void {
   server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
     // A connection reset has nothing left to answer.
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    // A TLS failure (a handshake too slow or broken) comes here too (https's tlsClientError), on a socket
+    // that can carry no answer: what is written waits for a handshake that never comes, so destroySoon
+    // below would keep it open for good (#31 item 3).
+    if (isTlsFailure(error)) {
+      socket.destroy();
+      return;
+    }
     const extra = describeParseError(error, maxHeaderBytes);
     log.debug({ code: error.code, extra }, 'request refused');
     // As Node does: no answer in the middle of another one already started on this connection.

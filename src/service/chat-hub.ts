@@ -70,7 +70,8 @@ export class ChatHub {
   }
 
   /** Handles an HTTP upgrade for `/api/v1/chatdata`; a refused one is answered with an error object. */
-  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+  /** Resolves true when the upgrade is granted (the socket is the hub's from then on), false when refused. */
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<boolean> {
     let accepted: Accepted;
     try {
       accepted = await checkChatUpgrade(this.core, request, url);
@@ -80,9 +81,10 @@ export class ChatHub {
       const apiError = error instanceof ApiError ? error : new ApiError('server', 'upgrade failed');
       if (!(error instanceof ApiError)) this.log.error({ err: error }, 'chatdata upgrade failed');
       refuseUpgrade(socket, apiError);
-      return;
+      return false;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, accepted));
+    return true;
   }
 
   private accept(ws: WebSocket, accepted: Accepted): void {

@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { pino } from 'pino';
 import { mountAdmin } from './admin.js';
 import { ChatHub, CLOSE_CODES, refuseUpgrade } from './chat-hub.js';
+import { ConnectionGuard, DEFAULT_CONNECTION_LIMITS, serverTimeoutOptions } from './connection-limits.js';
 import { ServiceCore } from './core.js';
 import { DEMO_SEED } from './demo-seed.js';
 import { answerOnlyWhenSaved } from './durable-answers.js';
@@ -45,8 +46,9 @@ export async function buildLocalService(options: LocalServiceOptions, restart: (
   const temporaryDir = temporary?.dir;
   const tls = options.tls ? { ...options.tls, ca: options.tls.cert, caFile: options.tls.caFile } : (temporary ?? await localTls(keptTlsDir!));
 
+  const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
   const app = Fastify({
-    https: { key: tls.key, cert: tls.cert },
+    https: { key: tls.key, cert: tls.cert, ...serverTimeoutOptions(connectionLimits) },
     // Requests are not logged one by one; operations log their own failures.
     logger: false,
     bodyLimit: MAX_ATTACHMENT_BYTES * 2,
@@ -56,6 +58,8 @@ export async function buildLocalService(options: LocalServiceOptions, restart: (
       void sendError(core, reply as unknown as FastifyReply, new ApiError('bad_request', error.message), log, 'http');
     },
   });
+  const connections = new ConnectionGuard(connectionLimits, log.child({ component: 'connections' }));
+  connections.attach(app.server);
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: MAX_ATTACHMENT_BYTES } });
   const hub = new ChatHub(core, log.child({ component: 'chat-hub' }), options.pingIntervalMs ?? 30_000);
@@ -86,7 +90,10 @@ export async function buildLocalService(options: LocalServiceOptions, restart: (
       refuseUpgrade(socket, new ApiError('bad_request', `no websocket at ${url.pathname}`));
       return;
     }
-    void hub.handleUpgrade(request, socket, head, url);
+    // A chat socket the hub takes leaves the per-address count: its own caps are per user.
+    void hub.handleUpgrade(request, socket, head, url).then((granted) => {
+      if (granted) connections.exempt(request.socket);
+    });
   });
 
   try {
@@ -100,7 +107,7 @@ export async function buildLocalService(options: LocalServiceOptions, restart: (
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   state?.start();
   return {
-    core, hub, server: app.server, state, caFile: tls.caFile, ca: tls.ca, adminToken, host, port, log,
+    core, hub, connections, server: app.server, state, caFile: tls.caFile, ca: tls.ca, adminToken, host, port, log,
     async close() {
       hub.closeAll(CLOSE_CODES.goingAway, 'service shutting down');
       hub.stop();

@@ -1,6 +1,7 @@
 import type { Server as HttpsServer } from 'node:https';
 import type { Logger } from 'pino';
 import type { ChatHub } from './chat-hub.js';
+import type { ConnectionGuard, ConnectionLimits } from './connection-limits.js';
 import type { ServiceCore } from './core.js';
 import type { IdStyle } from './ids.js';
 import type { RateLimitConfig } from './rate-limit.js';
@@ -27,6 +28,8 @@ export interface LocalServiceOptions {
   /** Per-caller request rate; null turns it off. */
   rateLimit?: RateLimitConfig | null;
   upgradeRateLimit?: RateLimitConfig | null;
+  /** Timeouts and the per-address cap on open connections (connection-limits.ts); each left out keeps its default. */
+  connectionLimits?: Partial<ConnectionLimits>;
   pingIntervalMs?: number;
   sessionTtlMs?: number;
   adminToken?: string;
@@ -40,6 +43,7 @@ export const DEFAULT_UPGRADE_RATE_LIMIT: RateLimitConfig = { perSecond: 20, burs
 export interface ServiceParts {
   core: ServiceCore;
   hub: ChatHub;
+  connections: ConnectionGuard;
   server: HttpsServer;
   state: StateFile | undefined;
   caFile: string | undefined;

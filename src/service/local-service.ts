@@ -1,9 +1,11 @@
 import type { ChatHub } from './chat-hub.js';
+import type { ConnectionGuard } from './connection-limits.js';
 import type { ServiceCore } from './core.js';
 import type { IdStyle } from './ids.js';
 import type { LocalServiceOptions, ServiceParts } from './local-service-options.js';
 
 export { DEFAULT_RATE_LIMIT, DEFAULT_UPGRADE_RATE_LIMIT, type LocalServiceOptions } from './local-service-options.js';
+export type { ConnectionLimits } from './connection-limits.js';
 
 /**
  * `groupwire serve`: the whole described interface over HTTPS and WSS, in this process. This module
@@ -12,6 +14,8 @@ export { DEFAULT_RATE_LIMIT, DEFAULT_UPGRADE_RATE_LIMIT, type LocalServiceOption
 export class LocalService {
   readonly core: ServiceCore;
   readonly hub: ChatHub;
+  /** The per-address count of open connections and its refusals (connection-limits.ts). */
+  readonly connections: ConnectionGuard;
   readonly caFile: string | undefined;
   /** PEM of the CA clients should trust. */
   readonly ca: string;
@@ -21,6 +25,7 @@ export class LocalService {
   private constructor(private readonly parts: ServiceParts) {
     this.core = parts.core;
     this.hub = parts.hub;
+    this.connections = parts.connections;
     this.caFile = parts.caFile;
     this.ca = parts.ca;
     this.adminToken = parts.adminToken;
