@@ -46,7 +46,8 @@ export async function readMultipart(
       if (typeof part.value !== 'string') continue;
       const earlier = fields[part.fieldname];
       if (earlier === undefined) fields[part.fieldname] = part.value;
-      else fields[part.fieldname] = Array.isArray(earlier) ? [...earlier, part.value] : [earlier, part.value];
+      else if (Array.isArray(earlier)) earlier.push(part.value);
+      else fields[part.fieldname] = [earlier, part.value];
     }
   } catch (error) {
     throw asUploadMistake(error);
