@@ -70,7 +70,7 @@ function withoutScriptsAndStyles(html: string): string {
  * `html` without its tags: what `/<[^>]*>/g` removes (a `<` up to the next `>`), found by a scan. A
  * `<` with no `>` after it is text, and so is everything after it.
  */
-function withoutTags(html: string): string {
+export function withoutTags(html: string): string {
   let out = '';
   let copied = 0;
   let lt = html.indexOf('<');

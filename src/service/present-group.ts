@@ -3,6 +3,7 @@ import { wireId } from './ids.js';
 import type { Group } from './model.js';
 import type { Store } from './store.js';
 import { parentGroupOf } from './subgroups.js';
+import { withoutTags } from '../api/html-text.js';
 
 /** An unset time, as the real service writes it. */
 export const UNSET_TIME = '0001-01-01T00:00:00Z';
@@ -87,7 +88,8 @@ export function presentGroup(store: Store, group: Group, baseUrl: string, perms:
     nice_group_name: group.title,
     alias: '',
     desc: group.desc,
-    plain_desc: group.desc.replace(/<[^>]*>/g, ''),
+    // Linear: `/<[^>]*>/g` scanned to the end from each `<` of a desc without `>` (#31).
+    plain_desc: withoutTags(group.desc),
     subject_tag: group.subjectTag,
     footer: '',
     website: '',

@@ -80,13 +80,25 @@ function rawTokens(q: string): Array<{ text: string; quoted: boolean }> {
   return tokens;
 }
 
+const SENTENCE_PUNCTUATION = new Set(['.', ',', ';', ':', '!', '?']);
+
+/**
+ * `text` without the sentence punctuation at its end: what `/[.,;:!?]+$/` removes, by a scan from the
+ * end (that expression, tried from every position of a long run of dots, takes time in its square).
+ */
+export function withoutTrailingPunctuation(text: string): string {
+  let end = text.length;
+  while (end > 0 && SENTENCE_PUNCTUATION.has(text[end - 1]!)) end -= 1;
+  return text.slice(0, end);
+}
+
 export function parseSearchQuery(q: string): SearchQuery {
   const query: SearchQuery = { words: [], phrases: [], hashtags: [], posterIds: [] };
   for (const { text, quoted } of rawTokens(q)) {
     if (!quoted && text.startsWith('-#')) throw badRequest(EXCLUDE_HASHTAG_NOT_IMPLEMENTED);
     if (!quoted && text.startsWith('#') && text.length > 1) {
       // Trailing punctuation is the sentence's, not the tag's: `#urgent,` means #urgent.
-      const tag = text.slice(1).replace(/[.,;:!?]+$/, '').toLowerCase();
+      const tag = withoutTrailingPunctuation(text.slice(1)).toLowerCase();
       if (tag) query.hashtags.push(tag);
       continue;
     }
@@ -119,17 +131,38 @@ export function couldMatch(query: SearchQuery, texts: readonly string[]): boolea
   return query.words.every(present) && query.phrases.every((phrase) => phrase.every(present));
 }
 
-/** Where a term occurs in one token list: the index of the first token of each occurrence. */
+/**
+ * Where a term occurs in one token list: the index of the first token of each occurrence (overlapping
+ * ones included). A one-word term matches as a prefix; a phrase (whole words) is found with
+ * Knuth-Morris-Pratt, so a long phrase over a repetitive body costs the tokens plus the phrase, not
+ * their product (#31).
+ */
 function occurrences(tokens: readonly WordToken[], term: readonly string[], prefix: boolean): number[] {
   const found: number[] = [];
   const n = term.length;
-  for (let i = 0; i + n <= tokens.length; i += 1) {
-    let ok = true;
-    for (let k = 0; k < n && ok; k += 1) {
-      const word = tokens[i + k]!.word;
-      ok = prefix ? word.startsWith(term[k]!) : word === term[k];
+  if (n === 1 && prefix) {
+    const word = term[0]!;
+    tokens.forEach((token, i) => {
+      if (token.word.startsWith(word)) found.push(i);
+    });
+    return found;
+  }
+  // failure[k]: the length of the longest proper prefix of term[0..k] that is also its suffix.
+  const failure = new Array<number>(n).fill(0);
+  for (let k = 1, matched = 0; k < n; k += 1) {
+    while (matched > 0 && term[k] !== term[matched]) matched = failure[matched - 1]!;
+    if (term[k] === term[matched]) matched += 1;
+    failure[k] = matched;
+  }
+  let matched = 0;
+  for (let i = 0; i < tokens.length; i += 1) {
+    const word = tokens[i]!.word;
+    while (matched > 0 && word !== term[matched]) matched = failure[matched - 1]!;
+    if (word === term[matched]) matched += 1;
+    if (matched === n) {
+      found.push(i - n + 1);
+      matched = failure[n - 1]!;
     }
-    if (ok) found.push(i);
   }
   return found;
 }

@@ -14,7 +14,21 @@ export function bodyText(body: string, isPlainText: boolean): string {
   return isPlainText ? text : htmlToText(text);
 }
 
-const looksLikeHtml = (text: string): boolean => /<\/?[a-z][^>]*>/i.test(text);
+/**
+ * True when `text` holds something like a tag: what `/<\/?[a-z][^>]*>/i` finds, by a scan (that
+ * expression, tried from each of many `<a` with no `>`, scans to the end from each: quadratic). A tag
+ * needs a `>` after its `<`: once there is none, none of the later `<` has one either.
+ */
+export function looksLikeHtml(text: string): boolean {
+  let lt = text.indexOf('<');
+  while (lt >= 0) {
+    const at = text[lt + 1] === '/' ? lt + 2 : lt + 1;
+    const code = text.charCodeAt(at) | 0x20;
+    if (code >= 0x61 && code <= 0x7a) return text.indexOf('>', at + 1) >= 0;
+    lt = text.indexOf('<', lt + 1);
+  }
+  return false;
+}
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**

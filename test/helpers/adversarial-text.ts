@@ -57,6 +57,9 @@ export function adversarialTexts(bytes = ADVERSARIAL_BYTES): Record<string, stri
     'control characters': repeatTo('\x1b[', bytes),
     'bidi controls': repeatTo('\u202e', bytes),
     'word characters': repeatTo('a', bytes),
+    // For search phrase matching (src/service/search-query.ts): one word over and over, which every
+    // position of a phrase starting with it matches for as long as the phrase.
+    'repeated words': repeatTo('a ', bytes),
   };
 }
 

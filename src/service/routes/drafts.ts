@@ -98,7 +98,7 @@ function baseName(filename: string): string {
 }
 
 /** A media type safe to send back as a header; anything odd is served as opaque bytes. */
-function cleanMediaType(mediaType: string): string {
+export function cleanMediaType(mediaType: string): string {
   return /^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=("[^"\r\n]*"|[\w.+-]+))*$/.test(mediaType)
     ? mediaType.toLowerCase()
     : 'application/octet-stream';

@@ -1,6 +1,6 @@
 import type { ServiceCore } from '../core.js';
 import { parseDateTime } from '../dates.js';
-import { invalidValue } from '../errors.js';
+import { badRequest, invalidValue } from '../errors.js';
 import type { Group, Message } from '../model.js';
 import { defineOp, type Operation } from '../operation.js';
 import { listView, type SortSpec } from '../paging.js';
@@ -98,6 +98,9 @@ function tagNames(core: ServiceCore, message: Message): Set<string> {
   return names;
 }
 
+/** Our decision: the longest `q` searcharchives takes, in characters (UTF-16 units). */
+export const MAX_QUERY_LENGTH = 1_000;
+
 class Searcher {
   private readonly signatures: Map<string, string> | undefined;
 
@@ -159,6 +162,9 @@ export const searchOperations: Operation[] = [
     const scope = core.groupScope(params, caller);
     core.require(scope, 'archives_visible');
     const q = params.string('q') ?? '';
+    // Each word of the query is looked for in every message's text: the query's length multiplies the
+    // cost of a search, so it has a bound no real query comes near (#31).
+    if (q.length > MAX_QUERY_LENGTH) throw badRequest(`q too long (at most ${MAX_QUERY_LENGTH} characters)`);
     const query = parseSearchQuery(q);
     const collapse = params.boolean('collapse_topics') ?? false;
     const excludeSigs = params.boolean('exclude_sigs') ?? false;
