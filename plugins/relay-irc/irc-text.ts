@@ -1,3 +1,5 @@
+import { graphemesOf } from './graphemes.js';
+
 /**
  * Text at the IRC boundary: what may never reach a command line (CR, LF, NUL and other controls), IRC's
  * formatting codes, keeping chat names from highlighting IRC users, and splitting by UTF-8 bytes.
@@ -13,8 +15,6 @@ const LINE_BREAKS = /\r\n|[\r\n\u0085\u2028\u2029\v\f]/g;
 const CONTROLS = /[\x00-\x1f\x7f\x80-\x9f]/g;
 
 const ZWSP = '\u200b';
-
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 export function utf8Bytes(text: string): number {
   return Buffer.byteLength(text, 'utf8');
@@ -50,8 +50,8 @@ export function safeName(text: string, fallback: string): string {
  */
 export function antiPing(name: string): string {
   return name.split(' ').map((word) => {
-    const parts = [...graphemes.segment(word)].map((s) => s.segment);
-    return parts.length < 2 ? word : parts[0] + ZWSP + parts.slice(1).join('');
+    const parts = graphemesOf(word, 2);
+    return parts.length < 2 ? word : parts[0] + ZWSP + word.slice(parts[0]!.length);
   }).join(' ');
 }
 
@@ -72,7 +72,7 @@ export function splitUtf8(text: string, maxBytes: number): string[] {
     bytes = current.reduce((sum, g) => sum + utf8Bytes(g), 0);
     lastSpace = current.lastIndexOf(' ');
   };
-  for (const { segment } of graphemes.segment(text)) {
+  for (const segment of graphemesOf(text)) {
     for (const unit of utf8Bytes(segment) > maxBytes ? [...segment] : [segment]) {
       const size = utf8Bytes(unit);
       if (bytes + size > maxBytes && current.length > 0) flush(lastSpace > current.length / 2 ? lastSpace : current.length);

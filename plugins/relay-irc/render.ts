@@ -1,6 +1,7 @@
 import { closeBidi } from '../../src/index.js';
 import type { OutgoingMessage } from '../../src/gateway/message.js';
 import { textToIrcLines, type ToIrcFormat } from './format.js';
+import { graphemesOf } from './graphemes.js';
 import { antiPing, normalizeLineBreaks, safeLine, safeName } from './irc-text.js';
 import { markupToText } from './markup.js';
 
@@ -22,8 +23,6 @@ import { markupToText } from './markup.js';
 
 /** The most of a quoted message shown in front of a reply, in characters. */
 const QUOTE_CHARS = 40;
-
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 export function renderForIrc(out: OutgoingMessage, prefix: string, format: ToIrcFormat): string[] {
   const who = { display_name: out.speaker.name, user_name: out.speaker.id };
@@ -68,6 +67,6 @@ function withFiles(text: string, out: OutgoingMessage): string {
 
 /** At most `chars` characters (whole graphemes), with "…" when something was left out. */
 export function cut(text: string, chars: number): string {
-  const parts = [...graphemes.segment(text)].map((s) => s.segment);
+  const parts = graphemesOf(text, chars + 1);
   return parts.length <= chars ? text : `${parts.slice(0, chars).join('').trimEnd()}…`;
 }
