@@ -41,13 +41,8 @@ export function topicSubject(message: Message): string {
  */
 export function snippetOf(message: Message, length: number): string {
   if (length === 0) return '';
-  // In HTML mail the quoted part is a blockquote (innermost first, for quotes within quotes).
-  let html = message.body;
-  while (!message.is_plain_text && /<blockquote[\s>]/i.test(html)) {
-    const next = html.replace(/<blockquote[\s>](?:(?!<blockquote[\s>])[\s\S])*?<\/blockquote\s*>/gi, '');
-    if (next === html) break;
-    html = next;
-  }
+  // In HTML mail the quoted part is a blockquote (quotes within quotes go with it).
+  const html = message.is_plain_text ? message.body : withoutBlockquotes(message.body);
   // Cleaned first: NUL and ESC go, NEL and U+2028 are line breaks like the others.
   const text = chatSafeText(message.is_plain_text ? message.body : htmlToText(html));
   const kept: string[] = [];
@@ -57,12 +52,50 @@ export function snippetOf(message: Message, length: number): string {
     if (/^--\s?$/.test(line)) break;
     if (/^\s*>/.test(line)) continue;
     // "On Mon, 1 Jan 2026, Alice wrote:" introduces a quote: dropped with it.
-    if (/\bwrote:\s*$/.test(line) && lines.slice(i + 1).find((next) => next.trim() !== '')?.trimStart().startsWith('>')) continue;
+    if (/\bwrote:\s*$/.test(line) && nextWithText(lines, i + 1)?.trimStart().startsWith('>')) continue;
     kept.push(line);
   }
   const plain = kept.join(' ').replace(/\s+/g, ' ').trim();
   // Bidi closed after the cut: the cut may take the closer away.
   return closeBidi(plain.length <= length ? plain : `${plain.slice(0, Math.max(0, length - 1)).trimEnd()}…`);
+}
+
+/** The first line from `from` on that is not blank (found without copying the rest: a body may have 100,000 lines). */
+function nextWithText(lines: readonly string[], from: number): string | undefined {
+  for (let i = from; i < lines.length; i += 1) if (lines[i]!.trim() !== '') return lines[i];
+  return undefined;
+}
+
+const BLOCKQUOTE_OPEN = /<blockquote[\s>]/gi;
+const BLOCKQUOTE_CLOSE = /<\/blockquote\s*>/gi;
+
+/**
+ * HTML without its quoted parts: every `<blockquote>` with its closing tag and all between (quotes within
+ * quotes included; a tag never closed stays). In one pass, each closing tag paired with the nearest open
+ * one before it (issue #31: removing the innermost quotes again and again was quadratic in the depth).
+ */
+export function withoutBlockquotes(html: string): string {
+  const marks: Array<{ at: number; end: number; open: boolean }> = [];
+  for (const match of html.matchAll(BLOCKQUOTE_OPEN)) marks.push({ at: match.index, end: match.index + match[0].length, open: true });
+  if (marks.length === 0) return html;
+  for (const match of html.matchAll(BLOCKQUOTE_CLOSE)) marks.push({ at: match.index, end: match.index + match[0].length, open: false });
+  marks.sort((a, b) => a.at - b.at);
+  const opens: number[] = [];
+  const quotes: Array<{ start: number; end: number }> = [];
+  for (const mark of marks) {
+    if (mark.open) opens.push(mark.at);
+    else if (opens.length > 0) quotes.push({ start: opens.pop()!, end: mark.end });
+  }
+  // Pairs are nested or apart: the outermost ones (by start) cover the rest.
+  quotes.sort((a, b) => a.start - b.start);
+  let out = '';
+  let kept = 0;
+  for (const quote of quotes) {
+    if (quote.start < kept) continue;
+    out += html.slice(kept, quote.start);
+    kept = quote.end;
+  }
+  return out + html.slice(kept);
 }
 
 /** The fields of a message for the templates. */

@@ -7,8 +7,12 @@ import { closeBidi } from '../../src/index.js';
  */
 const ZWSP = '\u200b';
 const MARKDOWN = /[\\*_~`|>[\]()]/g;
-/** Headings (`#`), subtext (`-#`) and list items (`-`) are markdown only at the start of a line. */
-const LINE_START_MARKDOWN = /^(\s*)([-#])/gm;
+/**
+ * Headings (`#`), subtext (`-#`) and list items (`-`) are markdown only at the start of a line. The
+ * white space before them stops at the line's end: `\s*` crossed line breaks, so from every line start
+ * of a text of blank lines it ran to the end and back (quadratic, issue #31).
+ */
+const LINE_START_MARKDOWN = /^([^\S\n\r\u2028\u2029]*)([-#])/gm;
 
 export function escapeForDiscord(text: string): string {
   return text

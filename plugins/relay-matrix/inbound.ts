@@ -167,7 +167,8 @@ export class MatrixInbound {
         this.options.log.debug({ room: roomId, ...failureFields(error) }, 'could not read the room\'s members; names fall back to localparts');
       }
     }
-    const name = names.get(userId) ?? userId.replace(/^@/, '').replace(/:.*$/, '');
+    // The localpart: up to the first colon (indexOf, not /:.*$/, which rescans from each colon of a line).
+    const name = names.get(userId) ?? userId.replace(/^@/, '').split(':', 1)[0]!;
     return { platform: 'matrix', id: userId, name };
   }
 

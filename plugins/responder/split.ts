@@ -24,7 +24,8 @@ export function splitMessage(text: string, max = MAX_CHAT_MESSAGE_LENGTH): strin
         skip = 0;
       }
     }
-    const part = rest.slice(0, cut).replace(/\s+$/, '');
+    // trimEnd, not /\s+$/: that regex rescans a long run of spaces from each of its positions.
+    const part = rest.slice(0, cut).trimEnd();
     if (part.trim() !== '') parts.push(part);
     rest = rest.slice(cut + skip).replace(/^\n+/, '');
   }
