@@ -60,6 +60,10 @@ export function adversarialTexts(bytes = ADVERSARIAL_BYTES): Record<string, stri
     // For search phrase matching (src/service/search-query.ts): one word over and over, which every
     // position of a phrase starting with it matches for as long as the phrase.
     'repeated words': repeatTo('a ', bytes),
+    // group-mail's snippetOf: quotes within quotes, each closed (removing the innermost again and again was quadratic).
+    'nested closed blockquotes': `${'<blockquote>'.repeat(Math.floor(bytes / 25))}${'</blockquote>'.repeat(Math.floor(bytes / 25))}`,
+    // group-mail's snippetOf: many "… wrote:" lines (each looked for the next line with text in a copy of all the rest).
+    'wrote lines': repeatTo('a wrote:\n', bytes),
   };
 }
 
