@@ -1,15 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { adversarialTexts, expectLinearOnAdversarialText, LINEAR_BOUND_MS } from './helpers/adversarial-text.js';
-import type { OutgoingMessage } from '../src/gateway/message.js';
+import { outgoing } from './helpers/outgoing-everywhere.js';
 import type { PluginContext } from '../src/pipeline/plugin.js';
 import { chatLineOf, snippet, splitForChat } from '../src/gateway/render.js';
-import { graphemesOf } from '../plugins/relay-irc/graphemes.js';
-import { hasTagNamed, rawAttribute, stripTags, tagsNamed } from '../plugins/relay-irc/html-tags.js';
-import { decodeEntities, markupToText, tidyLines } from '../plugins/relay-irc/markup.js';
-import { antiPing, guardCommandLine, normalizeLineBreaks, safeLine, safeName, splitUtf8, stripIrcFormatting } from '../plugins/relay-irc/irc-text.js';
-import { chatToIrcLines, fill as ircFill, ircToChatText, textToIrcLines } from '../plugins/relay-irc/format.js';
-import { cut, renderForIrc } from '../plugins/relay-irc/render.js';
-import { ircLower } from '../plugins/relay-irc/routes.js';
 import { slackToPlain, unescapeSlack } from '../plugins/relay-slack/markup.js';
 import { escapeForSlack, slackUsername } from '../plugins/relay-slack/escape.js';
 import { chatName, renderEdit, renderForChat, renderForSlack } from '../plugins/relay-slack/render.js';
@@ -42,47 +35,16 @@ import { activityText, fill as mailFill, isReply, oneLine, snippetOf, startOf, t
 const TIMEOUT = 240_000;
 const never = (): never => { throw new Error('not expected'); };
 
-function outgoing(text: string, kind: OutgoingMessage['kind'] = 'message'): OutgoingMessage {
-  return {
-    key: 'k', gateway: 'g', kind, text, speaker: { platform: 'chat', id: text, name: text }, time: '2024-01-01T00:00:00Z',
-    origin: { endpoint: 'e', platform: 'chat', nativeId: '1' },
-    source: { chat: { id: 1, subject: text }, message: { msg_num: 1, display_name: text, user_name: text, profile_photo_url: text } },
-    quote: { name: text, text }, files: [{ name: text, url: text }],
-  } as unknown as OutgoingMessage;
-}
 
 const chatMessage = (text: string, extra: Record<string, unknown> = {}) =>
   ({ message: text, display_name: text, user_name: text, user_id: 1, msg_num: 1, created: '2024-01-01T00:00:00Z', ...extra }) as never;
 const mailMessage = (text: string, plain: boolean) =>
   ({ body: text, subject: text, name: text, is_plain_text: plain, msg_num: 1, id: 'm', topic_id: 't', hashtags: [] }) as never;
 const renderOptions = { timeZone: 'UTC', timeFormat: 'YYYY-MM-DD HH:mm' };
-const toIrc = { template: '{prefix}<{name}> {text}', antiPing: true, roomBytes: 400, maxLines: 0 };
 const slackDisplay = { username: '{name} ({chat})', avatars: true, default_icon: ':robot:', name_in_text: true } as never;
 
 
 const transforms: Record<string, Record<string, (text: string) => unknown>> = {
-  'relay-irc': {
-    markupToText,
-    'markupToText of HTML': (text) => markupToText(`<p>${text}</p><pre>${text}</pre><a href="${text}">${text}</a>`),
-    decodeEntities,
-    tidyLines,
-    'tagsNamed': (text) => tagsNamed(text, () => true),
-    'hasTagNamed': (text) => hasTagNamed(text, new Set(['a', 'b'])),
-    stripTags,
-    'rawAttribute': (text) => rawAttribute(text, 'href'),
-    graphemesOf,
-    stripIrcFormatting, normalizeLineBreaks, safeLine, antiPing, guardCommandLine, ircLower,
-    'safeName': (text) => safeName(text, 'someone'),
-    'splitUtf8': (text) => splitUtf8(text, 400),
-    'cut': (text) => cut(text, 40),
-    'fill': (text) => ircFill(text, { name: text, text }),
-    'renderForIrc message': (text) => renderForIrc(outgoing(text), 'prefix', toIrc),
-    'renderForIrc action': (text) => renderForIrc(outgoing(text, 'action'), 'prefix', toIrc),
-    'renderForIrc edit': (text) => renderForIrc(outgoing(text, 'edit'), 'prefix', toIrc),
-    'chatToIrcLines': (text) => chatToIrcLines({ message: text, display_name: text, user_name: text }, text, toIrc),
-    'textToIrcLines one line': (text) => textToIrcLines(text, { display_name: text }, '', { ...toIrc, oneLine: true }),
-    'ircToChatText': (text) => ircToChatText('privmsg', text, '#c', text, { privmsg: '<{nick}> {text}', action: '* {nick} {text}' }),
-  },
   'relay-slack': {
     unescapeSlack, escapeForSlack, slackUsername, chatName,
     'renderForSlack': (text) => renderForSlack(outgoing(text), slackDisplay),
@@ -182,27 +144,4 @@ describe('linear time on 1 MiB of adversarial text (#31): plugins, gateway, grou
     expectLinearOnAdversarialText(handled);
     expectLinearOnAdversarialText((text) => handled(`!nosuch ${text}`));
   }, TIMEOUT);
-});
-
-describe('relay-irc: a long line of spaces does not backtrack (#31 item 9)', () => {
-  // Before: a 10,000-character line took 38 ms in markupToText (62 ms to IRC lines), 64 KB 1.6 s (2.2 s), 1 MiB ~7 min.
-  const lines = {
-    'spaces then a line break': (n: number) => `<b>hi</b>${' '.repeat(n)}\nx`,
-    'tabs then x': (n: number) => `<b>hi</b>${'\t'.repeat(n)}x`,
-    'spaces, no line break': (n: number) => `<b>hi</b>${' '.repeat(n)}x`,
-  };
-  for (const [name, make] of Object.entries(lines)) {
-    test(`${name}: 10,000 characters and 1 MiB become IRC lines in linear time`, () => {
-      const format = { template: '<{name}> {text}', antiPing: true, roomBytes: 400, maxLines: 0 };
-      for (const n of [10_000, 1024 * 1024]) {
-        const started = performance.now();
-        const text = markupToText(make(n));
-        const ircLines = chatToIrcLines({ message: make(n), display_name: 'Bob' }, '', format);
-        const ms = performance.now() - started;
-        expect(text.startsWith('hi')).toBe(true);
-        expect(ircLines[0]).toBe('<B\u200bob> hi');
-        expect(ms, `${n} characters: ${Math.round(ms)} ms`).toBeLessThan(n === 10_000 ? 200 : LINEAR_BOUND_MS);
-      }
-    }, TIMEOUT);
-  }
 });
