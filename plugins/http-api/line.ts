@@ -15,11 +15,14 @@ export interface LinePayload {
 }
 
 const ZWSP = '\u200b';
+/** The other ways of breaking a line (CR LF, a lone CR, NEL, U+2028, U+2029): each is a line break, not nothing. */
+const OTHER_BREAKS = /\r\n?|[\u0085\u2028\u2029]/g;
 /** Control characters but newline and tab: they mean nothing in a chat line and can mislead a terminal or a log reader. */
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
+/** Line breaks as `\n` (so `a\rb` stays two lines, not `ab`), every other control removed. */
 export function stripControls(text: string): string {
-  return text.replace(CONTROLS, '');
+  return text.replace(OTHER_BREAKS, '\n').replace(CONTROLS, '');
 }
 
 /**
@@ -51,7 +54,7 @@ export function isOneLineName(name: string): boolean {
 
 /** A name on one line, short enough for any display. */
 export function safeName(name: string, max = 100): string {
-  const flat = safeText(name.replace(/[\n\t]+/g, ' ')).trim();
+  const flat = safeText(name).replace(/[\n\t]+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
