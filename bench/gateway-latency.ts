@@ -11,9 +11,11 @@ import { report, type Figure } from './lib/report.js';
 import { startServiceProcess } from './lib/service-process.js';
 import { spread, type Spread } from './lib/stats.js';
 import { Marks, type Point, type Times } from './gateway-latency/marks.js';
-import { watchChat, watchSlack } from './gateway-latency/observers.js';
+import { watchChat, watchIrc, watchSlack } from './gateway-latency/observers.js';
 import { IRC_CHANNEL, REPLY_RATE, startGroupwire, type Setup, type Sides } from './gateway-latency/setups.js';
 import { chatSource, ircSource, saySteadily, untilFlowing, type Source } from './gateway-latency/traffic.js';
+import { IRC_IRC_RATES, IrcToIrcResults, linesAt, SETTLE_MS, startIrcToIrc } from './gateway-latency/irc-to-irc.js';
+import type { Running } from './lib/child.js';
 
 /**
  * Gateway latency (issue #14): lines said on IRC at 100 a second, through one bot whose chat general
@@ -22,15 +24,19 @@ import { chatSource, ircSource, saySteadily, untilFlowing, type Source } from '.
  * - IRC → chat: the talker's PRIVMSG written → a chat member's socket reads the bot's post of it;
  * - chat → Slack: that member's socket read it → the fake Slack recorded the bot's chat.postMessage
  *   (the chat is the bus: the line goes on to Slack when the bot's own post comes back to it);
- * - IRC → Slack: end to end.
+ * - IRC → Slack: end to end;
+ * - IRC → IRC (issue #32): lines said on one ngircd, through a gateway of two relay-irc and the chat, to
+ *   a second ngircd, at 10 and 100 lines a second, with lost, doubled and out-of-order lines counted
+ *   (bench/gateway-latency/irc-to-irc.ts).
  *
  * Baselines in the same run, each hop through its relay alone: relay-irc alone (IRC → chat, the same
  * talker), and relay-slack alone (a second member posts in the chat; chat → Slack from the moment the
- * first member's socket reads it). Every end is watched in this process, so each sample is read from
+ * first member's socket reads it); for IRC → IRC, a bare relay from one server to the other that
+ * confirms nothing. Every end is watched in this process, so each sample is read from
  * one clock; groupwire, the service and ngircd each run in a process of their own. The setups take
  * turns in rounds (the order rotates each round), each warmed up before it is measured.
  *
- * GATEWAY_LATENCY_LINES=200 (measured lines per setup, default 1,000) makes a quick run;
+ * GATEWAY_LATENCY_LINES=200 (measured lines per setup, default 1,000; half that at 10 a second) makes a quick run;
  * GATEWAY_LATENCY_DUMP=<file> appends every measured line's times to that file (JSON lines), to see
  * where in a run the slow ones fall.
  */
@@ -40,7 +46,6 @@ const MEASURED = Number(process.env.GATEWAY_LATENCY_LINES ?? 1000);
 const ROUNDS = 2;
 const PER_ROUND = Math.ceil(MEASURED / ROUNDS);
 const WARMUP = Math.min(200, PER_ROUND);
-/** A gateway hop may take twice its bare relay's p99, plus 5 ms (see BENCHMARKS.md). */
 /**
  * The limit of a gateway hop's p99: twice the bare relay's, plus 5 ms for one stall of this shared
  * machine, plus, for a hop that goes on from the chat, the wait of the bot's own post to be confirmed
@@ -67,6 +72,19 @@ const MEASURES: Record<Setup, { path: Path; from: 'irc' | 'chat'; until: Point[]
 const SETUPS: Setup[] = ['gateway', 'bare-irc', 'bare-slack'];
 const CODE: Record<Setup, string> = { gateway: 'g', 'bare-irc': 'i', 'bare-slack': 's' };
 
+/** One setup's turn in a round: how it starts, where its lines go, at what rate, and what is done with them. */
+interface Turn {
+  name: string;
+  code: string;
+  rate: number;
+  perRound: number;
+  from: 'irc' | 'chat';
+  until: Point[];
+  settleMs: number;
+  start(run: string): Running | Promise<Running>;
+  take(lines: Times[], tag: string, round: number): void;
+}
+
 interface Measured {
   latencies: number[];
   lost: number;
@@ -80,13 +98,15 @@ function hopOf(lines: readonly Times[], hop: Hop): Measured {
 }
 
 function row(label: string, path: string, s: Spread, lost: number): Array<string | number> {
-  return [label, path, s.count, s.p50, s.p99, s.max, s.mean, lost];
+  // Doubled and out of order are counted for IRC → IRC only (irc-to-irc.ts).
+  return [label, path, s.count, s.p50, s.p99, s.max, s.mean, lost, '–', '–'];
 }
 
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const service = await startServiceProcess();
   const irc = await IrcServer.start();
+  const ircB = await IrcServer.start();
   const slack = await FakeSlack.start();
   const sides: Sides = { service, irc, slack };
   const dir = mkdtempSync(join(tmpdir(), 'groupwire-gateway-latency-'));
@@ -99,6 +119,8 @@ async function main(): Promise<void> {
   watchChat(watcher, marks);
   const speaker = await carol.client.openChatSocket({ chatsubId: carol.chatsubId, noHistory: true });
   const talker = await RawIrc.connect(irc.port, 'talker', IRC_CHANNEL);
+  const watcherB = await RawIrc.connect(ircB.port, 'watcher', IRC_CHANNEL);
+  watchIrc(watcherB, marks);
   const sources: Record<'irc' | 'chat', Source> = { irc: ircSource(talker, IRC_CHANNEL), chat: chatSource(speaker) };
 
   const all = new Map<string, Measured>();
@@ -109,26 +131,46 @@ async function main(): Promise<void> {
     all.set(`${hop} ${path}`, sum);
   };
   const rounds: Array<Array<string | number>> = [];
+  const ircToIrc = new IrcToIrcResults();
+  const turns: Turn[] = [
+    ...SETUPS.map((setup): Turn => ({
+      name: setup, code: CODE[setup], rate: PER_SECOND, perRound: PER_ROUND, from: MEASURES[setup].from, until: MEASURES[setup].until, settleMs: 0,
+      start: (run) => startGroupwire(setup, sides, dir, run),
+      take: (lines, _tag, round) => {
+        for (const hop of MEASURES[setup].hops) {
+          const measured = hopOf(lines, hop);
+          add(hop, MEASURES[setup].path, measured);
+          const s = spread(measured.latencies);
+          rounds.push(row(`round ${round + 1}: ${HOPS[hop].label}`, setup, s, measured.lost));
+          process.stderr.write(`round ${round + 1} ${setup} ${HOPS[hop].label}: p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, lost ${measured.lost}\n`);
+        }
+      },
+    })),
+    ...IRC_IRC_RATES.flatMap((rate) => (['gateway', 'bare'] as const).map((path): Turn => ({
+      name: `irc-irc-${path}-${rate}`, code: `${path === 'gateway' ? 'x' : 'b'}${rate}`, rate, perRound: Math.ceil(linesAt(rate, MEASURED) / ROUNDS), from: 'irc',
+      until: path === 'gateway' ? ['chat', 'irc'] : ['irc'], settleMs: SETTLE_MS,
+      start: (run) => startIrcToIrc(path, { service, irc, ircB }, dir, run),
+      take: (lines, tag, round) => {
+        rounds.push(...ircToIrc.record(path, rate, round, lines, marks.arrivals(tag, 'irc')));
+        marks.forget(tag);
+      },
+    }))),
+  ];
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
-      const order = SETUPS.map((_, i) => SETUPS[(i + round) % SETUPS.length]!);
-      for (const setup of order) {
-        const { path, from, until, hops } = MEASURES[setup];
-        const run = `${round}${CODE[setup]}`;
-        const running = startGroupwire(setup, sides, dir, run);
+      const order = turns.map((_, i) => turns[(i + round) % turns.length]!);
+      for (const turn of order) {
+        const { code, rate, perRound, from, until, settleMs } = turn;
+        const run = `${round}${code}`;
+        const running = await turn.start(run);
         try {
           await untilFlowing(sources[from], marks, `p${run}`, until.at(-1)!);
-          await saySteadily(sources[from], marks, `w${run}`, WARMUP, PER_SECOND, until);
-          const lines = await saySteadily(sources[from], marks, `m${run}`, PER_ROUND, PER_SECOND, until);
+          // Warm-up at the turn's own rate, 10 s of it at most (a slow rate would otherwise warm up for 20 s).
+          await saySteadily(sources[from], marks, `w${run}`, Math.min(WARMUP, rate * 10), rate, until);
+          const lines = await saySteadily(sources[from], marks, `m${run}`, perRound, rate, until, 15_000, settleMs);
           const dump = process.env.GATEWAY_LATENCY_DUMP;
-          if (dump) appendFileSync(dump, lines.map((times, n) => `${JSON.stringify({ run: setup, round, n, ...times })}\n`).join(''));
-          for (const hop of hops) {
-            const measured = hopOf(lines, hop);
-            add(hop, path, measured);
-            const s = spread(measured.latencies);
-            rounds.push(row(`round ${round + 1}: ${HOPS[hop].label}`, setup, s, measured.lost));
-            process.stderr.write(`round ${round + 1} ${setup} ${HOPS[hop].label}: p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, lost ${measured.lost}\n`);
-          }
+          if (dump) appendFileSync(dump, lines.map((times, n) => `${JSON.stringify({ run: turn.name, round, n, ...times })}\n`).join(''));
+          turn.take(lines, `m${run}`, round);
         } finally {
           await running.stop();
         }
@@ -138,10 +180,12 @@ async function main(): Promise<void> {
     watcher.close();
     speaker.close();
     talker.close();
+    watcherB.close();
     await bob.client.close();
     await carol.client.close();
     await slack.close();
     await irc.close();
+    await ircB.close();
     await service.stop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -181,19 +225,20 @@ async function main(): Promise<void> {
   const lostBare = result('irc-chat', 'bare').lost + result('chat-slack', 'bare').lost;
   report({
     name: 'gateway-latency',
-    title: `Gateway latency: ${MEASURED} lines said on IRC at ${PER_SECOND}/s through a gateway IRC ⇄ chat ⇄ Slack, per hop against each relay alone (ms)`,
+    title: `Gateway latency: ${MEASURED} lines said on IRC at ${PER_SECOND}/s through a gateway IRC ⇄ chat ⇄ Slack, per hop against each relay alone; IRC → IRC through a gateway of two ngircd and the chat at 10 and 100/s against a bare relay (ms)`,
     table: {
-      columns: ['hop', 'path', 'lines', 'p50 ms', 'p99 ms', 'max ms', 'mean ms', 'lost'],
+      columns: ['hop', 'path', 'lines', 'p50 ms', 'p99 ms', 'max ms', 'mean ms', 'lost', 'doubled', 'out of order'],
       rows: [
         row('IRC → chat', 'gateway', s('irc-chat', 'gateway'), result('irc-chat', 'gateway').lost),
         row('IRC → chat', 'relay-irc alone', s('irc-chat', 'bare'), result('irc-chat', 'bare').lost),
         row('chat → Slack', 'gateway', s('chat-slack', 'gateway'), result('chat-slack', 'gateway').lost),
         row('chat → Slack', 'relay-slack alone', s('chat-slack', 'bare'), result('chat-slack', 'bare').lost),
         row('IRC → Slack', 'gateway', e2e, result('irc-slack', 'gateway').lost),
+        ...ircToIrc.rows(),
         ...rounds,
       ],
     },
-    figures,
+    figures: [...figures, ...ircToIrc.figures()],
     notes: [
       `One bot, chat general in a named gateway with an ngircd channel and the fake Slack's C0GENERAL1; the baselines are the same bot with relay-irc alone and with relay-slack alone (their own channels: pairs). Each setup in a groupwire process of its own (the tsc build), ${ROUNDS} rounds of ${PER_ROUND} measured lines each after ${WARMUP} warm-up lines, the order rotated each round.`,
       'IRC → chat: from just before the talker\'s PRIVMSG is written to a chat member\'s socket reading the bot\'s post. chat → Slack: from that member\'s socket reading the line (in the gateway, the bot\'s post; alone, another member\'s post) to the fake Slack recording chat.postMessage. One clock: every end is in the bench process.',
@@ -202,10 +247,11 @@ async function main(): Promise<void> {
       `The limit: a gateway hop does what its relay alone does plus the gateway's bookkeeping (the message map), with both relays' traffic on one event loop; twice the bare p99 allows for that, and ${LIMIT.plusMs} ms absorbs a single stall of this shared machine, which alone would double a p99 of a few ms. A line that goes on from the chat (chat → Slack, IRC → Slack) also waits for the bot's own post to be confirmed from the chat's history (the service does not echo it): reads of a chat are ${LIMIT.confirmMs} ms apart at the closest, so that hop's limit has ${LIMIT.confirmMs} ms more.`,
       `Load average (1 min) ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end on ${cpus().length} cores: the tails (p99, max) move with whatever else runs on this shared machine, the baselines' as much as the gateway's.`,
       ...(lostInGateway + lostBare > 0 ? [`LOST: ${lostInGateway} hop samples through the gateway, ${lostBare} through the relays alone (not seen within 15 s)`] : []),
+      ...ircToIrc.notes(ROUNDS),
     ],
   });
-  // A line that never arrived is a bug, not a slow figure.
-  if (lostInGateway > 0) process.exitCode = 1;
+  // A line that never arrived (or came twice, or out of order) is a bug, not a slow figure.
+  if (lostInGateway + ircToIrc.brokenInGateway() > 0) process.exitCode = 1;
 }
 
 buildOnce();

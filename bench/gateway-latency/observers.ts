@@ -1,10 +1,12 @@
 import type WebSocket from 'ws';
 import type { FakeSlack, Posted } from '../../test/fakes/slack/index.js';
+import type { RawIrc } from '../lib/raw-irc.js';
 import type { Marks } from './marks.js';
 
 /**
- * The two far ends the gateway bench watches, both in the bench process so that every time is read
- * from one clock: a chat member's socket, and the fake Slack's record of chat.postMessage calls.
+ * The far ends the gateway bench watches, all in the bench process so that every time is read
+ * from one clock: a chat member's socket, the fake Slack's record of chat.postMessage calls, and an
+ * IRC client in a channel.
  */
 
 /** A member's chat socket: every chat_message frame, stamped when the socket handed it over (before parsing). */
@@ -29,5 +31,13 @@ export function watchSlack(slack: FakeSlack, marks: Marks): void {
     const at = performance.now();
     for (const post of added) marks.seen('slack', post.text, at);
     return record(...added);
+  };
+}
+
+/** An IRC client's channel (the second server of the IRC → IRC setups): every PRIVMSG, stamped with the time its chunk arrived. */
+export function watchIrc(irc: RawIrc, marks: Marks): void {
+  irc.onLine = (line, at) => {
+    const said = /^(?:@\S+ )?:\S+ PRIVMSG \S+ :(.*)$/.exec(line);
+    if (said) marks.seen('irc', said[1]!, at);
   };
 }

@@ -57,9 +57,20 @@ function plugins(setup: Setup, sides: Sides): unknown[] {
 
 /** groupwire's supervisor for one setup, from a bots.yaml of its own; its log (warnings and errors) goes to our stderr. */
 export function startGroupwire(setup: Setup, sides: Sides, dir: string, run: string): Running {
+  const gateways = setup === 'gateway'
+    ? [{ name: 'general', endpoints: [{ chat: 'general' }, { irc: IRC_CHANNEL }, { slack: SLACK_CHANNEL }] }]
+    : undefined;
+  return startBridge(sides.service, dir, run, plugins(setup, sides), gateways);
+}
+
+/**
+ * `groupwire run` (the tsc build) with a bots.yaml of one bot, `bridge`, in chat general with these
+ * plugins (and these named gateways, if any), a fresh state dir, and the bench's reply_rate.
+ */
+export function startBridge(service: ServiceProcess, dir: string, run: string, botPlugins: unknown[], gateways?: unknown[]): Running {
   const file = join(dir, `bots-${run}.yaml`);
   writeFileSync(file, stringify({
-    service: { base_url: sides.service.baseUrl, ca_file: sides.service.caFile },
+    service: { base_url: service.baseUrl, ca_file: service.caFile },
     state_dir: join(dir, `state-${run}`),
     log: { level: 'warn', pretty: false },
     bots: [{
@@ -67,11 +78,9 @@ export function startGroupwire(setup: Setup, sides: Sides, dir: string, run: str
       login: { email: 'bot@example.com', password: 'bot-demo' },
       chats: [{ group: 'demo', chat: 'general' }],
       reply_rate: REPLY_RATE,
-      plugins: plugins(setup, sides),
+      plugins: botPlugins,
     }],
-    ...(setup === 'gateway'
-      ? { gateways: [{ name: 'general', endpoints: [{ chat: 'general' }, { irc: IRC_CHANNEL }, { slack: SLACK_CHANNEL }] }] }
-      : {}),
+    ...(gateways ? { gateways } : {}),
   }));
   const child = spawn(process.execPath, [join(BUILD, 'src/cli/main.js'), 'run', file], { cwd: ROOT, stdio: ['ignore', 2, 2] });
   return { stop: () => stopChild(child) };

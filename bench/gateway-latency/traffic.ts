@@ -20,9 +20,10 @@ export function chatSource(socket: WebSocket): Source {
  * Says `count` lines tagged `tag` at `perSecond` on a fixed schedule (a late wake-up does not push the
  * later lines back), then waits, up to `patienceMs` after the last, until every line was seen at every
  * point of `until`. Answers each line's times; a line missing a point was not seen there in time.
+ * With `settleMs`, it then keeps watching that long for lines seen twice (read with `marks.arrivals`).
  */
 export async function saySteadily(
-  source: Source, marks: Marks, tag: string, count: number, perSecond: number, until: readonly Point[], patienceMs = 15_000,
+  source: Source, marks: Marks, tag: string, count: number, perSecond: number, until: readonly Point[], patienceMs = 15_000, settleMs = 0,
 ): Promise<Times[]> {
   const lines = marks.open(tag);
   const interval = 1000 / perSecond;
@@ -36,6 +37,7 @@ export async function saySteadily(
   const complete = () => [...lines.values()].filter((times) => until.every((point) => times[point] !== undefined)).length;
   const deadline = performance.now() + patienceMs;
   while (complete() < count && performance.now() < deadline) await sleep(20);
+  if (settleMs > 0) await sleep(settleMs);
   marks.close(tag);
   return Array.from({ length: count }, (_, n) => lines.get(n) ?? {});
 }
