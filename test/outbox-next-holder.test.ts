@@ -1,5 +1,8 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChatMessage } from '../src/api/types.js';
 import { ChatOutbox } from '../src/supervisor/chat-outbox.js';
 import { OutboxFile } from '../src/store/outbox-file.js';
@@ -12,10 +15,12 @@ import { OutboxFile } from '../src/store/outbox-file.js';
  * the second again, not take the first one's message for it.
  */
 
+const dir = mkdtempSync(join(tmpdir(), 'gw-next-holder-'));
 beforeEach(() => {
   vi.useFakeTimers();
 });
 afterEach(() => vi.useRealTimers());
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const own = (msgNum: number, text: string): ChatMessage =>
   ({ object: 'chat_message', msg_num: msgNum, message: text, user_id: 'bot', created: new Date().toISOString() }) as ChatMessage;
@@ -43,8 +48,7 @@ function holder(file: OutboxFile, history: ChatMessage[], sends: { value: boolea
 const settle = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
 /** A holder caught up, with one pong sent (and stored, msg_num 20). */
-async function onePongSent() {
-  const file = OutboxFile.memory();
+async function onePongSent(file = OutboxFile.memory()) {
   const history: ChatMessage[] = [];
   const sends = { value: true };
   const h = holder(file, history, sends);
@@ -90,6 +94,29 @@ describe('ChatOutbox handed to its next holder', () => {
     h.outbox.confirm(history[0]!);
     expect(file.forChat('chat-1').map((item) => [item.state, item.sentAfter])).toEqual([['sent', 20]]);
     h.outbox.stop();
+  });
+
+  it('on disk, a confirmation is one journal line: the next holder reads the mark and the posts moved past it', async () => {
+    const path = join(dir, 'moved', 'outbox.jsonl');
+    const { file, history, sends, h } = await onePongSent(OutboxFile.open(path));
+    sends.value = false;
+    void h.outbox.enqueue('pong').catch(() => undefined);
+    await settle();
+    const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+    h.outbox.confirm(history[0]!);
+    const after = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+    expect(after.slice(0, -1)).toEqual(lines);
+    expect(Object.keys(JSON.parse(after.at(-1)!) as object).sort()).toEqual(['confirmed', 'del', 'put']);
+    const next = OutboxFile.open(path);
+    expect(next.confirmedThrough('chat-1')).toBe(20);
+    expect(next.forChat('chat-1').map((item) => [item.state, item.sentAfter])).toEqual(file.forChat('chat-1').map((item) => [item.state, item.sentAfter]));
+    expect(next.forChat('chat-1').map((item) => [item.state, item.sentAfter])).toEqual([['sent', 20]]);
+    h.outbox.stop();
+    // A history reset: the mark forgotten and the sent post looked for from the start, in one line.
+    const resetting = holder(next, [], { value: false });
+    resetting.outbox.historyReset();
+    const reopened = OutboxFile.open(path);
+    expect([reopened.confirmedThrough('chat-1'), reopened.forChat('chat-1').map((item) => item.sentAfter)]).toEqual([0, [0]]);
   });
 
   it('a post sent after a confirmation is looked for past it, even where the cursor is behind', async () => {

@@ -58,7 +58,7 @@ describe('RedisStorage', () => {
     const map = MessageMap.open(join(ROOT, 'gateway-map.jsonl'), undefined, storage);
     map.begin({ key: 'irc 1', gateway: 'g', origin: 'irc', platform: 'irc', nativeId: '1', kind: 'message', speaker: { platform: 'irc', id: 'n', name: 'n' }, text: 'hi' });
     map.addCopy('irc 1', 'chat:general', { id: '42' });
-    const outbox = OutboxFile.open(join(ROOT, 'bots/b/outbox.json'), storage);
+    const outbox = OutboxFile.open(join(ROOT, 'bots/b/outbox.jsonl'), storage);
     outbox.add({ id: 'p1', chatId: 'chat-1', text: 'pong', state: 'queued', queuedAt: 1 });
     const kv = await KeyValueStore.open(join(ROOT, 'bots/b/kv/responder.json'), storage);
     kv.set('seen', { n: 3 });
@@ -73,10 +73,36 @@ describe('RedisStorage', () => {
     expect(queue2.note).toEqual({ last: 'one' });
     expect(MsgNumMarks.open(join(ROOT, 'bots/b/plugins/r/marks.json'), again).has('chat-1', 7)).toBe(true);
     expect(MessageMap.open(join(ROOT, 'gateway-map.jsonl'), undefined, again).find('chat:general', '42')?.key).toBe('irc 1');
-    expect(OutboxFile.open(join(ROOT, 'bots/b/outbox.json'), again).forChat('chat-1').map((item) => item.text)).toEqual(['pong']);
+    expect(OutboxFile.open(join(ROOT, 'bots/b/outbox.jsonl'), again).forChat('chat-1').map((item) => item.text)).toEqual(['pong']);
     expect((await KeyValueStore.open(join(ROOT, 'bots/b/kv/responder.json'), again)).get('seen')).toEqual({ n: 3 });
     // One turn's fifty cursor moves went as one list append.
     expect(await redis.llen(`t:state:${u.name}:bots/b/cursors.jsonl`)).toBeLessThan(60);
+  });
+
+  it('the outbox: a journal of one line per change; the document of an earlier version is read once and its key removed', async () => {
+    const u = await unit();
+    const base = `t:state:${u.name}:`;
+    // outbox.json as an earlier version left it: a document (a string key) listed in the unit's keys.
+    const legacy = { items: [{ id: 'p1', chatId: 'chat-1', text: 'pong', state: 'sent', sentAfter: 3, queuedAt: 1 }], confirmed: { 'chat-1': 2 } };
+    await redis.set(`${base}bots/b/outbox.json`, JSON.stringify(legacy));
+    await redis.sadd(`${base}_keys`, `${base}bots/b/outbox.json`);
+    const storage = await u.load();
+    const outbox = OutboxFile.open(join(ROOT, 'bots/b/outbox.jsonl'), storage);
+    expect([outbox.forChat('chat-1').map((item) => item.id), outbox.confirmedThrough('chat-1')]).toEqual([['p1'], 2]);
+    outbox.add({ id: 'p2', chatId: 'chat-1', text: 'two', state: 'queued', queuedAt: 2 });
+    const item = outbox.forChat('chat-1')[0]!;
+    outbox.noteConfirmed('chat-1', 7);
+    item.state = 'done';
+    outbox.changed(item);
+    await storage.close();
+    expect(await redis.exists(`${base}bots/b/outbox.json`)).toBe(0);
+    expect(await redis.sismember(`${base}_keys`, `${base}bots/b/outbox.json`)).toBe(0);
+    // The snapshot at open (one line), then one line per change.
+    expect(await redis.llen(`${base}bots/b/outbox.jsonl`)).toBe(4);
+
+    const again = OutboxFile.open(join(ROOT, 'bots/b/outbox.jsonl'), await u.load());
+    expect(again.forChat('chat-1').map((i) => [i.id, i.state])).toEqual([['p1', 'done'], ['p2', 'queued']]);
+    expect(again.confirmedThrough('chat-1')).toBe(7);
   });
 
   it('a write under a stale fence is refused whole, and every write after it', async () => {

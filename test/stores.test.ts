@@ -22,16 +22,20 @@ function item(id: string, chatId: string, text: string, state: OutboxItem['state
 }
 
 describe('OutboxFile', () => {
+  /** What a reopen from disk gives, to compare with the file in memory. */
+  const state = (file: OutboxFile, chats: string[]) => chats.map((chat) => [file.forChat(chat), file.confirmedThrough(chat)]);
+
   it('is written on every change and reopens with the same items', () => {
-    const path = fresh('outbox.json');
+    const path = fresh('outbox.jsonl');
     const file = OutboxFile.open(path);
     expect(file.size).toBe(0);
     file.add(item('1', 'a', 'first'));
     file.add(item('2', 'b', 'other chat'));
     file.add(item('3', 'a', 'second'));
-    file.forChat('a')[0]!.state = 'sent';
-    file.forChat('a')[0]!.sentAfter = 9;
-    file.changed();
+    const first = file.forChat('a')[0]!;
+    first.state = 'sent';
+    first.sentAfter = 9;
+    file.changed(first);
     file.remove('3');
     const again = OutboxFile.open(path);
     expect(again.size).toBe(2);
@@ -40,39 +44,146 @@ describe('OutboxFile', () => {
     expect(readdirSync(join(path, '..')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
-  it('keeps the order items were added in', () => {
-    const path = fresh('outbox.json');
+  it('keeps the order items were added in, a changed item in its place', () => {
+    const path = fresh('outbox.jsonl');
     const file = OutboxFile.open(path);
     for (const n of [1, 2, 3, 4]) file.add(item(String(n), 'a', `t${n}`));
     file.remove('2');
-    expect(OutboxFile.open(path).forChat('a').map((i) => i.id)).toEqual(['1', '3', '4']);
+    const third = file.forChat('a')[1]!;
+    third.state = 'sent';
+    file.changed(third);
+    expect(OutboxFile.open(path).forChat('a').map((i) => [i.id, i.state])).toEqual([['1', 'queued'], ['3', 'sent'], ['4', 'queued']]);
   });
 
-  it('an unreadable file is an error naming it', () => {
-    const path = fresh('outbox.json');
-    OutboxFile.open(path);
-    writeFileSync(path, '[{"id":');
-    expect(() => OutboxFile.open(path)).toThrow(`${path}: unreadable outbox`);
-  });
-
-  it('keeps each chat\'s newest confirming msg_num with the items; reads a file of the earlier format (a bare array)', () => {
-    const path = fresh('outbox.json');
+  it('replays to the same state after every kind of change, and after a last line cut short', () => {
+    const path = fresh('outbox.jsonl');
     const file = OutboxFile.open(path);
-    file.add(item('1', 'a', 'pong', 'sent'));
+    const chats = ['a', 'b'];
+    const same = () => expect(state(OutboxFile.open(path), chats)).toEqual(state(file, chats));
+    file.add(item('1', 'a', 'pong'));
+    same();
+    file.add({ ...item('2', 'a', 'two'), origin: { chatId: 'b', msgNum: 5 }, relay: { key: 'irc 1', bus: true, first: false, part: 2 } });
+    same();
+    const [one, two] = file.forChat('a');
+    one!.state = 'sent';
+    one!.sentAfter = 3;
+    two!.state = 'sent';
+    two!.sentAfter = 3;
+    file.changed(one!, two!);
+    same();
+    // A confirmation: the mark and a post moved past it are noted, written with the confirmed item's change.
     file.noteConfirmed('a', 12);
+    one!.sentAfter = 12;
+    file.noteChanged(one!);
+    two!.state = 'done';
+    two!.result = { msg_num: 12, message: 'two' };
+    const linesBefore = readFileSync(path, 'utf8').split('\n').length;
+    file.changed(two!);
+    expect(readFileSync(path, 'utf8').split('\n').length, 'one line').toBe(linesBefore + 1);
+    same();
     file.noteConfirmed('a', 9); // never lowered
     file.remove('1');
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ items: [], confirmed: { a: 12 } });
-    const again = OutboxFile.open(path);
-    expect([again.confirmedThrough('a'), again.confirmedThrough('b')]).toEqual([12, 0]);
-    expect(again.forgetConfirmed('a')).toBe(true);
-    again.changed();
+    same();
+    file.add(item('3', 'b', 'elsewhere'));
+    file.forgetDone('b', 4); // not yet: its origin is msg_num 5
+    expect(file.size).toBe(2);
+    file.forgetDone('b', 5);
+    expect(file.forChat('a')).toEqual([]);
+    same();
+    expect(file.forgetConfirmed('a')).toBe(true);
+    expect(file.forgetConfirmed('a')).toBe(false);
+    file.changed();
+    same();
     expect(OutboxFile.open(path).confirmedThrough('a')).toBe(0);
+    // A noted change alone is written by changed(), and nothing is written when nothing changed.
+    file.noteConfirmed('b', 30);
+    file.changed();
+    same();
+    const size = readFileSync(path).length;
+    file.changed();
+    file.forgetDone('b', 100);
+    expect(readFileSync(path).length).toBe(size);
 
-    writeFileSync(path, JSON.stringify([item('2', 'a', 'from before')]));
-    const old = OutboxFile.open(path);
-    expect(old.forChat('a').map((i) => i.text)).toEqual(['from before']);
-    expect(old.confirmedThrough('a')).toBe(0);
+    // A crash in the middle of an append: the cut line is left out, the rest replays.
+    appendFileSync(path, '{"put":[{"id":"4","chatId":"b","te');
+    const torn = OutboxFile.open(path);
+    expect(state(torn, chats)).toEqual(state(file, chats));
+    // The open rewrote the journal: what it appends next is readable.
+    torn.add(item('5', 'b', 'after'));
+    expect(OutboxFile.open(path).forChat('b').map((i) => i.id)).toEqual(['3', '5']);
+  });
+
+  it('an unreadable line other than the last is an error naming the file', () => {
+    const path = fresh('outbox.jsonl');
+    OutboxFile.open(path).add(item('1', 'a', 'x'));
+    writeFileSync(path, `{"put":[{"id":\n${readFileSync(path, 'utf8')}`);
+    expect(() => OutboxFile.open(path)).toThrow(`${path}: unreadable outbox entry at line 1`);
+    writeFileSync(path, '{"items":[]}\n');
+    expect(() => OutboxFile.open(path)).toThrow(`${path}: unreadable outbox (unknown entry`);
+  });
+
+  it('reads outbox.json of the earlier versions once ({ items, confirmed }, and before 2026-11 a bare array), then removes it', () => {
+    for (const [document, confirmed] of [
+      [{ items: [item('1', 'a', 'pong', 'sent'), item('2', 'a', 'later')], confirmed: { a: 12 } }, 12],
+      [[item('1', 'a', 'pong', 'sent'), item('2', 'a', 'later')], 0],
+    ] as const) {
+      const path = fresh('outbox.jsonl');
+      const legacy = join(path, '..', 'outbox.json');
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(legacy, JSON.stringify(document));
+      const file = OutboxFile.open(path);
+      expect(file.forChat('a').map((i) => [i.id, i.state])).toEqual([['1', 'sent'], ['2', 'queued']]);
+      expect(file.confirmedThrough('a')).toBe(confirmed);
+      expect(existsSync(legacy)).toBe(false);
+      expect(OutboxFile.read(path).items.map((i) => i.id)).toEqual(['1', '2']);
+      file.remove('1');
+      // The journal is what counts from now on (an outbox.json put back is not read again).
+      writeFileSync(legacy, JSON.stringify(document));
+      expect(OutboxFile.open(path).forChat('a').map((i) => i.id)).toEqual(['2']);
+      // A journal emptied by its changes is still the journal, not a reason to read outbox.json.
+      const again = OutboxFile.open(path);
+      again.remove('2');
+      writeFileSync(legacy, JSON.stringify(document));
+      expect(OutboxFile.open(path).size).toBe(0);
+    }
+  });
+
+  it('a change to one item of a 10,000-item outbox appends one line, whatever the outbox holds; compaction keeps the file bounded', () => {
+    const path = fresh('outbox.jsonl');
+    const file = OutboxFile.open(path);
+    for (let n = 0; n < 10_000; n += 1) file.add(item(`id-${n}`, 'a', `line ${n}`));
+    const one = file.forChat('a')[5_000]!;
+    // Each change's bytes: about one entry (the item), not the outbox.
+    const entryBytes = JSON.stringify({ put: [one] }).length + 1;
+    let size = readFileSync(path).length;
+    for (const state of ['sent', 'queued', 'sent'] as const) {
+      one.state = state;
+      file.changed(one);
+      const grown = readFileSync(path).length - size;
+      expect(grown).toBeGreaterThan(0);
+      expect(grown).toBeLessThan(entryBytes + 20);
+      size += grown;
+    }
+    // A long run of changes (sent, confirmed, removed, new ones added): the file stays within twice the
+    // live outbox plus the slack, in lines and so in bytes.
+    const liveBytes = () => file.forChat('a').reduce((sum, i) => sum + JSON.stringify({ put: [i] }).length + 1, 0);
+    let largest = 0;
+    for (let n = 0; n < 30_000; n += 1) {
+      const items = file.forChat('a');
+      const head = items[0]!;
+      if (n % 3 === 0) {
+        head.state = 'sent';
+        file.changed(head);
+      } else if (n % 3 === 1) file.remove(head.id);
+      else file.add(item(`new-${n}`, 'a', `line ${n}`));
+      if (n % 1000 === 999) {
+        const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean).length;
+        expect(lines).toBeLessThanOrEqual(2 * file.size + 501);
+        largest = Math.max(largest, readFileSync(path).length / liveBytes());
+      }
+    }
+    expect(largest).toBeLessThan(3);
+    expect(OutboxFile.open(path).forChat('a')).toEqual(file.forChat('a'));
   });
 
   it('in memory it writes nothing', () => {

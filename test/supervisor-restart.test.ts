@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { OutboxFile } from '../src/store/outbox-file.js';
 import { adminOk, chatOf, history, kill, makeEnv, post, range, readCursors, readSeenFile, type Env, waitFor } from './helpers/supervisor.js';
 
 /**
@@ -17,7 +17,7 @@ afterEach(async () => {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const outbox = (e: Env) => {
   try {
-    return (JSON.parse(readFileSync(join(e.stateDir, 'bots', 'bot0', 'outbox.json'), 'utf8')) as { items: Array<{ text: string; state: string }> }).items;
+    return OutboxFile.read(join(e.stateDir, 'bots', 'bot0', 'outbox.jsonl')).items;
   } catch {
     return [];
   }

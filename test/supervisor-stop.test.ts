@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import WebSocket from 'ws';
 import type { ChatMessage } from '../src/api/index.js';
+import { OutboxFile } from '../src/store/outbox-file.js';
 import { chatOf, history, makeEnv, post, probes, readCursors, serviceStats, type Env, waitFor } from './helpers/supervisor.js';
 
 /** A clean stop: posts flushed, sockets closed with 1000, plugins stopped in reverse, cursors saved. */
@@ -14,7 +14,7 @@ afterEach(async () => {
   env = undefined;
 });
 
-const outbox = (e: Env) => (JSON.parse(readFileSync(join(e.stateDir, 'bots', 'bot0', 'outbox.json'), 'utf8')) as { items: Array<{ text: string }> }).items;
+const outbox = (e: Env) => OutboxFile.read(join(e.stateDir, 'bots', 'bot0', 'outbox.jsonl')).items;
 
 describe('supervisor: stopping', () => {
   test('stop() flushes queued posts, closes every socket with 1000, stops plugins in reverse order and saves the cursors', async () => {

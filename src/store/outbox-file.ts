@@ -1,4 +1,5 @@
-import { FILE_STORAGE, type Storage } from './storage.js';
+import { JsonLinesFile } from './json-lines-file.js';
+import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 /** A post the bot has to make. `sent` items wait for the service's history to show them. */
 export interface OutboxItem {
@@ -20,52 +21,136 @@ export interface OutboxItem {
   sentAfter?: number;
 }
 
-/** What the file holds. Before 2026-11 it was the bare array of items (still read). */
-interface OutboxDocument {
+/** The document `outbox.json` held before the journal (before 2026-11 it was the bare array of items). */
+interface LegacyDocument {
   items: OutboxItem[];
-  /** Per chat id: the newest msg_num of the bot's that confirmed a post (see confirmedThrough). */
   confirmed?: Record<string, number>;
 }
 
 /**
- * A bot's outbox on disk. Replies are rare next to incoming messages, so every change is written
- * synchronously and atomically: a reply accepted is a reply that survives a crash.
+ * One line of the journal: one change, applied whole (one append, so a crash keeps all of it or none).
+ * `forget` and `confirmed` set the chats' confirming msg_nums, `put` writes items whole (a new one goes
+ * last, a known one keeps its place), `del` removes items. A line never puts and removes one id.
+ */
+interface Entry {
+  forget?: string[];
+  confirmed?: Record<string, number>;
+  put?: OutboxItem[];
+  del?: string[];
+}
+
+/** What the journal holds: the items in the order they were added, and per chat the confirming msg_num. */
+interface OutboxState {
+  items: Map<string, OutboxItem>;
+  confirmed: Map<string, number>;
+}
+
+/** Journal lines, beyond twice the items waiting, before it is rewritten with just them. */
+const COMPACT_SLACK = 500;
+
+/**
+ * A bot's outbox on disk: a journal of JSON lines (`outbox.jsonl`, see JsonLinesFile), one line per
+ * change, appended synchronously before the call returns: a reply accepted is a reply that survives a
+ * crash, and a change costs one line whatever the outbox holds (a backlog of thousands of posts used to
+ * rewrite megabytes per change). The journal is rewritten with just the live items at open and once it
+ * is longer than twice them plus COMPACT_SLACK lines: amortised, each change is still one append.
+ *
+ * Callers change items in place and then name them (changed(item)); a change one step makes to several
+ * items (a confirmation moves the posts still waiting past it) is noted (noteChanged, noteConfirmed) and
+ * written in the same line as that step's own change, so the step is on disk whole or not at all.
  */
 export class OutboxFile {
-  private items: OutboxItem[] = [];
-  private confirmed = new Map<string, number>();
+  private readonly items = new Map<string, OutboxItem>();
+  private readonly confirmed = new Map<string, number>();
+  /** Ids of done items: forgetDone runs for every message handed on and looks only at these. */
+  private readonly done = new Set<string>();
+  /** Noted changes, written with the next change (or changed()). */
+  private readonly pendingItems = new Set<OutboxItem>();
+  private readonly pendingChats = new Set<string>();
+  private journal: Journal | undefined;
 
-  private constructor(private readonly path: string | undefined, private readonly storage: Storage = FILE_STORAGE) {}
-
-  static open(path: string, storage: Storage = FILE_STORAGE): OutboxFile {
-    const file = new OutboxFile(path, storage);
-    const document = storage.readDocument<OutboxItem[] | OutboxDocument>(path, [], 'outbox');
-    file.items = Array.isArray(document) ? document : document.items;
-    if (!Array.isArray(document)) file.confirmed = new Map(Object.entries(document.confirmed ?? {}));
+  /**
+   * Opens the journal at `path`; when there is none yet, the document of an earlier version at
+   * `legacyPath` (`outbox.json`, by default `path` without its last letter) is read once into it and removed.
+   */
+  static open(path: string, storage: Storage = FILE_STORAGE, legacyPath = path.replace(/\.jsonl$/, '.json')): OutboxFile {
+    const file = new OutboxFile();
+    const text = storage.readText(path);
+    const legacy = text === '' && legacyPath !== path ? storage.readDocument<OutboxItem[] | LegacyDocument | undefined>(legacyPath, undefined, 'outbox') : undefined;
+    const state = legacy ? OutboxFile.fromLegacy(legacy) : OutboxFile.parse(text, path);
+    for (const [id, item] of state.items) file.items.set(id, item);
+    for (const [chatId, msgNum] of state.confirmed) file.confirmed.set(chatId, msgNum);
+    for (const item of file.items.values()) if (item.state === 'done') file.done.add(item.id);
+    file.journal = storage.journal(path, file.snapshot());
+    // Only once the journal holds what it said (a crash before this reads the document again next time).
+    if (legacyPath !== path) storage.remove(legacyPath);
     return file;
   }
 
+  /** An outbox's items and confirming msg_nums, without opening it (tools and tests; the owner may be writing). */
+  static read(path: string): { items: OutboxItem[]; confirmed: Record<string, number> } {
+    const state = OutboxFile.parse(JsonLinesFile.readText(path), path);
+    return { items: [...state.items.values()], confirmed: Object.fromEntries(state.confirmed) };
+  }
+
   static memory(): OutboxFile {
-    return new OutboxFile(undefined);
+    return new OutboxFile();
+  }
+
+  private static fromLegacy(document: OutboxItem[] | LegacyDocument): OutboxState {
+    const items = Array.isArray(document) ? document : document.items;
+    const confirmed = Array.isArray(document) ? {} : document.confirmed ?? {};
+    return { items: new Map(items.map((item) => [item.id, item])), confirmed: new Map(Object.entries(confirmed)) };
+  }
+
+  private static parse(text: string, path: string): OutboxState {
+    const state: OutboxState = { items: new Map(), confirmed: new Map() };
+    for (const entry of JsonLinesFile.parse(text, path, 'outbox entry') as Array<Entry | null>) {
+      const known = entry !== null && typeof entry === 'object' && !Array.isArray(entry)
+        && Object.keys(entry).length > 0 && Object.keys(entry).every((key) => ['forget', 'confirmed', 'put', 'del'].includes(key));
+      if (!known) throw new Error(`${path}: unreadable outbox (unknown entry ${JSON.stringify(entry).slice(0, 100)})`);
+      for (const chatId of entry.forget ?? []) state.confirmed.delete(chatId);
+      for (const [chatId, msgNum] of Object.entries(entry.confirmed ?? {})) state.confirmed.set(chatId, msgNum);
+      for (const item of entry.put ?? []) state.items.set(item.id, item);
+      for (const id of entry.del ?? []) state.items.delete(id);
+    }
+    return state;
   }
 
   forChat(chatId: string): OutboxItem[] {
-    return this.items.filter((item) => item.chatId === chatId);
+    return [...this.items.values()].filter((item) => item.chatId === chatId);
   }
 
   add(item: OutboxItem): void {
-    this.items.push(item);
-    this.save();
+    this.items.set(item.id, item);
+    this.pendingItems.add(item);
+    this.write([]);
   }
 
-  /** An item was changed in place (its state): write the file again. */
-  changed(): void {
-    this.save();
+  /**
+   * These items were changed in place (their state, text, sentAfter): written now, in one line with
+   * what was noted since the last write (noteChanged, noteConfirmed, forgetConfirmed). With no items,
+   * only what was noted (nothing at all when nothing was).
+   */
+  changed(...items: OutboxItem[]): void {
+    for (const item of items) this.pendingItems.add(item);
+    this.write([]);
+  }
+
+  /** An item changed in place as part of a step whose own change follows: written with it (changed(), remove()). */
+  noteChanged(item: OutboxItem): void {
+    this.pendingItems.add(item);
+  }
+
+  /** Removes these items, and changes the others named (in place), in one line. */
+  update(changed: readonly OutboxItem[], removed: readonly string[]): void {
+    for (const item of changed) this.pendingItems.add(item);
+    for (const id of removed) this.items.delete(id);
+    this.write(removed);
   }
 
   remove(id: string): void {
-    this.items = this.items.filter((item) => item.id !== id);
-    this.save();
+    this.update([], [id]);
   }
 
   /**
@@ -77,34 +162,64 @@ export class OutboxFile {
     return this.confirmed.get(chatId) ?? 0;
   }
 
-  /** Raised with a confirmation; written with the item's change that follows (changed() or remove()). */
+  /** Raised with a confirmation; written in one line with the item's change that follows (changed() or remove()). */
   noteConfirmed(chatId: string, msgNum: number): void {
-    if (msgNum > this.confirmedThrough(chatId)) this.confirmed.set(chatId, msgNum);
+    if (msgNum <= this.confirmedThrough(chatId)) return;
+    this.confirmed.set(chatId, msgNum);
+    this.pendingChats.add(chatId);
   }
 
-  /** The chat's history was reset: its msg_nums start again. Answers whether there was a mark (the caller writes the file). */
+  /** The chat's history was reset: its msg_nums start again. Answers whether there was a mark (the caller writes: changed()). */
   forgetConfirmed(chatId: string): boolean {
-    return this.confirmed.delete(chatId);
+    if (!this.confirmed.delete(chatId)) return false;
+    this.pendingChats.add(chatId);
+    return true;
   }
 
   get size(): number {
-    return this.items.length;
+    return this.items.size;
   }
 
   /** The origin chat's cursor passed these messages: their posts can no longer be asked for twice. */
   forgetDone(originChatId: string, cursor: number): void {
-    // Called for every message handed on: most of the time there is nothing to forget.
-    if (this.items.length === 0) return;
-    const before = this.items.length;
-    this.items = this.items.filter((item) =>
-      !(item.state === 'done' && item.origin?.chatId === originChatId && item.origin.msgNum <= cursor));
-    if (this.items.length !== before) this.save();
+    // Called for every message handed on: only the done posts (few) are looked at.
+    if (this.done.size === 0) return;
+    const gone: string[] = [];
+    for (const id of this.done) {
+      const item = this.items.get(id);
+      if (item?.state === 'done' && item.origin?.chatId === originChatId && item.origin.msgNum <= cursor) gone.push(id);
+    }
+    if (gone.length > 0) this.update([], gone);
   }
 
-  private save(): void {
-    if (!this.path) return;
-    const document: OutboxDocument = { items: this.items };
-    if (this.confirmed.size > 0) document.confirmed = Object.fromEntries(this.confirmed);
-    this.storage.writeDocument(this.path, document);
+  /** Writes what is pending and `removed` as one line (or, when the journal is long, the whole outbox). */
+  private write(removed: readonly string[]): void {
+    const entry: Entry = {};
+    const forget = [...this.pendingChats].filter((chatId) => !this.confirmed.has(chatId));
+    const confirmed = [...this.pendingChats].filter((chatId) => this.confirmed.has(chatId));
+    if (forget.length > 0) entry.forget = forget;
+    if (confirmed.length > 0) entry.confirmed = Object.fromEntries(confirmed.map((chatId) => [chatId, this.confirmed.get(chatId)!]));
+    // An item removed since it was noted is not put back.
+    const put = [...this.pendingItems].filter((item) => this.items.get(item.id) === item);
+    if (put.length > 0) entry.put = put;
+    if (removed.length > 0) entry.del = [...removed];
+    for (const item of put) {
+      if (item.state === 'done') this.done.add(item.id);
+      else this.done.delete(item.id);
+    }
+    for (const id of removed) this.done.delete(id);
+    this.pendingItems.clear();
+    this.pendingChats.clear();
+    if (!this.journal || Object.keys(entry).length === 0) return;
+    // Rewritten once the journal is long for what it holds: amortised, each change is still one append.
+    if (this.journal.lines >= 2 * this.items.size + COMPACT_SLACK) this.journal.rewrite(this.snapshot());
+    else this.journal.append(entry);
+  }
+
+  /** The journal of an outbox holding just what this one holds: a line per item, then the confirming msg_nums. */
+  private snapshot(): Entry[] {
+    const entries: Entry[] = [...this.items.values()].map((item) => ({ put: [item] }));
+    if (this.confirmed.size > 0) entries.push({ confirmed: Object.fromEntries(this.confirmed) });
+    return entries;
   }
 }

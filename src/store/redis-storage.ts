@@ -28,7 +28,8 @@ export interface RedisStorageOptions {
 /**
  * Applies one turn's writes, all or none, only while the lease holds exactly the fence's value, and
  * only once: a batch resent after a lost reply (its number not above the unit's last) changes nothing.
- * An op is [kind, key, values]: 'a' appends lines to a list, 'r' replaces a list, 's' sets a string.
+ * An op is [kind, key, values]: 'a' appends lines to a list, 'r' replaces a list, 's' sets a string,
+ * 'd' deletes the key (and drops it from the unit's keys).
  */
 const APPLY = `
 local held = redis.call('GET', KEYS[1])
@@ -47,18 +48,22 @@ redis.call('SET', KEYS[3], ARGV[2])
 local ops = cjson.decode(ARGV[3])
 for _, op in ipairs(ops) do
   local key = op[2]
-  redis.call('SADD', KEYS[2], key)
+  if op[1] == 'd' then
+    redis.call('SREM', KEYS[2], key)
+  else
+    redis.call('SADD', KEYS[2], key)
+  end
   if op[1] ~= 'a' then redis.call('DEL', key) end
   if op[1] == 's' then
     redis.call('SET', key, op[3])
-  else
+  elseif op[1] ~= 'd' then
     local values = op[3]
     for i = 1, #values, 1000 do redis.call('RPUSH', key, unpack(values, i, math.min(i + 999, #values))) end
   end
 end
 return #ops`;
 
-type Op = ['a' | 'r', string, string[]] | ['s', string, string];
+type Op = ['a' | 'r', string, string[]] | ['s' | 'd', string, string];
 type ApplyCommand = { gwApply(fence: string, keys: string, seq: string, counter: string, fenceValue: string, batch: string, ops: string, ttl: string): Promise<number> };
 
 /**
@@ -168,15 +173,22 @@ export class RedisStorage implements Storage {
     this.write('s', key, text);
   }
 
-  private write(kind: 'a' | 'r' | 's', key: string, value: string[] | string): void {
+  remove(path: string): void {
+    const key = this.keyOf(path);
+    // Only what the unit has: every key was read at load, so an unknown one is not in Redis either.
+    if (!this.strings.delete(key) && !this.lists.delete(key)) return;
+    this.write('d', key, '');
+  }
+
+  private write(kind: 'a' | 'r' | 's' | 'd', key: string, value: string[] | string): void {
     if (this.refused) throw this.refused;
     const previous = this.pending.at(-1);
     // Consecutive appends to one list (a cursor per message) go as one op.
     if (kind === 'a' && previous && previous[0] === 'a' && previous[1] === key) previous[2].push(...(value as string[]));
-    else if (kind === 's') {
+    else if (kind === 's' || kind === 'd') {
       // A document set twice in one turn: only the last counts (the batch is applied whole anyway).
       this.pending = this.pending.filter((op) => !(op[0] === 's' && op[1] === key));
-      this.pending.push(['s', key, value as string]);
+      this.pending.push([kind, key, value as string]);
     } else this.pending.push([kind, key, [...(value as string[])]] as Op);
     if (!this.scheduled) {
       this.scheduled = true;

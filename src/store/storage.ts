@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { readJsonFileSync, writeJsonFileSync } from './json-file-sync.js';
 import { JsonLinesFile } from './json-lines-file.js';
 
@@ -23,6 +24,8 @@ export interface Storage {
   readDocument<T>(path: string, fallback: T, what: string): T;
   /** Written whole (files: synchronously and atomically). */
   writeDocument(path: string, value: unknown): void;
+  /** Removes a document or journal (a store's file of an earlier version, read into its new form); none is fine. */
+  remove(path: string): void;
   /**
    * Resolves once every write made so far is durable and, in Redis, was accepted under the unit's
    * lease; rejects with LeaseLostError when it was not or the lease is no longer provably valid.
@@ -45,5 +48,6 @@ export const FILE_STORAGE: Storage = {
   journal: (path, entries) => JsonLinesFile.create(path, entries),
   readDocument: (path, fallback, what) => readJsonFileSync(path, fallback, what),
   writeDocument: (path, value) => writeJsonFileSync(path, value),
+  remove: (path) => rmSync(path, { force: true }),
   durable: () => DONE,
 };

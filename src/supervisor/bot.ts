@@ -204,7 +204,7 @@ export class Bot {
     if (this.info) this.info.userId = user.id;
     else this.info = { name: config.name, userId: user.id };
     this.cursors ??= CursorStore.open(join(this.dir, 'cursors.jsonl'), this.storage);
-    this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.json'), this.storage);
+    this.outboxFile ??= OutboxFile.open(join(this.dir, 'outbox.jsonl'), this.storage);
     if (!this.plugins.started) await this.plugins.start(this.info);
     const refused = await setUpChats(config.chats, this.chatSetupSide());
     // Banned from (or not in) every group it has chats in: as good as a refused login, and said as one.

@@ -151,7 +151,7 @@ export class ChatOutbox {
       // marking after the send left a window of a millisecond or so per post.
       item.state = 'sent';
       item.sentAfter = this.matcher.sentAfter(this.options.cursor());
-      this.options.file.changed();
+      this.options.file.changed(item);
       // That mark and what the post depends on (its item, the cursor) durable under the unit's lease, or it is not sent.
       if (this.options.durable) {
         try {
@@ -167,7 +167,7 @@ export class ChatOutbox {
       if (!this.options.post(item.text)) {
         item.state = 'queued';
         delete item.sentAfter;
-        this.options.file.changed();
+        this.options.file.changed(item);
         this.pacer.giveBack(); // not sent: the token goes back; the next open pumps again
         return;
       }
@@ -218,6 +218,9 @@ export class ChatOutbox {
 
   private settleRefusals(): void {
     const sent = this.items().filter((item) => item.state === 'sent');
+    // What the refusals change, written at the end as one line (before any promise's callback runs).
+    const requeued: OutboxItem[] = [];
+    const failed: Array<{ item: OutboxItem; refusal: { type: string; extra: string } }> = [];
     for (const [index, refusal] of this.refusals.splice(0).entries()) {
       const item = sent[index];
       if (!item) break;
@@ -225,6 +228,7 @@ export class ChatOutbox {
         const seconds = Number(/retry after (\d+(?:\.\d+)?)/i.exec(refusal.extra)?.[1] ?? 1);
         this.pacer.pauseFor(seconds);
         item.state = 'queued';
+        requeued.push(item);
         this.stats.resent += 1;
         this.options.log.info({ outboxId: item.id, retryAfterSeconds: seconds }, 'a post was refused for rate; sending it again after the wait');
         continue;
@@ -234,16 +238,17 @@ export class ChatOutbox {
         item.text = cleaned;
         item.state = 'queued';
         delete item.sentAfter;
+        requeued.push(item);
         this.stats.resent += 1;
         this.options.log.warn({ outboxId: item.id, refusal }, 'the service refused a post for its text; it is cleaned and sent again');
         continue;
       }
-      this.options.file.remove(item.id);
+      failed.push({ item, refusal });
       this.stats.failed += 1;
       this.options.log.error({ outboxId: item.id, refusal }, 'the service refused a post; it is not sent again');
-      this.promises.reject(item.id, new PostFailedError(`post refused: ${refusal.type} ${refusal.extra}`));
     }
-    this.options.file.changed();
+    this.options.file.update(requeued, failed.map(({ item }) => item.id));
+    for (const { item, refusal } of failed) this.promises.reject(item.id, new PostFailedError(`post refused: ${refusal.type} ${refusal.extra}`));
     this.pump();
   }
 
@@ -252,10 +257,12 @@ export class ChatOutbox {
     const item = this.matcher.match(message, this.items());
     if (!item) return;
     if (item.relay) this.options.relayed?.(item.relay, message);
+    // One line: this item's change, with the confirming msg_num and the posts the matcher moved past it
+    // (noted by match()), so the next holder never sees the mark without the move, nor the reverse.
     if (item.origin && !this.options.handled?.(item.origin)) {
       item.state = 'done';
       item.result = message;
-      this.options.file.changed();
+      this.options.file.changed(item);
     } else this.options.file.remove(item.id);
     this.stats.confirmed += 1;
     this.promises.resolve(item.id, message);
@@ -266,7 +273,9 @@ export class ChatOutbox {
    * so a sent post is looked for from the new start, and the msg_nums that confirmed posts mean nothing now.
    */
   historyReset(): void {
-    if (this.matcher.reset(this.items())) this.options.file.changed();
+    // What reset() changed (the mark forgotten, sent posts looked for from the start) was noted: one line.
+    this.matcher.reset(this.items());
+    this.options.file.changed();
   }
 
   /** Reads the history for the oldest sent post onwards; errors only delay confirmation. */
@@ -297,16 +306,16 @@ export class ChatOutbox {
    * stored, so it goes again (in its place, before anything queued after it).
    */
   caughtUp(): void {
-    let requeued = false;
+    const requeued: OutboxItem[] = [];
     for (const item of this.items()) {
       if (item.state !== 'sent') continue;
       item.state = 'queued';
-      requeued = true;
+      requeued.push(item);
       this.stats.resent += 1;
       this.options.log.info({ outboxId: item.id }, 'a post sent before the drop is not in the history; sending it again');
     }
     // Written only when something changed: every chat passes here on every (re)open.
-    if (requeued) this.options.file.changed();
+    if (requeued.length > 0) this.options.file.changed(...requeued);
     this.ready = true;
     this.matcher.settled();
     this.pump();

@@ -42,7 +42,8 @@ export class PostMatcher {
   /**
    * The chat's history was reset (docs/protocol.md "History that goes backwards"): msg_nums start again,
    * so a sent post is looked for from the new start, and the msg_nums that confirmed posts mean nothing
-   * now. Answers whether anything changed (the caller writes the file once).
+   * now. What changed is noted in the file (the caller writes it once: OutboxFile.changed()); answers
+   * whether anything did.
    */
   reset(items: readonly OutboxItem[]): boolean {
     this.used.clear();
@@ -50,6 +51,7 @@ export class PostMatcher {
     for (const item of items) {
       if (item.state !== 'sent') continue;
       item.sentAfter = 0;
+      this.file.noteChanged(item);
       changed = true;
     }
     return changed;
@@ -69,12 +71,18 @@ export class PostMatcher {
    *   they were sent at), so a waiting post is stored after this message, if at all. Posts left by an
    *   earlier process are not moved: their own messages may lie behind this process's stream, and the
    *   catch-up's history read offers those.
+   * Both are noted in the file (noteConfirmed, noteChanged), not written: the caller's change of the
+   * confirmed item writes them in the same journal line, so a crash keeps the confirmation whole or not
+   * at all (without it, the next holder reads the history from the old sentAfters, as it did before).
    */
   private passed(msgNum: number, confirmed: OutboxItem, items: readonly OutboxItem[]): void {
     this.file.noteConfirmed(this.chatId, msgNum);
     if (!this.settledOnce) return;
     for (const other of items) {
-      if (other !== confirmed && other.state === 'sent' && (other.sentAfter ?? -1) < msgNum) other.sentAfter = msgNum;
+      if (other !== confirmed && other.state === 'sent' && (other.sentAfter ?? -1) < msgNum) {
+        other.sentAfter = msgNum;
+        this.file.noteChanged(other);
+      }
     }
   }
 
