@@ -86,7 +86,7 @@ describe('files under the state dir and the transcript dir', () => {
         // What was written: the bot's cursors and outbox, the message map, the plugins' queues and stores, ops.json, transcripts.
         const names = entries.map((entry) => relative(env!.dir, entry.path));
         expect(names).toEqual(expect.arrayContaining([
-          'state/gateway-map.jsonl', 'state/ops.json', 'state/bots/bot0/cursors.jsonl',
+          'state/gateway-map.jsonl', 'state/ops.json', 'state/bots/bot0/cursors.jsonl', 'state/bots/bot0/outbox.jsonl',
         ]));
         expect(names.some((name) => name.startsWith('state/bots/bot0/plugins/http-api/'))).toBe(true);
         expect(names.some((name) => name.startsWith('transcripts/demo/general/') && name.endsWith('.jsonl'))).toBe(true);
