@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   });
   const phaseRow = (name: string, f: ReturnType<typeof phaseFigures>, from: number, to: number, said: number) => [
     name, seconds(from, to), said, f.lagP99MedianMs, f.lagP99PeakMs, f.lagMaxMs, f.rssPeakMB, f.heapPeakMB, f.scrapeSlowestMs, f.scrapesFailed, f.healthzSlowestMs,
-    f.outboxPeak, f.toIrcPeak, f.stateKBPeak,
+    f.outboxPeak, f.toIrcPeak, f.stateKBPeak, f.diskWrittenMB,
     shownBetween(tally, 'i', 'chat', from, to) / seconds(from, to), shownBetween(tally, 'c', 'irc', from, to) / seconds(from, to),
   ];
   const lines = tally.counting();
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     title: `Overload: ${4 * RATE} lines a second for ${MINUTES} min into a gateway whose slow sides take ${RATE} a second each way, then quiet until drained`,
     table: {
       columns: ['phase', 's', 'lines said', 'loop lag p99 ms (median)', 'loop lag p99 ms (worst)', 'loop lag max ms', 'peak RSS MB', 'peak heap MB', 'slowest /metrics ms', '/metrics failed', 'slowest /healthz ms',
-        'peak outbox', 'peak to_irc', 'peak state KB', 'IRC → chat /s', 'chat → IRC /s'],
+        'peak outbox', 'peak to_irc', 'peak state KB', 'disk MB written', 'IRC → chat /s', 'chat → IRC /s'],
       rows: [
         phaseRow(`calm (${RATE} lines/s)`, calm, times.calm, times.overload, saidIn(times.calm, times.overload)),
         phaseRow(`overload (${4 * RATE} lines/s)`, over, times.overload, times.quiet, saidIn(times.overload, times.quiet)),
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
     figures,
     notes: [
       `One \`groupwire run\` (the tsc build), set up as in the soak bench: chat general in a gateway with ngircd's ${IRC_CHANNEL} (relay-irc, rate ${RATE}/s, burst ${PLAN.ircRate.burst}) and the HTTP API's channel ops (its event stream read throughout), the logger, the responder; reply_rate ${RATE}/s (burst ${PLAN.replyRate.burst}). A member says ${2 * RATE} lines a second in the chat (1 in 50 a \`!pingn\`) and a raw IRC client ${2 * RATE}: twice what each way's slow side takes. Calm: ${CALM_SECONDS} s at half the slow sides' rate.`,
-      `A sample every ${SAMPLE_SECONDS} s: /healthz answer time, VmRSS from /proc, heap used and the event-loop lag p99 and max since the previous scrape from /metrics (prom-client's histogram is reset on each scrape), the outbox depth and relay-irc's to_irc queue from /metrics, every state file's size.`,
+      `A sample every ${SAMPLE_SECONDS} s: /healthz answer time, VmRSS from /proc, heap used and the event-loop lag p99 and max since the previous scrape from /metrics (prom-client's histogram is reset on each scrape), the outbox depth and relay-irc's to_irc queue from /metrics, every state file's size; disk MB written: write_bytes of /proc/<pid>/io from the phase's first sample to its last (state, transcripts, log).`,
       ...perWay.map((way) => `${way.label} (slow side: ${way.slow}): ${way.rate.toFixed(1)} lines/s shown during the overload; ${way.backlog} lines behind when it ended; the last shown ${way.drainS.toFixed(0)} s into the quiet.`),
       `Drain: ${drained!.complete ? 'everything arrived' : drained!.stalled ? `nothing more arrived for ${STALL_MS / 1000} s` : `cut off after ${DRAIN_MAX_MS / 60_000} min`}, ${(drained!.waitedMs / 1000).toFixed(0)} s after the overload. Lost ${lostTotal}${lostTotal ? ` (${JSON.stringify(lost)})` : ''}, doubled ${doubledTotal}${doubledTotal ? ` (${JSON.stringify(doubled)})` : ''} of ${tally.said} lines. !pingn answered: ${spread(hopLatencies(lines, 'ping')).count} of ${lines.filter((l) => l.ping).length}, p99 ${(spread(hopLatencies(lines, 'ping')).p99 / 1000).toFixed(1)} s.`,
       `State files at their peak (KB): ${files.slice(0, 8).map((f) => `${f.file} ${f.peakKB.toFixed(1)}`).join('; ')}.`,

@@ -32,13 +32,15 @@ const PER_SECOND = STREAMS.reduce((sum, s) => sum + s.perSecond, 0);
 const PLAN = { ircRate: { lines_per_second: 50, burst: 50 }, replyRate: { per_second: 50, burst: 50 } };
 const GAUGE_ORDER: Gauge[] = ['rss', 'heap', 'fds', 'state', 'transcripts', 'lag'];
 
-function row(label: string, t: Taken, base: Taken, lines: readonly Line[], from: number, startedAt: number): Array<string | number> {
+function row(label: string, t: Taken, base: Taken, lines: readonly Line[], from: number, startedAt: number, previous?: Taken): Array<string | number> {
   const cells: Array<string | number> = [label, t.said, (t.sample.at - startedAt) / 60_000];
   for (const gauge of GAUGE_ORDER) {
     const of = GAUGES[gauge].of;
     cells.push(of(t.sample), ratioCell(of(t.sample), of(base.sample)));
   }
   cells.push(hopCell(lines, 'irc-chat', from, t.said), hopCell(lines, 'chat-irc', from, t.said));
+  // Disk writes per line since the row before: a state file rewritten whole per line shows as a figure growing with the run.
+  cells.push(previous && t.said > previous.said ? ((t.sample.diskWrittenMB - previous.sample.diskWrittenMB) * 1024) / (t.said - previous.said) : '-');
   return cells;
 }
 
@@ -113,16 +115,16 @@ async function main(): Promise<void> {
   for (let k = 10_000; k <= tally.said; k += 10_000) {
     const at = after.find((t) => t.said >= k);
     if (!at || at === previous) continue;
-    rows.push(row(`${(k / 1000).toFixed(0)},000 lines`, at, base, lines, previous.said, startedAt));
+    rows.push(row(`${(k / 1000).toFixed(0)},000 lines`, at, base, lines, previous.said, startedAt, previous));
     previous = at;
   }
   const end = after.at(-1)!;
-  rows.push(row('traffic over', end, base, lines, previous.said, startedAt));
+  rows.push(row('traffic over', end, base, lines, previous.said, startedAt, previous));
   rows.push(row(`drained (${(drained.waitedMs / 1000).toFixed(0)} s later)`, taken.at(-1)!, base, lines, 0, startedAt));
   const fit = ['growth per 10,000 lines (fit)', 10_000, '-'];
   // The lag is read per scrape and does not accumulate: it has no growth to fit.
   for (const gauge of GAUGE_ORDER) fit.push('-', gauge !== 'lag' && Number.isFinite(per10kRatio(after, gauge)) ? `${per10kRatio(after, gauge).toFixed(2)}x` : '-');
-  rows.push([...fit, '-', '-']);
+  rows.push([...fit, '-', '-', '-']);
 
   const { lost, doubled, lostTotal, doubledTotal } = tally.account();
   const hopsBase = (hop: Hop) => spread(hopLatencies(lines.filter((l) => l.seq > base.said && l.seq <= base.said + PER_SECOND * 60), hop));
@@ -148,13 +150,13 @@ async function main(): Promise<void> {
     name: 'soak',
     title: `Soak: ${PER_SECOND} lines a second for ${MINUTES} min through a gateway chat ⇄ IRC ⇄ HTTP API, with the logger and the responder (growth as a ratio to the first sample after warm-up)`,
     table: {
-      columns: ['when', 'lines said', 'min', 'RSS MB', 'x', 'heap used MB', 'x', 'fds', 'x', 'state KB', 'x', 'transcripts KB', 'x', 'loop lag p99 ms', 'x', 'IRC → chat p50 / p99 ms', 'chat → IRC p50 / p99 ms'],
+      columns: ['when', 'lines said', 'min', 'RSS MB', 'x', 'heap used MB', 'x', 'fds', 'x', 'state KB', 'x', 'transcripts KB', 'x', 'loop lag p99 ms', 'x', 'IRC → chat p50 / p99 ms', 'chat → IRC p50 / p99 ms', 'disk KB written per line'],
       rows,
     },
     figures,
     notes: [
       `One \`groupwire run\` (the tsc build): chat general in a gateway with ngircd's ${IRC_CHANNEL} (relay-irc, rate ${PLAN.ircRate.lines_per_second}/s burst ${PLAN.ircRate.burst}) and the HTTP API's channel ops; the logger (jsonl) and the responder (\`!pingn <text>\` answered); reply_rate ${PLAN.replyRate.per_second}/s. Lines a second: ${STREAMS.map((s) => `${s.perSecond} ${{ c: 'said in the chat by a member', i: 'on IRC by a raw client', h: 'POSTed to the HTTP API' }[s.origin]}`).join(', ')}; 1 in 50 chat lines is a \`!pingn\`. The API's event stream is read throughout.`,
-      `A sample every ${SAMPLE_SECONDS} s after a ${WARMUP_SECONDS} s warm-up: VmRSS and open fds from /proc, heap used and event-loop lag p99 (since the previous scrape) from the bot's /metrics, every file's size under the state and transcript dirs. A row per 10,000 lines said; "growth per 10,000 lines" is a least-squares fit over every sample after the warm-up, as a ratio to the first. Hop latencies of the lines said since the row before: IRC → chat from the talker's PRIVMSG to a member's socket reading the bot's post; chat → IRC from that socket reading a member's line to an IRC client reading the bot's PRIVMSG.`,
+      `A sample every ${SAMPLE_SECONDS} s after a ${WARMUP_SECONDS} s warm-up: VmRSS and open fds from /proc, heap used and event-loop lag p99 (since the previous scrape) from the bot's /metrics, every file's size under the state and transcript dirs. A row per 10,000 lines said; "growth per 10,000 lines" is a least-squares fit over every sample after the warm-up, as a ratio to the first. Hop latencies of the lines said since the row before: IRC → chat from the talker's PRIVMSG to a member's socket reading the bot's post; chat → IRC from that socket reading a member's line to an IRC client reading the bot's PRIVMSG. Disk KB written per line: write_bytes of /proc/<pid>/io since the row before over the lines said since (state, transcripts and log together).`,
       `Lost ${lostTotal}${lostTotal ? ` (${JSON.stringify(lost)})` : ''}, doubled ${doubledTotal}${doubledTotal ? ` (${JSON.stringify(doubled)})` : ''} of ${tally.said} lines (every side a line should reach, each !pingn's answer), after waiting ${(drained.waitedMs / 1000).toFixed(0)} s ${drained.complete ? 'until all had arrived' : drained.stalled ? '(nothing more arrived for 30 s)' : '(5 min at most)'}.${failures ? ` POSTs refused or failed: ${failures}.` : ''}`,
       `!pingn answered: ${spread(hopLatencies(lines, 'ping')).count} of ${lines.filter((l) => l.ping).length}, p50 ${spread(hopLatencies(lines, 'ping')).p50.toFixed(1)} ms, p99 ${spread(hopLatencies(lines, 'ping')).p99.toFixed(1)} ms.`,
       `Files growing fastest (KB at the first sample → at the end, KB per 10,000 lines): ${files.slice(0, 8).map((f) => `${f.file} ${f.firstKB.toFixed(1)} → ${f.lastKB.toFixed(1)} (${f.per10kKB.toFixed(1)})`).join('; ')}.`,

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { request } from 'undici';
 import { rssBytes } from './memory.js';
@@ -12,6 +12,15 @@ import { rssBytes } from './memory.js';
 /** Open file descriptors of a process (the entries of /proc/<pid>/fd). */
 export function openFds(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/**
+ * Bytes a process has had written to storage so far (write_bytes of /proc/<pid>/io: counted as it
+ * dirties the page cache, so a file rewritten whole on every change shows here in full, sockets not).
+ */
+export function diskWrittenBytes(pid: number): number {
+  const match = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+  return match ? Number(match[1]) : Number.NaN;
 }
 
 /** Every file under `dir` (recursively) by its path relative to `dir`, with its size in bytes. */
@@ -90,6 +99,8 @@ export interface ProcessSample {
   at: number;
   rssMB: number;
   fds: number;
+  /** Written to storage since the process started (MB). */
+  diskWrittenMB: number;
   heapUsedMB: number;
   heapTotalMB: number;
   /** prom-client's event-loop delay p99 and max since the previous scrape (its histogram is reset on each). */
@@ -112,6 +123,7 @@ export async function sampleProcess(pid: number, opsUrl: string, stateDir: strin
   const at = performance.now();
   const rssMB = rssBytes(pid) / 1048576;
   const fds = openFds(pid);
+  const diskWrittenMB = diskWrittenBytes(pid) / 1048576;
   const scrape = await timedGet(`${opsUrl}/metrics`, timeoutMs);
   const series = scrape.status === 200 && scrape.body !== undefined ? parseMetrics(scrape.body) : [];
   const queueDepths: Record<string, number> = {};
@@ -121,7 +133,7 @@ export async function sampleProcess(pid: number, opsUrl: string, stateDir: strin
     queueDepths[queue] = (queueDepths[queue] ?? 0) + s.value;
   }
   return {
-    at, rssMB, fds,
+    at, rssMB, fds, diskWrittenMB,
     heapUsedMB: metricSum(series, 'nodejs_heap_size_used_bytes') / 1048576,
     heapTotalMB: metricSum(series, 'nodejs_heap_size_total_bytes') / 1048576,
     lagP99Ms: metricSum(series, 'nodejs_eventloop_lag_p99_seconds') * 1000,

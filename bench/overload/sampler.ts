@@ -83,6 +83,8 @@ export function phaseFigures(samples: readonly PhaseSample[]) {
     outboxPeak: peak(s.map((x) => x.outboxDepth)),
     toIrcPeak: depth('to_irc'),
     stateKBPeak: peak(s.map((x) => totalBytes(x.stateFiles) / 1024)),
+    /** Written to storage from the phase's first sample to its last. */
+    diskWrittenMB: s.length < 2 ? Number.NaN : s.at(-1)!.diskWrittenMB - s[0]!.diskWrittenMB,
   };
 }
 
