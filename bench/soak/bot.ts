@@ -74,7 +74,8 @@ export async function startBot(dir: string, sides: Sides, plan: BotPlan): Promis
       const start = performance.now();
       if (ended()) return { ms: 0, killed: false };
       child.kill('SIGTERM');
-      const killed = await Promise.race([exited.then(() => false), sleep(patienceMs).then(() => true)]);
+      // The patience timer does not keep the bench process alive once the bot has exited.
+      const killed = await Promise.race([exited.then(() => false), sleep(patienceMs, undefined, { ref: false }).then(() => true)]);
       if (killed) {
         child.kill('SIGKILL');
         await exited;
