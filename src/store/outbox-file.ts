@@ -1,4 +1,5 @@
 import { JsonLinesFile } from './json-lines-file.js';
+import { OutboxIndex } from './outbox-index.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 /** A post the bot has to make. `sent` items wait for the service's history to show them. */
@@ -64,6 +65,8 @@ export class OutboxFile {
   private readonly confirmed = new Map<string, number>();
   /** Ids of done items: forgetDone runs for every message handed on and looks only at these. */
   private readonly done = new Set<string>();
+  /** Per chat: the first queued post, the sent ones, by relayed line and by origin (a post's work is not a pass over all). */
+  private readonly index = new OutboxIndex<OutboxItem>();
   /** Noted changes, written with the next change (or changed()). */
   private readonly pendingItems = new Set<OutboxItem>();
   private readonly pendingChats = new Set<string>();
@@ -80,7 +83,10 @@ export class OutboxFile {
     const state = legacy ? OutboxFile.fromLegacy(legacy) : OutboxFile.parse(text, path);
     for (const [id, item] of state.items) file.items.set(id, item);
     for (const [chatId, msgNum] of state.confirmed) file.confirmed.set(chatId, msgNum);
-    for (const item of file.items.values()) if (item.state === 'done') file.done.add(item.id);
+    for (const item of file.items.values()) {
+      if (item.state === 'done') file.done.add(item.id);
+      file.index.added(item);
+    }
     file.journal = storage.journal(path, file.snapshot());
     // Only once the journal holds what it said (a crash before this reads the document again next time).
     if (legacyPath !== path) storage.remove(legacyPath);
@@ -117,12 +123,41 @@ export class OutboxFile {
     return state;
   }
 
+  /** Every item of the chat, done ones too, in order: a pass over the whole outbox (tools, tests, failing them all). */
   forChat(chatId: string): OutboxItem[] {
     return [...this.items.values()].filter((item) => item.chatId === chatId);
   }
 
+  /** The chat's oldest queued post (by when it was added: a post sent again keeps its place). */
+  firstQueued(chatId: string): OutboxItem | undefined {
+    return this.index.firstQueued(chatId);
+  }
+
+  /** The chat's sent posts, oldest first: those in flight, however many are queued behind them. */
+  sent(chatId: string): OutboxItem[] {
+    return this.index.sent(chatId);
+  }
+
+  /** The chat's post (done ones too) of a relayed line's part. */
+  byRelay(chatId: string, key: string, part: number | undefined): OutboxItem | undefined {
+    return this.index.byRelay(chatId, key, part);
+  }
+
+  /** The chat's posts (done ones too) asked for while handling one message, oldest first. */
+  byOrigin(chatId: string, originChatId: string, msgNum: number): OutboxItem[] {
+    return this.index.byOrigin(chatId, originChatId, msgNum);
+  }
+
+  /** How many of the chat's posts are not done (queued or sent). */
+  waitingCount(chatId: string): number {
+    return this.index.waitingCount(chatId);
+  }
+
   add(item: OutboxItem): void {
+    const earlier = this.items.get(item.id);
+    if (earlier) this.index.removed(earlier);
     this.items.set(item.id, item);
+    this.index.added(item);
     this.pendingItems.add(item);
     this.write([]);
   }
@@ -133,19 +168,24 @@ export class OutboxFile {
    * only what was noted (nothing at all when nothing was).
    */
   changed(...items: OutboxItem[]): void {
-    for (const item of items) this.pendingItems.add(item);
+    for (const item of items) this.noteChanged(item);
     this.write([]);
   }
 
   /** An item changed in place as part of a step whose own change follows: written with it (changed(), remove()). */
   noteChanged(item: OutboxItem): void {
     this.pendingItems.add(item);
+    if (this.items.get(item.id) === item) this.index.note(item);
   }
 
   /** Removes these items, and changes the others named (in place), in one line. */
   update(changed: readonly OutboxItem[], removed: readonly string[]): void {
-    for (const item of changed) this.pendingItems.add(item);
-    for (const id of removed) this.items.delete(id);
+    for (const item of changed) this.noteChanged(item);
+    for (const id of removed) {
+      const item = this.items.get(id);
+      if (item) this.index.removed(item);
+      this.items.delete(id);
+    }
     this.write(removed);
   }
 

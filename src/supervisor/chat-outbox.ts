@@ -78,13 +78,14 @@ export class ChatOutbox {
     this.matcher = new PostMatcher(options.file, options.chatId);
   }
 
+  /** Posts not yet confirmed (done ones are only remembered). */
   get pending(): number {
-    return this.items().length;
+    return this.options.file.waitingCount(this.options.chatId);
   }
 
-  /** Posts not yet confirmed (done ones are only remembered). */
-  private items(): OutboxItem[] {
-    return this.options.file.forChat(this.options.chatId).filter((item) => item.state !== 'done');
+  /** Sent, unconfirmed, oldest first: a post's work looks at these and its own, never the whole backlog (#32 part 3). */
+  private sent(): OutboxItem[] {
+    return this.options.file.sent(this.options.chatId);
   }
 
   /**
@@ -99,10 +100,11 @@ export class ChatOutbox {
       return Promise.reject(new RangeError(`a chat post is at most ${MAX_POST_LENGTH} characters (got ${text.length}); split it`));
     }
     // A relayed line taken again (its relay retried after a crash) is the post already queued.
+    const { file, chatId } = this.options;
     const earlier = relay
-      ? this.options.file.forChat(this.options.chatId).find((item) => item.relay?.key === relay.key && item.relay.part === relay.part)
-      : origin && this.options.file.forChat(this.options.chatId).find((item) =>
-        (item.text === text || item.text === postableText(text)) && item.origin?.chatId === origin.chatId && item.origin.msgNum === origin.msgNum && !this.promises.has(item.id));
+      ? file.byRelay(chatId, relay.key, relay.part)
+      : origin && file.byOrigin(chatId, origin.chatId, origin.msgNum).find((item) =>
+        (item.text === text || item.text === postableText(text)) && !this.promises.has(item.id));
     // A relayed line's earlier caller may still wait for it too: promise() tells both.
     if (earlier?.state === 'done') return Promise.resolve(earlier.result as ChatMessage);
     if (earlier) return this.promises.promise(earlier.id);
@@ -138,7 +140,7 @@ export class ChatOutbox {
   private async drain(): Promise<void> {
     for (;;) {
       if (!this.ready) return;
-      const item = this.items().find((candidate) => candidate.state === 'queued');
+      const item = this.options.file.firstQueued(this.options.chatId);
       if (!item) return;
       const wait = this.pacer.wait();
       if (wait > 0) {
@@ -182,16 +184,16 @@ export class ChatOutbox {
    */
   private scheduleConfirm(attempt = 0): void {
     if (this.confirmTimer) return;
-    const relaying = this.items().some((item) => item.state === 'sent' && item.relay);
+    const relaying = this.sent().some((item) => item.relay);
     let delay = CONFIRM_EVERY_MS * 2 ** attempt;
     if (relaying) {
       delay = attempt === 0 ? Math.max(RELAYED_SOON_MS, RELAYED_SPACING_MS - (performance.now() - this.lastLookUp)) : CONFIRM_EVERY_MS * 2 ** (attempt - 1);
     }
     this.confirmTimer = setTimeout(() => {
       this.confirmTimer = undefined;
-      if (!this.items().some((item) => item.state === 'sent')) return;
+      if (this.sent().length === 0) return;
       void this.lookUp().finally(() => {
-        if (attempt < 5 && this.items().some((item) => item.state === 'sent')) this.scheduleConfirm(attempt + 1);
+        if (attempt < 5 && this.sent().length > 0) this.scheduleConfirm(attempt + 1);
       });
     }, delay);
     this.confirmTimer.unref();
@@ -217,7 +219,7 @@ export class ChatOutbox {
   }
 
   private settleRefusals(): void {
-    const sent = this.items().filter((item) => item.state === 'sent');
+    const sent = this.sent();
     // What the refusals change, written at the end as one line (before any promise's callback runs).
     const requeued: OutboxItem[] = [];
     const failed: Array<{ item: OutboxItem; refusal: { type: string; extra: string } }> = [];
@@ -254,7 +256,7 @@ export class ChatOutbox {
 
   /** The bot's own message showed up in the chat: it confirms the oldest sent post with that text. */
   confirm(message: ChatMessage): void {
-    const item = this.matcher.match(message, this.items());
+    const item = this.matcher.match(message, this.sent());
     if (!item) return;
     if (item.relay) this.options.relayed?.(item.relay, message);
     // One line: this item's change, with the confirming msg_num and the posts the matcher moved past it
@@ -274,13 +276,13 @@ export class ChatOutbox {
    */
   historyReset(): void {
     // What reset() changed (the mark forgotten, sent posts looked for from the start) was noted: one line.
-    this.matcher.reset(this.items());
+    this.matcher.reset(this.sent());
     this.options.file.changed();
   }
 
   /** Reads the history for the oldest sent post onwards; errors only delay confirmation. */
   private async lookUp(): Promise<void> {
-    const sent = this.items().filter((item) => item.state === 'sent');
+    const sent = this.sent();
     if (sent.length === 0) return;
     const after = Math.min(...sent.map((item) => item.sentAfter ?? 0));
     this.lastLookUp = performance.now();
@@ -307,8 +309,7 @@ export class ChatOutbox {
    */
   caughtUp(): void {
     const requeued: OutboxItem[] = [];
-    for (const item of this.items()) {
-      if (item.state !== 'sent') continue;
+    for (const item of this.sent()) {
       item.state = 'queued';
       requeued.push(item);
       this.stats.resent += 1;
@@ -323,7 +324,8 @@ export class ChatOutbox {
 
   /** Fails every post of this chat (closed or deleted chat, or a stop that could not flush them). */
   failAll(reason: string): void {
-    for (const item of this.items()) {
+    // A pass over the whole outbox, once, when the chat ends (every waiting post is failed anyway).
+    for (const item of this.options.file.forChat(this.options.chatId).filter((candidate) => candidate.state !== 'done')) {
       this.options.file.remove(item.id);
       this.stats.failed += 1;
       this.options.log.error({ outboxId: item.id, reason }, 'a post could not be made');

@@ -15,7 +15,10 @@ export class PostMatcher {
 
   constructor(private readonly file: OutboxFile, private readonly chatId: string) {}
 
-  /** The post `message` confirms among `items`, taken (it confirms no other); undefined when none. */
+  /**
+   * The post `message` confirms among `items` (the chat's sent posts, oldest first: OutboxFile.sent()),
+   * taken (it confirms no other); undefined when none.
+   */
   match(message: ChatMessage, items: readonly OutboxItem[]): OutboxItem | undefined {
     if (this.used.has(message.msg_num)) return undefined;
     const item = items.find((candidate) =>
@@ -86,6 +89,11 @@ export class PostMatcher {
     }
   }
 
+  /**
+   * A msg_num at or below every sent post's sentAfter can confirm none of them, nor any post sent later
+   * (sent past confirmedThrough, which its use raised): it is forgotten. Queued posts are not looked at:
+   * a post's sentAfter is set anew when it is sent.
+   */
   private forgetOldUses(items: readonly OutboxItem[]): void {
     const floor = Math.min(...items.map((item) => item.sentAfter ?? Infinity));
     for (const msgNum of this.used) if (msgNum <= floor) this.used.delete(msgNum);
