@@ -18,7 +18,7 @@ export { receiveUntilTaken } from './supervisor/receive-until-taken.js';
 export { RecentIds } from './store/recent-ids.js';
 export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';
 export { QueueDrain, type DrainOutcome, type QueueDrainOptions } from './gateway/queue-drain.js';
-export { htmlToText, htmlToLine } from './api/html-text.js';
+export { htmlToText, htmlToLine, withoutTags } from './api/html-text.js';
 export { visibleControls, visibleLines } from './api/visible-text.js';
 export { chatSafeText } from './text/chat-safe-text.js';
 export { closeBidi } from './text/bidi.js';

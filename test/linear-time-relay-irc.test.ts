@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { expectLinearOnAdversarialText, LINEAR_BOUND_MS } from './helpers/adversarial-text.js';
 import { outgoing } from './helpers/outgoing-everywhere.js';
 import { graphemesOf } from '../plugins/relay-irc/graphemes.js';
-import { hasTagNamed, rawAttribute, stripTags, tagsNamed } from '../plugins/relay-irc/html-tags.js';
+import { hasTagNamed, rawAttribute, tagsNamed } from '../plugins/relay-irc/html-tags.js';
 import { decodeEntities, markupToText, tidyLines } from '../plugins/relay-irc/markup.js';
 import { antiPing, guardCommandLine, normalizeLineBreaks, safeLine, safeName, splitUtf8, stripIrcFormatting } from '../plugins/relay-irc/irc-text.js';
 import { chatToIrcLines, fill as ircFill, ircToChatText, textToIrcLines } from '../plugins/relay-irc/format.js';
@@ -25,7 +25,6 @@ const transforms: Record<string, (text: string) => unknown> = {
   tidyLines,
   'tagsNamed': (text) => tagsNamed(text, () => true),
   'hasTagNamed': (text) => hasTagNamed(text, new Set(['a', 'b'])),
-  stripTags,
   'rawAttribute': (text) => rawAttribute(text, 'href'),
   graphemesOf,
   stripIrcFormatting, normalizeLineBreaks, safeLine, antiPing, guardCommandLine, ircLower,

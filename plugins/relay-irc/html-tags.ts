@@ -44,22 +44,6 @@ export function tagsNamed(text: string, wanted: (name: string, closing: boolean)
   return tags;
 }
 
-/**
- * What `text.replace(/<[^>]*>/g, '')` gives, in one pass: every `<` up to the first `>` after it goes;
- * a `<` with no `>` after it stays, with everything after it.
- */
-export function stripTags(text: string): string {
-  let out = '';
-  let at = 0;
-  for (let open = text.indexOf('<'); open !== -1; open = text.indexOf('<', at)) {
-    const gt = text.indexOf('>', open + 1);
-    if (gt === -1) break;
-    out += text.slice(at, open);
-    at = gt + 1;
-  }
-  return out + text.slice(at);
-}
-
 /** Whether some `<name` or `</name` (`name` one of `names`, a whole word) has a `>` after it: the text holds real tags. */
 export function hasTagNamed(text: string, names: ReadonlySet<string>): boolean {
   const lastGt = text.lastIndexOf('>');

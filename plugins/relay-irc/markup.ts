@@ -1,4 +1,5 @@
-import { hasTagNamed, isBare, rawAttribute, stripTags, tagsNamed, type Tag } from './html-tags.js';
+import { withoutTags } from '../../src/index.js';
+import { hasTagNamed, isBare, rawAttribute, tagsNamed, type Tag } from './html-tags.js';
 
 /**
  * HTML in a chat message reduced to plain text for IRC. Only text with real HTML tags is treated as
@@ -88,7 +89,7 @@ function linkText(text: string, tags: readonly Tag[], closes: ReadonlyMap<number
   }
   inner += text.slice(at, tags[close]!.start);
   const href = attribute(tags[open]!, 'href');
-  const label = decodeEntities(stripTags(inner).replace(/\r?\n/g, ' ')).trim();
+  const label = decodeEntities(withoutTags(inner).replace(/\r?\n/g, ' ')).trim();
   if (!href || href === label || `mailto:${label}` === href) return label || href || '';
   return label ? `${label} (${href})` : href;
 }
