@@ -13,7 +13,7 @@ const HAS_CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 const LINE_BREAK = /\r\n|\r|\n/;
 
 /** One control character as it shows: `\u{0}`, `\u{1b}`, `\u{7f}`. */
-function shown(char: string): string {
+export function shown(char: string): string {
   return `\\u{${char.codePointAt(0)!.toString(16)}}`;
 }
 

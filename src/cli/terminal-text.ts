@@ -1,4 +1,4 @@
-import { visibleControls, visibleLines } from '../api/visible-text.js';
+import { shown, visibleControls, visibleLines } from '../api/visible-text.js';
 
 /**
  * Text from the service or from files as a terminal may print it. What other people wrote (subjects,
@@ -17,11 +17,6 @@ const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
 const HAS_BIDI = /[\u202a-\u202e\u2066-\u2069]/;
 /** Anything terminalBlock shows as a code (LF and TAB are kept). */
 const UNSAFE_IN_BLOCK = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
-
-/** One control or bidi character as it shows: `\u{1b}`, `\u{202e}`. */
-function shown(char: string): string {
-  return `\\u{${char.codePointAt(0)!.toString(16)}}`;
-}
 
 function visibleBidi(text: string): string {
   return HAS_BIDI.test(text) ? text.replace(BIDI, shown) : text;

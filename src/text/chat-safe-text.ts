@@ -1,3 +1,5 @@
+import { shown } from '../api/visible-text.js';
+
 /**
  * The cleaning every text a bot posts into a chat goes through (the outbox applies it to each post,
  * plugins may call it on the fields they compose). The service's chat messages are `multiline` text
@@ -63,5 +65,5 @@ const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
 export function postableText(text: string): string {
   const clean = chatSafeText(text);
   if (clean.trim() === '' || !INVISIBLE_ONLY.test(clean)) return clean;
-  return clean.replace(DEFAULT_IGNORABLE, (char) => `\\u{${char.codePointAt(0)!.toString(16)}}`);
+  return clean.replace(DEFAULT_IGNORABLE, shown);
 }
