@@ -89,6 +89,8 @@ export class OutboxFile {
     }
     file.journal = storage.journal(path, file.snapshot());
     // Only once the journal holds what it said (a crash before this reads the document again next time).
+    // At every open, not only after a migration: a document a crash left beside a journal that has lines
+    // would otherwise come back (its posts sent again) the day the journal is empty.
     if (legacyPath !== path) storage.remove(legacyPath);
     return file;
   }
