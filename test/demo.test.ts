@@ -14,7 +14,7 @@ import { cleanEnv, ROOT, runCli } from './helpers/cli.js';
 
 /**
  * `groupwire demo` (what npm start runs), for real: the CLI as a child process with the repo's
- * bots.yaml (port 0), run twice in one state dir and once more with --fresh.
+ * bots.yaml (port 0), run twice in one state dir, then with --fresh, on an orphaned state, and with --fresh again.
  */
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -84,6 +84,9 @@ class DemoRun {
     return this.exited;
   }
 }
+
+/** group-mail's announcement of carol's topic in #general. */
+const ANNOUNCEMENT = /#general <Demo Bot> <Carol Member> New topic: Demo day on Friday — Who is coming to the demo day\? .*\/g\/demo\/message\/\d+\n/;
 
 const runs: DemoRun[] = [];
 const dirs: string[] = [];
@@ -176,7 +179,7 @@ describe('groupwire demo', () => {
     const first = DemoRun.start(dir);
     await first.scriptDone();
     // carol's topic in the group's archive is announced in #general by group-mail.
-    await first.waitFor(/#general <Demo Bot> <Carol Member> New topic: Demo day on Friday — Who is coming to the demo day\? .*\/g\/demo\/message\/\d+\n/);
+    await first.waitFor(ANNOUNCEMENT);
     expect(first.stdout).toContain('A new demo; its conversation is saved in ./.groupwire');
     const one = await first.demoFile();
     expect(one).toMatchObject({ pid: first.child.pid, state_dir: join(dir, '.groupwire') });
@@ -215,18 +218,21 @@ describe('groupwire demo', () => {
     await expect(readFile(join(dir, '.groupwire', 'demo.json'), 'utf8')).rejects.toThrow(/ENOENT/);
     expect(await temporaryKeysOf(first.child.pid!)).toEqual([]);
 
-    // Second run in the same state dir: the same conversation goes on, with the same CA.
+    // Second run in the same state dir: the same conversation goes on, with the same CA; carol did
+    // her part in this conversation already, so she says nothing and posts no second topic.
     const second = DemoRun.start(dir);
-    await second.scriptDone();
+    await second.waitFor(/Join the conversation from another terminal/);
     expect(second.stdout).toContain('Continuing the demo\'s conversation saved in ./.groupwire');
+    expect(second.stdout).toContain('Carol did her part of the demo in this conversation already (npm start -- --fresh starts over).');
     const two = await second.demoFile();
     expect(two.ca_file).toBe(one.ca_file);
     expect(await readFile(two.ca_file, 'utf8')).toBe(ca);
+    expect(await ask(two, 'bob', 'general', '!ping')).toBe('pong');
     const general = await history(clientOf(two, 'carol'), 'general');
     const newer = general.filter((m) => m.msg_num > lastOfFirst);
-    expect(newer[0]).toMatchObject({ msg_num: lastOfFirst + 1, message: 'Hi everyone! Is the demo bot around?' });
-    const ping = newer.find((m) => m.message === '!ping')!;
-    expect(general.find((m) => m.msg_num > ping.msg_num && m.user_name === 'bot')?.message).toBe('pong');
+    expect(newer.map((m) => [m.msg_num, m.user_name, m.message])).toEqual([[lastOfFirst + 1, 'bob', '!ping'], [lastOfFirst + 2, 'bot', 'pong']]);
+    const topics = await clientOf(two, 'carol').paginate<{ subject: string }>('gettopics', { group_name: 'demo', limit: 100 }).all();
+    expect(topics.filter((topic) => topic.subject === 'Demo day on Friday')).toHaveLength(1);
     // Still one #standup, the bot's, and it answers there.
     expect(await ask(two, 'alice', 'standup', '!ping')).toBe('pong');
     await releaseClients();
@@ -236,7 +242,11 @@ describe('groupwire demo', () => {
     // --fresh: the seed's conversation again, the bot answering from scratch; the CA stays.
     const fresh = DemoRun.start(dir, ['--fresh']);
     await fresh.scriptDone();
-    expect(fresh.stdout).toMatch(/Starting over \(--fresh\); removed:\n {2}\.\/\.groupwire\/local-service\.json .*\n {2}\.\/\.groupwire\/bots\/demo-bot .*\n {2}\d+ transcript files? of the demo's chats in \.\/transcripts\n/);
+    // carol's topic takes the first run's message number again: announced all the same, as new.
+    await fresh.waitFor(ANNOUNCEMENT);
+    expect(fresh.stdout).toMatch(new RegExp(['Starting over \\(--fresh\\); removed:', '  \\./\\.groupwire/local-service\\.json .*',
+      '  \\./\\.groupwire/bots/demo-bot .*', '  \\./\\.groupwire/gateway-map\\.jsonl \\(what the gateways relayed\\)',
+      '  \\./\\.groupwire/demo-script\\.json \\(how far carol got in her script\\)', '  \\d+ transcript files? of the demo\'s chats in \\./transcripts\n'].join('\n')));
     const three = await fresh.demoFile();
     expect(three.ca_file).toBe(one.ca_file);
     expect(await readFile(three.ca_file, 'utf8')).toBe(ca);
@@ -268,5 +278,14 @@ describe('groupwire demo', () => {
     expect(await upgraded.stop()).toBe(0);
     expect(upgraded.stdout).toContain('The demo stopped; its conversation is saved in ./.groupwire.');
     await expect(readFile(join(dir, '.groupwire', 'demo.json'), 'utf8')).rejects.toThrow(/ENOENT/);
+
+    // --fresh a second time: everything the runs kept for the demo's chats is gone (the gateways'
+    // message map and how far carol got among them), so carol's script runs whole and her topic,
+    // with a message number an earlier run's topic had, is announced again.
+    const refreshed = DemoRun.start(dir, ['--fresh']);
+    await refreshed.scriptDone();
+    await refreshed.waitFor(ANNOUNCEMENT);
+    expect(refreshed.stdout).toContain('  ./.groupwire/gateway-map.jsonl (what the gateways relayed)\n');
+    expect(await refreshed.stop()).toBe(0);
   });
 });

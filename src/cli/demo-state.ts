@@ -3,15 +3,20 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { loggerOptions } from '../../plugins/logger/options.js';
 import { PathPattern, safeSegment } from '../../plugins/logger/path-pattern.js';
 import { configPath, type LoadedConfig } from '../config/bots-config.js';
+import { GATEWAY_MAP_FILE } from '../supervisor/supervisor.js';
 
 /** The embedded service's data when bots.yaml does not name a file: beside the bots' state. */
 export const DEFAULT_SERVICE_STATE = 'local-service.json';
+/** How far the demo's scripted member got in this conversation (demo-script.ts). */
+export const SCRIPT_PROGRESS_FILE = 'demo-script.json';
 
 /**
  * Everything the demo keeps between runs, so that one conversation goes on: the embedded service's
  * data (its chats and msg_nums) and, beside it, what the bots remember of that conversation (cursors,
- * outbox, plugin stores) and the transcripts the logger wrote of it. They are kept or cleared together:
- * a bot that remembers msg_num 50 of a service that starts again from 1 would ignore every message.
+ * outbox, plugin stores), the gateways' message map, how far carol got in her script, and the
+ * transcripts the logger wrote of it. They are kept or cleared together: a bot that remembers msg_num
+ * 50 of a service that starts again from 1 would ignore every message, and a message map that
+ * remembers topic 9 as relayed would never announce the new conversation's topic 9.
  */
 export interface DemoState {
   /** The bots.yaml state_dir, absolute. */
@@ -20,6 +25,10 @@ export interface DemoState {
   serviceState: string;
   /** `<state_dir>/bots/<name>` of each bot of the file. */
   botDirs: string[];
+  /** `<state_dir>/gateway-map.jsonl`: which lines the gateways relayed, and their copies. */
+  gatewayMap: string;
+  /** `<state_dir>/demo-script.json`: how far carol got. */
+  scriptProgress: string;
   transcripts: TranscriptPlace[];
 }
 
@@ -60,6 +69,8 @@ export function demoState(loaded: LoadedConfig): DemoState {
     stateDir,
     serviceState: configPath(loaded, embedded.state),
     botDirs: config.bots.map((bot) => join(stateDir, 'bots', bot.name)),
+    gatewayMap: join(stateDir, GATEWAY_MAP_FILE),
+    scriptProgress: join(stateDir, SCRIPT_PROGRESS_FILE),
     transcripts,
   };
 }
@@ -76,13 +87,13 @@ export function savedConversation(state: DemoState): Promise<boolean> {
  */
 export async function orphanedState(state: DemoState): Promise<boolean> {
   if (await exists(state.serviceState)) return false;
-  for (const dir of state.botDirs) if (await exists(dir)) return true;
+  for (const kept of [...state.botDirs, state.gatewayMap, state.scriptProgress]) if (await exists(kept)) return true;
   return (await transcriptFiles(state)).length > 0;
 }
 
 /**
- * Clears the conversation: the service's data, the bots' state and the logger's transcripts of the
- * demo's groups (nothing else in those folders). The CA stays, so clients keep trusting it. Returns
+ * Clears the conversation: the service's data, the bots' state, the gateways' message map, carol's
+ * progress and the logger's transcripts of the demo's groups (nothing else in those folders). The CA stays, so clients keep trusting it. Returns
  * what was removed, as lines to show.
  */
 export async function startOver(state: DemoState): Promise<string[]> {
@@ -94,6 +105,11 @@ export async function startOver(state: DemoState): Promise<string[]> {
     if (!(await exists(dir))) continue;
     await rm(dir, { recursive: true, force: true });
     removed.push(`${shown(dir)} (the bot's cursors, outbox and plugin stores)`);
+  }
+  for (const [file, what] of [[state.gatewayMap, 'what the gateways relayed'], [state.scriptProgress, 'how far carol got in her script']] as const) {
+    if (await exists(file)) removed.push(`${shown(file)} (${what})`);
+    await rm(file, { force: true });
+    await removeUnsavedTemporaries(file);
   }
   const files = await transcriptFiles(state);
   for (const file of files) {

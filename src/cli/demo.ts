@@ -1,7 +1,5 @@
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
-import { GroupsClient } from '../api/client.js';
-import type { Chat } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
 import { loadBotsConfig, type LoadedConfig } from '../config/bots-config.js';
 import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
@@ -12,22 +10,20 @@ import { createLogger } from '../supervisor/logging.js';
 import { Supervisor } from '../supervisor/supervisor.js';
 import { DEMO_FILE } from './chat-command.js';
 import { demoFileHolder, removeOwnDemoFile, writeDemoFile } from './demo-file.js';
+import { readScriptProgress, runScript, scriptDone } from './demo-script.js';
 import { demoState, orphanedState, savedConversation, shown, startOver, type DemoState } from './demo-state.js';
 import { DemoView } from './demo-view.js';
 import { ignoreHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
 import { writeOut } from './output.js';
 
-const SCRIPT = ['Hi everyone! Is the demo bot around?', '!ping', '!help'];
-/** The topic carol then posts in the group's archive (through drafts, as a mail client would): the bot announces it in #general. */
-const SCRIPT_TOPIC = { subject: 'Demo day on Friday', body: 'Who is coming to the demo day? Reply here, or say so in #general.' };
-
 export const DEMO_HELP = `Usage: groupwire demo [--config bots.yaml] [--fresh] [--log-level warn]
 
 What npm start runs: the embedded local service, the bots of bots.yaml (the repo's: a demo bot with a
 logger, a responder and group-mail) and a scripted member, carol, who says a few lines in #general
-and posts a topic in the group, which the bot announces there. The terminal
-shows every line of every chat of the demo.
+and posts a topic in the group, which the bot announces there: once per conversation, not at every
+start (<state_dir>/demo-script.json says how far she got). The terminal shows every line of every
+chat of the demo.
 
 The conversation is kept: the service's data goes to <state_dir>/local-service.json (unless bots.yaml
 sets service.embedded.state), beside the bots' cursors, so the next run continues it with the same
@@ -39,8 +35,8 @@ While it runs, ${DEMO_FILE} tells the client commands of other terminals where t
 Options:
   --config FILE     the bots.yaml (default bots.yaml); service.base_url must be embedded
   --fresh           start over: remove the service's data, the bots' state (cursors, outbox, plugin
-                    stores) and the logger's transcripts of the demo's chats; the CA is kept
-                    (npm start -- --fresh)
+                    stores), the gateways' message map, carol's progress and the logger's
+                    transcripts of the demo's chats; the CA is kept (npm start -- --fresh)
   --log-level L     pino level of the logs on stderr (default warn)
   -h, --help        this text
 `;
@@ -111,7 +107,7 @@ export async function demo(args: string[]): Promise<number> {
   view.showRecent(3);
   view.start();
   try {
-    await Promise.race([introduce(supervisor, service, stop.signal), stopped]);
+    await Promise.race([introduce(supervisor, service, state, stop.signal), stopped]);
   } catch (error) {
     // What a Ctrl-C cut short is no error; anything else ends the demo.
     if (!stop.signal.aborted) {
@@ -128,13 +124,19 @@ export async function demo(args: string[]): Promise<number> {
   return 0;
 }
 
-/** The bot joins, carol talks, and the terminal says how to join in. */
-async function introduce(supervisor: Supervisor, service: LocalService, signal: AbortSignal): Promise<void> {
+/** The bot joins, carol talks (once per conversation), and the terminal says how to join in. */
+async function introduce(supervisor: Supervisor, service: LocalService, state: DemoState, signal: AbortSignal): Promise<void> {
   writeOut(`\nThe demo bot is joining #general, #random and #standup ...\n`);
   await supervisor.connected();
   if (signal.aborted) return;
-  writeOut(`The bot is in. Carol says a few things in #general, then posts a topic in the group:\n`);
-  await runScript(service.baseUrl, service.ca, signal, () => archiveRead(supervisor, signal));
+  if (scriptDone(await readScriptProgress(state.scriptProgress))) {
+    writeOut(`The bot is in. Carol did her part of the demo in this conversation already (npm start -- --fresh starts over).\n`);
+  } else {
+    writeOut(`The bot is in. Carol says a few things in #general, then posts a topic in the group:\n`);
+    await runScript({
+      baseUrl: service.baseUrl, ca: service.ca, progressFile: state.scriptProgress, signal, archiveReady: () => archiveRead(supervisor, signal),
+    });
+  }
   if (signal.aborted) return;
   writeOut(`
 Join the conversation from another terminal (everything said in the demo shows here):
@@ -195,39 +197,10 @@ async function startFallingBack(loaded: LoadedConfig, log: Logger): Promise<Supe
   }
 }
 
-async function runScript(baseUrl: string, ca: string, signal: AbortSignal, archiveReady: () => Promise<void>): Promise<void> {
-  const carol = new GroupsClient({ baseUrl, ca, credentials: { email: DEMO_ACCOUNTS.carol.email, password: DEMO_ACCOUNTS.carol.password } });
-  try {
-    const general = await generalOf(carol);
-    const ws = await carol.openChatSocket({ chatsubId: general.chat_sub!.id, noHistory: true });
-    for (const line of SCRIPT) {
-      if (signal.aborted) break;
-      ws.send(JSON.stringify({ object: 'chat_post', message: line }));
-      await sleep(1000, signal);
-    }
-    ws.close(1000, 'script done');
-    // A topic posted before the bot first read the archive would be its starting point, not news.
-    await archiveReady();
-    if (signal.aborted) return;
-    const draft = await carol.newDraft({ group_name: 'demo', draft_type: 'draft_type_post', subject: SCRIPT_TOPIC.subject });
-    await carol.updateDraft({ draft_id: draft.id, body: SCRIPT_TOPIC.body });
-    await carol.postDraft({ draft_id: draft.id });
-  } finally {
-    await carol.close();
-  }
-}
-
 /** Until every bot's group-mail has read the group's archive once (at most 15 s; at once without group-mail). */
 async function archiveRead(supervisor: Supervisor, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + 15_000;
   const polls = () => Object.values(supervisor.stats() as Record<string, { plugins?: Record<string, { polls?: number }> }>)
     .map((bot) => bot.plugins?.['group-mail']?.polls);
   while (!signal.aborted && Date.now() < deadline && polls().some((count) => count !== undefined && count < 1)) await sleep(100, signal);
-}
-
-async function generalOf(client: GroupsClient): Promise<Chat> {
-  const chats = await client.getChats({ group_name: 'demo' });
-  const general = chats.data.find((chat) => chat.subject === 'general');
-  if (!general?.chat_sub) throw new Error('the demo group has no #general this account is in');
-  return general;
 }

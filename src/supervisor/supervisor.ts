@@ -25,6 +25,9 @@ export interface SupervisorOptions {
   gate?: UpgradeGate;
 }
 
+/** The gateways' message map in the state dir (what each side's copy of a line is; docs/gateways.md). */
+export const GATEWAY_MAP_FILE = 'gateway-map.jsonl';
+
 /**
  * Runs the bots of a bots.yaml in one process: the embedded local service when asked for, then every
  * bot, each on its own. A bot, a chat or a plugin that fails is logged and does not stop the others.
@@ -124,7 +127,7 @@ export class Supervisor {
   private routerFor(plan: PlannedGateway[]): GatewayRouter | undefined {
     if (plan.length === 0) return undefined;
     const { config } = this.current.loaded;
-    this.messageMap ??= MessageMap.open(join(this.startOptions.stateDir, 'gateway-map.jsonl'), {
+    this.messageMap ??= MessageMap.open(join(this.startOptions.stateDir, GATEWAY_MAP_FILE), {
       maxRecords: config.message_map.max_lines, maxAgeMs: config.message_map.max_age_days * 24 * 3600 * 1000,
     }, this.startOptions.storage);
     const router = new GatewayRouter(plan, this.messageMap, this.log.child({ component: 'gateways' }));
