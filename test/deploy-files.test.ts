@@ -13,6 +13,7 @@ import { Supervisor } from '../src/supervisor/supervisor.js';
 import { EXPORTED_METRICS, WORKER_METRICS } from './helpers/alert-metrics.js';
 import { ROOT } from './helpers/cli.js';
 import { makeEnv, type Env } from './helpers/supervisor.js';
+import { requireTool } from './helpers/require-tool.js';
 
 /**
  * The files of deploy/ (docs/deploy.md), checked with the tools that will read them: systemd-analyze
@@ -44,14 +45,14 @@ function unitKeys(text: string): Map<string, string[]> {
 function verifyUnit(text: string): { code: number | null; output: string } {
   const file = join(scratch, 'groupwire.service');
   writeFileSync(file, text.replaceAll('/usr/bin/node ', `${process.execPath} `));
-  const run = spawnSync('systemd-analyze', ['verify', '--man=no', file], { encoding: 'utf8' });
-  if (run.error) throw new Error(`systemd-analyze could not run (apt-get install systemd): ${run.error.message}`);
+  const run = spawnSync(requireTool('systemd-analyze', 'systemd'), ['verify', '--man=no', file], { encoding: 'utf8' });
+  if (run.error) throw new Error(`systemd-analyze could not run: ${run.error.message}`);
   return { code: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
 function promtool(args: string[], cwd = DEPLOY): { code: number | null; output: string } {
-  const run = spawnSync('promtool', args, { cwd, encoding: 'utf8' });
-  if (run.error) throw new Error(`promtool could not run (apt-get install prometheus): ${run.error.message}`);
+  const run = spawnSync(requireTool('promtool', 'prometheus'), args, { cwd, encoding: 'utf8' });
+  if (run.error) throw new Error(`promtool could not run: ${run.error.message}`);
   return { code: run.status, output: `${run.stdout}${run.stderr}` };
 }
 

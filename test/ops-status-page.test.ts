@@ -10,6 +10,7 @@ import { RecentErrors } from '../src/ops/recent-errors.js';
 import type { StatusSnapshot } from '../src/ops/status-snapshot.js';
 import { DEMO } from './helpers/service.js';
 import { adminOk, makeEnv, post, type Env } from './helpers/supervisor.js';
+import { requireTool } from './helpers/require-tool.js';
 
 /** The live status page in a real headless Chromium (Debian's), against a real supervisor and service. */
 
@@ -46,7 +47,7 @@ async function start(opsConfig: Partial<OpsConfig> = {}, before?: (svc: Env['svc
 async function openBrowser(): Promise<Page> {
   profile = mkdtempSync(join(tmpdir(), 'groupwire-chromium-'));
   browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
+    executablePath: requireTool('/usr/bin/chromium', 'chromium'),
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],

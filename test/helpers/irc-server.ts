@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PluginSpec } from './supervisor.js';
 import { accepts, freePort } from './ports.js';
+import { requireTool } from './require-tool.js';
 
 /**
  * Real IRC servers from Debian for the relay's tests, and a raw IRC client to watch and talk in their
@@ -84,7 +85,7 @@ export class IrcServer {
     const args = this.kind === 'ngircd'
       ? ['-n', '-f', config]
       : ['--nofork', '--nopid', `--config=${config}`, ...(process.getuid?.() === 0 ? ['--runasroot'] : [])];
-    const child = spawn(BINARIES[this.kind], args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: this.dir });
+    const child = spawn(requireTool(BINARIES[this.kind], this.kind), args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: this.dir });
     this.child = child;
     const collect = (chunk: Buffer) => {
       this.output += chunk.toString();

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { requireTool } from './require-tool.js';
 
 /** One sample of a scrape: the full name (with `_bucket`, `_sum`, ... suffixes), its labels and value. */
 export interface PromSample {
@@ -12,8 +13,8 @@ export interface PromSample {
  * package): a parse error fails. Lint remarks are returned (promtool exits 3 for them).
  */
 export function promtoolCheck(text: string): string[] {
-  const run = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
-  if (run.error) throw new Error(`promtool could not run (apt-get install prometheus): ${run.error.message}`);
+  const run = spawnSync(requireTool('promtool', 'prometheus'), ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  if (run.error) throw new Error(`promtool could not run: ${run.error.message}`);
   const said = `${run.stdout}${run.stderr}`.trim();
   if (run.status !== 0 && run.status !== 3) throw new Error(`promtool refused the exposition (exit ${run.status}): ${said}`);
   return said === '' ? [] : said.split('\n');

@@ -11,6 +11,7 @@ import { archivePage, type RoomMessage } from '../../plugins/relay-xmpp/muc.js';
 import selfsigned from 'selfsigned';
 import { accepts, freePort } from './ports.js';
 import { waitFor } from './supervisor.js';
+import { requireTool } from './require-tool.js';
 
 /**
  * A real Prosody (Debian's 0.12) for the XMPP relay's tests: run in the foreground from a temp dir with
@@ -54,13 +55,13 @@ export class Prosody {
   }
 
   register(user: string, password: string): void {
-    const result = spawnSync(PROSODYCTL, ['--config', this.configFile, 'register', user, this.domain, password], { encoding: 'utf8' });
+    const result = spawnSync(requireTool(PROSODYCTL, 'prosody'), ['--config', this.configFile, 'register', user, this.domain, password], { encoding: 'utf8' });
     if (result.status !== 0) throw new Error(`prosodyctl register ${user} failed: ${result.stderr}${result.stdout}`);
   }
 
   async start(): Promise<void> {
     this.output = '';
-    const child = spawn(PROSODY, ['--config', this.configFile, '-F'], { cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(requireTool(PROSODY, 'prosody'), ['--config', this.configFile, '-F'], { cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const keep = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString()).slice(-20_000);

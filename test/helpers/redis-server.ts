@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accepts, freePort } from './ports.js';
+import { requireTool } from './require-tool.js';
 
 /**
  * A real redis-server from Debian for the coordination tests, in the foreground on a free loopback
@@ -35,7 +36,7 @@ export class RedisServer {
   private async run(): Promise<void> {
     const aof = this.appendfsync === 'off' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', this.appendfsync];
     this.output = '';
-    const child = spawn(REDIS_SERVER, [
+    const child = spawn(requireTool(REDIS_SERVER, 'redis-server'), [
       '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', ...aof,
       '--daemonize', 'no', '--protected-mode', 'yes', '--loglevel', 'warning',
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
