@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../src/api/index.js';
 import { exportTranscript, type ExportOptions } from '../src/cli/transcript-command.js';
 import { parseBound } from '../plugins/logger/export.js';
-import { cleanEnv, envFor, runCli, succeeded } from './helpers/cli.js';
+import { cleanEnv, envFor, ROOT, runCli, succeeded } from './helpers/cli.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 /** `groupwire transcript export`: from the logger's files, or from the service when there are none. */
@@ -94,7 +94,7 @@ describe('transcript export', () => {
     const [written, ambiguous, badDate, reversed, badFormat, missing] = await Promise.all([
       runCli(['transcript', 'export', '--chat', 'general', '--group', 'demo', '--from', '2026-03-01', '--to', '2026-03-05', '--format', 'markdown', '--dir', join(dir, 'files'), '--out', out], cleanEnv()),
       runCli(['transcript', 'export', '--chat', 'general', '--from', '2026-03-01', '--to', '2026-03-05', '--format', 'text', '--dir', join(dir, 'files')], cleanEnv()),
-      runCli(['transcript', 'export', '--chat', 'general', '--from', 'yesterday', '--to', '2026-03-05', '--format', 'text'], cleanEnv()),
+      runCli(['transcript', 'export', '--chat', 'general', '--from', 'last-week', '--to', '2026-03-05', '--format', 'text'], cleanEnv()),
       runCli(['transcript', 'export', '--chat', 'general', '--from', '2026-03-05', '--to', '2026-03-01', '--format', 'text'], cleanEnv()),
       runCli(['transcript', 'export', '--chat', 'general', '--from', '2026-03-01', '--to', '2026-03-05', '--format', 'pdf'], cleanEnv()),
       runCli(['transcript', 'export', '--from', '2026-03-01', '--to', '2026-03-05', '--format', 'text'], cleanEnv()),
@@ -105,7 +105,7 @@ describe('transcript export', () => {
     expect(ambiguous.code).toBe(2);
     expect(ambiguous.stderr).toContain('several chats fit general');
     expect(badDate).toMatchObject({ code: 2 });
-    expect(badDate.stderr).toContain('--from yesterday is not a date');
+    expect(badDate.stderr).toContain('--from last-week is not a date (2024-05-01, 2024-05-01T09:30, 2024-05-01T09:30:00Z, today, yesterday or 7d)');
     expect(reversed.stderr).toContain('--to is before --from');
     expect(badFormat.stderr).toContain('--format must be one of jsonl, text, html, markdown');
     expect(missing.stderr).toContain('--chat is required');
@@ -122,5 +122,35 @@ describe('transcript export', () => {
     expect(succeeded(fromService)).toMatch(/^\[\d\d:\d\d\] <Mo Moderator> Welcome to #general!\n\[\d\d:\d\d\] <Bob Member> Hi all\n\[\d\d:\d\d\] <Carol Member> Hello from Tokyo\n$/);
     expect(noChat.code).toBe(2);
     expect(noChat.stderr).toContain('group demo has no chat nowhere');
+  });
+
+  test('the README\'s example, with relative dates, finds the messages of the last days (the demo\'s are from today)', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const example = readme.split('\n').find((line) => line.startsWith('npx groupwire transcript export '));
+    expect(example).toBeDefined();
+    // Plain words only, so splitting at spaces is how the shell reads it.
+    expect(example).toMatch(/^[\w ./-]+$/);
+    const args = example!.split(' ').slice(2);
+    expect(args).toEqual(expect.arrayContaining(['--from', '7d', '--to', 'today']));
+    const cwd = join(dir, 'readme-example');
+    mkdirSync(cwd, { recursive: true });
+    const exported = succeeded(await runCli(args, envFor(svc, 'bob'), cwd));
+    expect(exported).toContain('Hello from Tokyo');
+    expect(exported).toContain('Welcome to #general!');
+  });
+
+  test('today, yesterday and Nd are days counted back from today in --tz', () => {
+    const now = new Date('2026-03-10T23:30:00Z');
+    expect(parseBound('today', 'UTC', 'from', now)?.toISOString()).toBe('2026-03-10T00:00:00.000Z');
+    expect(parseBound('today', 'UTC', 'to', now)?.toISOString()).toBe('2026-03-11T00:00:00.000Z');
+    expect(parseBound('yesterday', 'UTC', 'from', now)?.toISOString()).toBe('2026-03-09T00:00:00.000Z');
+    expect(parseBound('7d', 'UTC', 'from', now)?.toISOString()).toBe('2026-03-03T00:00:00.000Z');
+    expect(parseBound('0d', 'UTC', 'to', now)?.toISOString()).toBe('2026-03-11T00:00:00.000Z');
+    // Already the 11th in Berlin: its today starts at 23:00 UTC on the 10th.
+    expect(parseBound('today', 'Europe/Berlin', 'from', now)?.toISOString()).toBe('2026-03-10T23:00:00.000Z');
+    // Across the month's start.
+    expect(parseBound('12d', 'UTC', 'from', now)?.toISOString()).toBe('2026-02-26T00:00:00.000Z');
+    expect(parseBound('7 d', 'UTC', 'from', now)).toBeUndefined();
+    expect(parseBound('-1d', 'UTC', 'from', now)).toBeUndefined();
   });
 });

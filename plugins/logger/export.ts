@@ -11,12 +11,14 @@ export interface Period {
 }
 
 /**
- * A `--from`/`--to` value: a day (`2024-05-01`: the whole day in the zone), a local date-time
+ * A `--from`/`--to` value: a day (`2024-05-01`: the whole day in the zone), a day counted back from
+ * `now`'s day in the zone (`today`, `yesterday`, `7d`: seven days before today), a local date-time
  * (`2024-05-01T09:30`, in the zone) or an instant with an offset (`2024-05-01T09:30:00Z`). `--to` is
  * inclusive: a day runs to its end. Undefined when the text is none of these.
  */
-export function parseBound(text: string, timeZone: string, which: 'from' | 'to'): Date | undefined {
-  const day = /^(\d{4})-(\d\d)-(\d\d)$/.exec(text);
+export function parseBound(text: string, timeZone: string, which: 'from' | 'to', now = new Date()): Date | undefined {
+  const counted = dayCountedBack(text, timeZone, now);
+  const day = /^(\d{4})-(\d\d)-(\d\d)$/.exec(counted ?? text);
   if (day) {
     const [year, month, dayOfMonth] = day.slice(1).map(Number) as [number, number, number];
     if (month < 1 || month > 12 || dayOfMonth < 1 || dayOfMonth > 31) return undefined;
@@ -37,6 +39,18 @@ export function parseBound(text: string, timeZone: string, which: 'from' | 'to')
     return new Date(which === 'to' ? instant + 1 : instant);
   }
   return undefined;
+}
+
+/** `today`, `yesterday` or `Nd` (N days before today) as the day it names, `YYYY-MM-DD`, in the zone. */
+function dayCountedBack(text: string, timeZone: string, now: Date): string | undefined {
+  let back: number;
+  if (text === 'today') back = 0;
+  else if (text === 'yesterday') back = 1;
+  else if (/^\d{1,5}d$/.test(text)) back = Number(text.slice(0, -1));
+  else return undefined;
+  const [year, month, day] = dayOf(now, timeZone).split('-').map(Number) as [number, number, number];
+  // Calendar arithmetic on the date alone: Date.UTC rolls day 0 and below back into earlier months.
+  return new Date(Date.UTC(year, month - 1, day - back)).toISOString().slice(0, 10);
 }
 
 /** One message of a transcript file, with its line exactly as stored. */

@@ -26,8 +26,9 @@ Writes a chat's transcript for a period. It reads the logger plugin's jsonl file
 directory has none for the chat, it reads the chat's history from the service (getchathistory) with the
 credentials of the other client commands.
 
-DATE is a day (2024-05-01: the whole day), a local time (2024-05-01T09:30) or an instant with an offset
-(2024-05-01T09:30:00Z); days and local times are in --tz. --to is inclusive.
+DATE is a day (2024-05-01: the whole day; today, yesterday, or 7d: seven days before today), a local
+time (2024-05-01T09:30) or an instant with an offset (2024-05-01T09:30:00Z); days and local times are
+in --tz. --to is inclusive: --from 7d --to today is the last seven days and today.
 
 Options:
   --chat SUBJECT_OR_ID     the chat (required)
@@ -46,6 +47,7 @@ Options:
 ${CLIENT_HELP}`;
 
 const SOURCES = ['auto', 'files', 'service'] as const;
+const DATE_FORMS = '2024-05-01, 2024-05-01T09:30, 2024-05-01T09:30:00Z, today, yesterday or 7d';
 
 export async function transcriptCommand(args: string[]): Promise<number> {
   const [subcommand, ...rest] = args;
@@ -89,8 +91,8 @@ async function transcriptExportCommand(args: string[]): Promise<number> {
   if (!isTimeZone(timeZone)) throw new UsageError(`--tz ${timeZone} is not a time zone (an IANA name such as UTC or Europe/Berlin)`);
   const start = parseBound(required('from', values.from), timeZone, 'from');
   const end = parseBound(required('to', values.to), timeZone, 'to');
-  if (!start) throw new UsageError(`--from ${values.from} is not a date (2024-05-01, 2024-05-01T09:30 or 2024-05-01T09:30:00Z)`);
-  if (!end) throw new UsageError(`--to ${values.to} is not a date (2024-05-01, 2024-05-01T09:30 or 2024-05-01T09:30:00Z)`);
+  if (!start) throw new UsageError(`--from ${values.from} is not a date (${DATE_FORMS})`);
+  if (!end) throw new UsageError(`--to ${values.to} is not a date (${DATE_FORMS})`);
   if (end <= start) throw new UsageError('--to is before --from');
   const pathPattern = values.path ?? DEFAULT_PATH;
   try {
