@@ -13,6 +13,7 @@ import { demoFileHolder, removeOwnDemoFile, writeDemoFile } from './demo-file.js
 import { readScriptProgress, runScript, scriptDone } from './demo-script.js';
 import { demoState, orphanedState, savedConversation, shown, startOver, type DemoState } from './demo-state.js';
 import { DemoView } from './demo-view.js';
+import { shellWord } from './shell-word.js';
 import { ignoreHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
 import { writeOut } from './output.js';
@@ -178,11 +179,6 @@ For the client commands in another terminal (the demo's accounts and passwords a
   export GROUPWIRE_EMAIL=${alice.email} GROUPWIRE_PASSWORD=${alice.password}
   npx groupwire activity --group demo        (or groups, topics, archive, api, transcript)
 `);
-}
-
-/** A word the shell takes as it is: quoted when it holds anything but safe characters. */
-function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 async function startFallingBack(loaded: LoadedConfig, log: Logger): Promise<Supervisor> {

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { isBuiltinPlugin } from '../config/plugin-catalogue.js';
+import { packageRoot } from '../config/package-root.js';
 import { parseFlags } from './command.js';
 import { botsYaml, pluginSource, readme, testSource } from './new-plugin/templates.js';
 import { UsageError } from './usage-error.js';
@@ -42,11 +43,17 @@ export async function newPluginCommand(args: string[]): Promise<number> {
     [`${name}.ts`, pluginSource(name)],
     [`${name}.test.ts`, testSource(name)],
     ['bots.yaml', botsYaml(name)],
-    ['README.md', readme(name)],
+    ['README.md', readme(name, groupwireCheckout())],
   ];
   for (const [file, text] of files) await writeFile(join(dir, file), text, { flag: 'wx' });
   const shown = relative(process.cwd(), dir) || '.';
   process.stdout.write(`wrote ${shown}/: ${files.map(([file]) => file).join(', ')}\n\n` +
     `  groupwire check ${shown}/bots.yaml\n  groupwire test-plugin ${shown}\n  groupwire run ${shown}/bots.yaml\n`);
   return 0;
+}
+
+/** The checkout groupwire runs from (its sources are there), or none for an installed package (dist, docs only). */
+function groupwireCheckout(): string | undefined {
+  const root = resolve(packageRoot());
+  return existsSync(join(root, 'src', 'cli', 'main.ts')) ? root : undefined;
 }

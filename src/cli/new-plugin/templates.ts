@@ -1,3 +1,6 @@
+import { join } from 'node:path';
+import { shellWord } from '../shell-word.js';
+
 /** The files `groupwire new-plugin NAME` writes, as functions of the plugin's name. */
 
 /** `my-plugin` -> `myPlugin`, for identifiers in the generated code. */
@@ -112,7 +115,12 @@ bots:
 `;
 }
 
-export function readme(name: string): string {
+/**
+ * The plugin's README. `checkout` is the groupwire checkout the plugin was made with (none when groupwire
+ * runs from an installed package): groupwire is not on npm yet, so the README installs it, and its zod
+ * and TypeScript, from there.
+ */
+export function readme(name: string, checkout: string | undefined): string {
   return `# ${name}: a groupwire plugin
 
 Written by \`groupwire new-plugin ${name}\`. Nothing to install: groupwire loads \`${name}.ts\` directly
@@ -136,8 +144,17 @@ groupwire run ${name}/bots.yaml        # say !hello in #general (groupwire chat 
 To use it in your own bots.yaml: \`- use: ./path/to/${name}/${name}.ts\` (relative to that bots.yaml) with
 its options under \`with:\`. The plugin API is in groupwire's docs/bots.md ("Writing a plugin").
 
-The code is not type-checked when it loads (types are stripped). For an editor's type checking, install
-groupwire and zod as dev dependencies here (\`npm install --save-dev groupwire zod typescript\`): the
-folder's own copies are then used instead of groupwire's.
-`;
+The code is not type-checked when it loads (types are stripped). For an editor's type checking,
+install groupwire, zod and TypeScript as dev dependencies here; the folder's own copies are then used
+instead of groupwire's:
+
+\`\`\`sh
+${checkout === undefined ? '' : `npm install --save-dev ${[checkout, join(checkout, 'node_modules', 'zod'), join(checkout, 'node_modules', 'typescript')].map(shellWord).join(' ')}   # today, from groupwire's checkout
+`}npm install --save-dev groupwire zod typescript${checkout === undefined ? '' : '   # once groupwire is published on npm'}
+\`\`\`
+${checkout === undefined ? '' : `
+groupwire is not on npm yet: the first command links the checkout this plugin was made with (and its
+zod and TypeScript, so there is one copy of each). Its types are those of its build, \`dist/\`, which the
+checkout's \`npm install\` or \`npm start\` made (\`npm run build\` there after pulling changes).
+`}`;
 }
