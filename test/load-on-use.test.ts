@@ -24,7 +24,7 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const HEAVY = [
   'fastify', '@fastify/formbody', '@fastify/multipart', 'selfsigned', 'sanitize-html', 'yazl', 'ioredis',
   '@slack/web-api', '@slack/socket-mode', 'irc-framework', 'matrix-js-sdk', '@discordjs/core', '@discordjs/rest',
-  '@discordjs/ws', '@xmpp/client',
+  '@discordjs/ws', '@xmpp/client', 'grammy',
 ];
 
 let env: Env | undefined;
