@@ -10,6 +10,7 @@ import type { ChatMessage, GroupsClient } from '../src/api/index.js';
 import { relayTelegramOptions } from '../plugins/relay-telegram/options.js';
 import { SendPacing } from '../plugins/relay-telegram/pacing.js';
 import { plainFromTelegram, renderLine, speakerOf, type TelegramMessage } from '../plugins/relay-telegram/render.js';
+import { expectLinearOnAdversarialText } from './helpers/adversarial-text.js';
 import { FakeTelegram, type TgUser } from './helpers/fake-telegram.js';
 import { chatOf, history, makeEnv, post, waitFor, type Env, type GatewaySpec } from './helpers/supervisor.js';
 
@@ -228,6 +229,13 @@ describe('relay-telegram units', () => {
     expect(long).toHaveLength(4096);
     expect(long.endsWith('…')).toBe(true);
   });
+
+  test('a right-to-left override in a name or a quote ends with its field (#31 item 14); the renders take linear time on 1 MiB of adversarial text (#31)', () => {
+    expect(renderLine({ template: '<{name}> {text}', name: '\u202eeve', text: 'hello', quote: { name: '\u202eeve', text: '\u202eolleh' } }))
+      .toBe('> \u202eeve\u202c: \u202eolleh\u202c\n<\u202eeve\u202c> hello');
+    expectLinearOnAdversarialText((text) => renderLine({ template: '<{name}> {text}', name: text, text, quote: { name: text, text } }));
+    expectLinearOnAdversarialText((text) => plainFromTelegram({ message_id: 1, date: 0, chat: { id: -1, type: 'group' }, document: { file_name: text }, caption: text }));
+  }, 240_000);
 
   test('a Telegram message in plain text: media by kind with the caption, service messages none; the speaker by name or as the chat', () => {
     const base = { message_id: 1, date: 0, chat: { id: -1, type: 'supergroup', title: 'G' } };

@@ -26,8 +26,9 @@ export interface GatewayChaosOptions {
 /**
  * One gateway chaos run (docs/chaos.md "The gateway run"): a gateway of the chat, an IRC channel and
  * the platforms' channels; every side's people talk in bursts while the faults strike; then each side
- * must have every line of the others once, in the order it was said, and none of its own. The one
- * exception: a line on its way to IRC when the IRC server itself was killed may come twice.
+ * must have every line of the others once, in the order it was said, and none of its own. The
+ * exceptions: a line on its way to IRC when the IRC server itself was killed may come twice, and so may
+ * the line on its way to a platform without idempotency keys (Telegram) when the bot was killed.
  */
 export async function gatewayChaos(started: Array<{ close(): unknown }>, options: GatewayChaosOptions): Promise<void> {
   const { name, seed, perSide } = options;

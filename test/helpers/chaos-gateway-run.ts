@@ -246,12 +246,19 @@ export class GatewayRun {
       const joinedBefore = this.audience.current.lines.length;
       this.note('bot killed');
       await kill(this.bot, 'SIGKILL');
-      for (const platform of this.platforms) await platform.killed();
+      for (const platform of this.platforms) {
+        await platform.killed();
+        // A platform without idempotency keys nor a history to read: what was in flight may come again after the restart.
+        if (platform.sendsAgainAfterKill) {
+          this.reconnections[platform.side] = [...(this.reconnections[platform.side] ?? []), { at: (await platform.received()).length, inFlight: platform.sendsAgainAfterKill }];
+        }
+      }
       for (const gate of platformGates) gate.open();
       platformsOpen = true;
       await pause(downMs);
       // No line in flight when the bot died may show twice: on IRC the new bot reads the channel's
-      // history before sending, on each platform the relay finds a post whose answer it never had.
+      // history before sending, on each platform the relay finds a post whose answer it never had
+      // (but Telegram's, above).
       this.bot = await this.env.spawn();
       this.counts.botRestarts += 1;
       this.note('bot connected again');

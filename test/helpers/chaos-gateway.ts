@@ -8,7 +8,7 @@
 
 /** A side of the gateway: `chat`, `irc`, and the platforms of the run (`slack`, `discord`, ...). */
 export type Side = string;
-const LETTERS: Record<Side, string> = { chat: 'c', irc: 'i', slack: 's', discord: 'd', matrix: 'm', xmpp: 'x', http: 'h' };
+const LETTERS: Record<Side, string> = { chat: 'c', irc: 'i', slack: 's', discord: 'd', matrix: 'm', xmpp: 'x', http: 'h', telegram: 't' };
 const SIDE_OF: Record<string, Side> = Object.fromEntries(Object.entries(LETTERS).map(([side, letter]) => [letter, side]));
 const TAG = new RegExp(`\\b([${Object.values(LETTERS).join('')}])(\\d{5})\\b`, 'g');
 
@@ -145,8 +145,9 @@ export interface SideTally {
  * the confirmation not yet taken in: IRC's `queue.in_flight`). Used for the IRC server's SIGKILL only:
  * the server dies with the confirmations it had not sent yet and with the channel's history, so
  * nobody can tell afterwards whether it took such a line, and the relay sends it again. After the
- * bot's kill nothing is excused: the relays ask the channel's history (IRC) or look for the post's
- * metadata (Slack) before sending again.
+ * bot's kill nothing is excused (the relays ask the channel's history (IRC) or look for the post's
+ * metadata (Slack) before sending again) but on a platform with neither an idempotency key nor a
+ * history a bot can read (Telegram): there the line in flight when the bot died may come twice.
  */
 export interface Reconnection {
   at: number;

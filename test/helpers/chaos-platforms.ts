@@ -14,6 +14,12 @@ export interface PlatformSide {
   plugin(): { use: string; with: Record<string, unknown> };
   /** The platform's endpoint in bots.yaml's `gateways:` (`{ slack: 'C0GENERAL1' }`). */
   endpoint(): Record<string, string>;
+  /**
+   * How many of the relay's lines may be in flight when the bot is killed, on a platform that has no
+   * idempotency key and no history a bot can read back (Telegram): those may arrive twice, the first
+   * copy just before the kill, the second just after. Absent: none may.
+   */
+  readonly sendsAgainAfterKill?: number;
   /** Resolves once the relay is connected to the platform (after the bot's start). */
   connected(): Promise<void>;
   say(who: string, text: string): void | Promise<void>;

@@ -62,6 +62,8 @@ export class FakeTelegram {
   readonly bodies: Array<{ method: string; body: Record<string, any> }> = [];
   /** Every message in every chat, in order (the bot's too; deleted ones are taken out). */
   readonly messages: TgMessage[] = [];
+  /** Called with each message the bot posts, as the fake takes it (the platforms bench stamps its arrival). */
+  onBotPost: ((message: TgMessage) => void) | undefined;
   private readonly chats = new Map<number, TgChat & { nextId: number }>();
   private updates: TgUpdate[] = [];
   private nextUpdate = 1;
@@ -180,6 +182,7 @@ export class FakeTelegram {
     chat.nextId = nextId + 1;
     const message = { message_id: nextId, date: this.nowS(), chat: shown, ...fields } as TgMessage;
     this.messages.push(message);
+    if (message.from?.id === this.bot.id) this.onBotPost?.(message);
     return message;
   }
 
