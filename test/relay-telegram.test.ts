@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -7,7 +9,7 @@ import { FILE_STORAGE } from '../src/index.js';
 import { botApi } from '../plugins/relay-telegram/client.js';
 import { TelegramOutbound } from '../plugins/relay-telegram/outbound.js';
 import type { ChatMessage, GroupsClient } from '../src/api/index.js';
-import { relayTelegramOptions } from '../plugins/relay-telegram/options.js';
+import { relayTelegramOptions, relayTelegramWarnings } from '../plugins/relay-telegram/options.js';
 import { SendPacing } from '../plugins/relay-telegram/pacing.js';
 import { plainFromTelegram, renderLine, speakerOf, type TelegramMessage } from '../plugins/relay-telegram/render.js';
 import { expectLinearOnAdversarialText } from './helpers/adversarial-text.js';
@@ -61,6 +63,15 @@ async function relayed(e: Env, reader: GroupsClient, subject: string): Promise<s
   const chat = (await chatOf(reader, subject))!;
   const bot = String((await chatOf(e.client('bot'), subject))!.chat_sub!.user_id);
   return (await history(reader, chat.id)).filter((m: ChatMessage) => String(m.user_id) === bot).map((m) => m.message);
+}
+
+/** A port nobody listens on now (the webhook's listener takes it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((done) => server.close(done));
+  return port;
 }
 
 const texts = (w: World, chat: number, topic?: number) => w.fake.botPosts(chat, topic).map((m) => m.text);
@@ -165,6 +176,35 @@ describe('relay-telegram', () => {
     expect(stats(w.env)).toMatchObject({ edited: 1, dropped: 0, received: 2 });
   });
 
+  test('webhook mode: setWebhook with the secret and one connection; updates by POST in order, answered once handed on; a POST without the secret refused; a restart gets what Telegram held', async () => {
+    const port = await freePort();
+    const secret = 'a-secret-of-the-relay_0123456789';
+    const w = await setup(() => ({ ...bothChats(), webhook: { url: 'https://bridge.example.org/telegram', listen: { port }, secret_token: secret } }));
+    w.fake.deliverTo = `http://127.0.0.1:${port}/telegram`;
+    w.fake.say(RANDOM, ALICE, 'said before the relay ever started');
+    await w.env.start();
+    await waitFor('the webhook set', () => report(w.env).status.connection?.state === 'connected');
+    expect(w.fake.bodies.find((b) => b.method === 'setWebhook')!.body).toMatchObject({
+      url: 'https://bridge.example.org/telegram', secret_token: secret, max_connections: 1, allowed_updates: ['message', 'edited_message', 'channel_post', 'edited_channel_post'],
+      // A first start: what Telegram held is the chats' past.
+      drop_pending_updates: true,
+    });
+    expect(w.fake.webhookMaxConnections).toBe(1);
+    for (let n = 1; n <= 3; n += 1) w.fake.say(RANDOM, ALICE, `by webhook ${n}`);
+    await waitFor('three lines', async () => (await relayed(w.env, w.reader, 'random')).length === 3);
+    const refused = await fetch(`http://127.0.0.1:${port}/telegram`, { method: 'POST', headers: { 'x-telegram-bot-api-secret-token': 'wrong' }, body: '{"update_id":99}' });
+    expect(refused.status).toBe(401);
+    expect(stats(w.env)).toMatchObject({ webhook_refused: 1, webhook_updates: 3, polls: 0 });
+    await w.env.supervisor!.stop();
+    w.fake.say(RANDOM, ALICE, 'while the bot was stopped');
+    await w.env.start();
+    await waitFor('the held line', async () => (await relayed(w.env, w.reader, 'random')).length === 4);
+    expect(await relayed(w.env, w.reader, 'random')).toEqual([1, 2, 3].map((n) => `<Alice Smith> by webhook ${n}`).concat('<Alice Smith> while the bot was stopped'));
+    await waitFor('all answered', () => w.fake.pending === 0);
+    expect(w.fake.bodies.filter((b) => b.method === 'setWebhook').map((b) => b.body.drop_pending_updates)).toEqual([true, false]);
+    expect(w.fake.calls).not.toContain('getUpdates');
+  });
+
   test('outbound edits and deletions: editMessageText and deleteMessage of the copy; an unchanged edit or a message gone already is done, not retried', async () => {
     fake = await FakeTelegram.start();
     fake.addChat({ id: RANDOM, type: 'group', title: 'Random' });
@@ -256,6 +296,13 @@ describe('relay-telegram units', () => {
     expect(relayTelegramOptions.safeParse({ token: 'not-a-token' }).success).toBe(false);
     expect(relayTelegramOptions.safeParse({ token, chats: { general: '@mygroup' } }).success).toBe(false);
     expect(relayTelegramOptions.safeParse({ token, format: 'no text here' }).success).toBe(false);
+    const webhook = { url: 'https://bridge.example.org/telegram', listen: { port: 8443 }, secret_token: 'a-secret-of-the-relay_0123456789' };
+    const parsed = relayTelegramOptions.parse({ token, webhook });
+    expect(parsed.webhook!.listen.host).toBe('127.0.0.1');
+    expect(relayTelegramWarnings(parsed)).toEqual([]);
+    expect(relayTelegramWarnings(relayTelegramOptions.parse({ token, webhook: { ...webhook, listen: { host: '0.0.0.0', port: 8443 } } }))[0]!.path).toEqual(['webhook', 'listen', 'host']);
+    expect(relayTelegramOptions.safeParse({ token, webhook: { ...webhook, secret_token: 'short' } }).success).toBe(false);
+    expect(relayTelegramOptions.safeParse({ token, webhook: { ...webhook, url: 'http://bridge.example.org/telegram' } }).success).toBe(false);
   });
 
   test('pacing: a chat gets its burst, then one line per 60/chat_per_minute s; the bot at most per_second in all; chats do not wait for each other', async () => {

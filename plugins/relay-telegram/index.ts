@@ -1,5 +1,5 @@
 import { definePlugin } from '../../src/index.js';
-import { relayTelegramOptions } from './options.js';
+import { relayTelegramOptions, relayTelegramWarnings } from './options.js';
 import { TelegramRelay } from './relay.js';
 
 /**
@@ -11,6 +11,7 @@ import { TelegramRelay } from './relay.js';
 export default definePlugin({
   name: 'relay-telegram',
   options: relayTelegramOptions,
+  warnings: relayTelegramWarnings,
   platform: {
     name: 'telegram',
     // Each `chats:` pair is a gateway of a chat and a Telegram chat (or forum topic), both ways.

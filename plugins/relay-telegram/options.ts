@@ -28,6 +28,19 @@ export const relayTelegramOptions = z.strictObject({
     chat_per_minute: z.number().positive().max(60_000).default(20),
     chat_burst: z.number().int().min(1).max(1000).default(3),
   })], { error: 'expected off or { per_second, chat_per_minute, chat_burst }' }).prefault({}),
+  /**
+   * Updates by webhook instead of getUpdates: Telegram POSTs each one to `url` (public HTTPS, a TLS
+   * proxy in front of `listen`), with `secret_token` in a header the relay checks. Unset: the relay polls.
+   */
+  webhook: z.strictObject({
+    url: z.string().regex(/^https:\/\/\S+$/, 'the public https URL Telegram posts to (a TLS proxy in front of listen)'),
+    listen: z.strictObject({
+      host: z.string().min(1).default('127.0.0.1'),
+      port: z.number().int().min(1).max(65_535),
+    }),
+    /** 16 to 256 of A-Z, a-z, 0-9, _ and - (Telegram takes 1 to 256; a short one is guessed): Telegram sends it with each update. */
+    secret_token: z.string().regex(/^[\w-]{16,256}$/, '16 to 256 of A-Z, a-z, 0-9, _ and -'),
+  }).optional(),
   /** How long Telegram may hold one getUpdates open when nothing happens (its long poll), in seconds. */
   poll_timeout_s: z.number().int().min(0).max(50).default(30),
   /** At most this many lines wait for Telegram in each chat; past it, a line is refused loudly. */
@@ -37,6 +50,22 @@ export const relayTelegramOptions = z.strictObject({
 });
 
 export type RelayTelegramOptions = z.output<typeof relayTelegramOptions>;
+
+/** Whether a listen host is on this machine only: localhost, ::1 or 127.x.x.x. */
+function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/** What `groupwire check` warns about: a webhook listener off loopback serves plain HTTP to the network (the secret and the updates in clear). */
+export function relayTelegramWarnings(options: RelayTelegramOptions): Array<{ path: Array<string | number>; message: string }> {
+  if (!options.webhook || isLoopbackHost(options.webhook.listen.host)) return [];
+  return [{
+    path: ['webhook', 'listen', 'host'],
+    message: `relay-telegram's webhook listens on ${options.webhook.listen.host} over plain HTTP: the secret token and the updates cross the network in clear. `
+      + 'Put a TLS proxy in front and listen on 127.0.0.1',
+  }];
+}
 
 /** A channel's chat id and its forum topic, if it names one. */
 export function parseChannel(channel: string): { chatId: string; topic?: number } {

@@ -6,7 +6,9 @@ import { isRefusal, retryAfterMs, telegramFailure } from './errors.js';
 import { ALLOWED_UPDATES, type TelegramInbound, type TelegramUpdate } from './inbound.js';
 
 /** The next update_id to ask for (the one after the last handed on), in the plugin's store. */
-const OFFSET_KEY = 'offset';
+export const OFFSET_KEY = 'offset';
+/** Set once the relay set its webhook: a later poll without an offset goes on from what Telegram holds rather than from now. */
+export const WEBHOOK_KEY = 'webhook';
 
 export interface PollCounters {
   polls: number;
@@ -44,7 +46,8 @@ export class TelegramPoll {
   async run(): Promise<void> {
     const { stopping, store, log } = this.options;
     while (!stopping.aborted) {
-      const offset = store.get<number>(OFFSET_KEY);
+      // After webhook mode, what Telegram holds was not handed on yet: asked for from the oldest.
+      const offset = store.get<number>(OFFSET_KEY) ?? (store.get(WEBHOOK_KEY) !== undefined ? 0 : undefined);
       let updates: TelegramUpdate[];
       try {
         updates = await this.options.api().getUpdates(

@@ -9,6 +9,7 @@ import { SendPacing } from './pacing.js';
 import { TelegramPoll } from './poll.js';
 import { renderLine } from './render.js';
 import { TopicMemory } from './topics.js';
+import { TelegramWebhook } from './webhook.js';
 
 type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
 
@@ -26,8 +27,9 @@ export class TelegramRelay {
   private readonly outbound: TelegramOutbound;
   private readonly inbound: TelegramInbound;
   private readonly poll: TelegramPoll;
+  private readonly webhook: TelegramWebhook | undefined;
   private readonly stopper = new AbortController();
-  private readonly counters = { posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0, received: 0, receive_retries: 0, polls: 0, webhooks_deleted: 0 };
+  private readonly counters = { posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0, received: 0, receive_retries: 0, polls: 0, webhooks_deleted: 0, webhook_updates: 0, webhook_refused: 0 };
   private readonly topics = new TopicMemory(10_000);
   private state: ConnectionState = 'connecting';
   private detail: string | undefined;
@@ -58,6 +60,10 @@ export class TelegramRelay {
       api: () => this.pollApi, token: options.token, store: env.store, log: env.log, counters: this.counters, inbound: this.inbound,
       pollTimeoutS: options.poll_timeout_s, stopping: this.stopper.signal,
       connected: () => this.connected(), trouble: (detail) => this.trouble(detail), refused: (error) => this.fail(error),
+    });
+    this.webhook = options.webhook && new TelegramWebhook({
+      url: options.webhook.url, listen: options.webhook.listen, secret: options.webhook.secret_token, api: () => this.api, store: env.store, inbound: this.inbound,
+      log: env.log, counters: this.counters, stopping: this.stopper.signal,
     });
   }
 
@@ -93,7 +99,30 @@ export class TelegramRelay {
     }
     if (signal.aborted) return;
     this.outbound.start([...this.channels].map((channel) => parseChannel(channel).chatId));
-    await this.poll.run();
+    if (this.webhook) await this.listen(backoff);
+    else await this.poll.run();
+  }
+
+  /** Webhook mode: listens and sets the webhook (tried again while Telegram does not answer); then the updates come by POST until the stop. */
+  private async listen(backoff: Backoff): Promise<void> {
+    const signal = this.stopper.signal;
+    while (!signal.aborted) {
+      try {
+        await this.webhook!.start();
+        this.connected();
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        if (isRefusal(error)) return this.fail(error);
+        if ((error as { code?: unknown }).code === 'EADDRINUSE' || (error as { code?: unknown }).code === 'EACCES') {
+          return this.fail(new Error(`relay-telegram cannot listen for its webhook on ${this.options.webhook!.listen.host}:${this.options.webhook!.listen.port}: ${(error as Error).message}`));
+        }
+        await this.webhook!.stop();
+        this.trouble(`cannot set the webhook: ${telegramFailure(error, this.options.token).reason}`);
+        this.env.log.warn({ ...telegramFailure(error, this.options.token) }, 'could not set the Telegram webhook; trying again');
+        await sleep(backoff.next(), signal);
+      }
+    }
   }
 
   /** A gateway line for one of the relay's chats: queued durably, never waiting on Telegram. */
@@ -144,6 +173,7 @@ export class TelegramRelay {
     // The stop signal aborted every request in flight (sends and the long poll).
     await this.outbound.stop();
     await this.running;
+    await this.webhook?.stop();
   }
 
   private status(): PluginStatus {

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
  * update or the timeout, allowed_updates kept from one call to the next, a second getUpdates ends the
  * first with 409 Conflict, 409 while a webhook is set, updates kept 24 hours), sendMessage (forum
  * topics, reply_parameters), editMessageText ("message is not modified"), deleteMessage, getChat,
- * setWebhook, deleteWebhook; 401 Unauthorized for a token it does not know, 429 with
+ * setWebhook (then each update POSTed with the secret token header, one at a time, again until a 2xx),
+ * deleteWebhook; 401 Unauthorized for a token it does not know, 429 with
  * `parameters.retry_after`. People say, edit and post in topics through the methods below, as updates.
  * Simpler than Telegram: plain HTTP on loopback (Telegram is HTTPS only), one bot, no files, no
  * privacy mode (the bot gets every message of its chats), no flood limits but those a test asks for,
@@ -69,6 +70,17 @@ export class FakeTelegram {
   private nextUpdate = 1;
   private allowed: string[] | undefined;
   private webhook = '';
+  private webhookSecret = '';
+  /** What setWebhook asked for; the fake delivers one update at a time whatever it is (Telegram's max_connections: 1). */
+  webhookMaxConnections = 40;
+  private delivering = false;
+  /**
+   * Where webhook deliveries really go: the TLS proxy in front of the relay's listener, played by the
+   * test (Telegram posts to the https URL given to setWebhook; here, to this plain http address).
+   */
+  deliverTo: string | undefined;
+  /** Webhook deliveries made, answered or not (retries included), and those answered 2xx. */
+  readonly deliveries: Array<{ update_id: number; status: number }> = [];
   private skewMs = 0;
   private rateLimitNext = 0;
   private loseSends = 0;
@@ -189,6 +201,39 @@ export class FakeTelegram {
   private update(kind: TgUpdate['kind'], message: TgMessage): void {
     this.updates.push({ update_id: this.nextUpdate++, at: this.now(), kind, message });
     for (const wake of this.waiters) wake();
+    void this.deliver();
+  }
+
+  /**
+   * Webhook delivery as Telegram does it with max_connections 1: the oldest update POSTed with the
+   * secret token header, again (after a pause) until a 2xx, then the next; stops when the webhook is
+   * deleted or the fake closes.
+   */
+  private async deliver(): Promise<void> {
+    if (this.delivering || !this.webhook || !this.deliverTo) return;
+    this.delivering = true;
+    try {
+      while (this.webhook && this.deliverTo && this.http.listening) {
+        const next = this.available(0, 1)[0];
+        if (!next) return;
+        let status = 0;
+        try {
+          const answer = await fetch(this.deliverTo, {
+            method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': this.webhookSecret },
+            body: JSON.stringify({ update_id: next.update_id, [next.kind]: next.message }), signal: AbortSignal.timeout(10_000),
+          });
+          status = answer.status;
+          await answer.arrayBuffer();
+        } catch {
+          status = 0;
+        }
+        this.deliveries.push({ update_id: next.update_id, status });
+        if (status >= 200 && status < 300) this.updates = this.updates.filter((u) => u !== next);
+        else await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      this.delivering = false;
+    }
   }
 
   /** What a getUpdates gets: the updates from `offset` on (a negative offset: the last -offset), of the allowed kinds. */
@@ -227,10 +272,18 @@ export class FakeTelegram {
       case 'getMe':
         return ok({ ...this.bot, can_join_groups: true, can_read_all_group_messages: true, supports_inline_queries: false });
       case 'setWebhook':
-        this.webhook = String(body.url ?? '');
+        if (!/^https:\/\//.test(String(body.url ?? ''))) return error(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        this.webhook = String(body.url);
+        this.webhookSecret = String(body.secret_token ?? '');
+        this.webhookMaxConnections = Number(body.max_connections ?? 40);
+        if (Array.isArray(body.allowed_updates)) this.allowed = body.allowed_updates;
+        if (body.drop_pending_updates) this.updates = [];
+        this.bodies.push({ method, body });
+        void this.deliver();
         return ok(true);
       case 'deleteWebhook':
         this.webhook = '';
+        this.webhookSecret = '';
         if (body.drop_pending_updates) this.updates = [];
         return ok(true);
       case 'getChat':
