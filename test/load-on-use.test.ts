@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanEnv, ROOT } from './helpers/cli.js';
+import { FakeTelegram } from './helpers/fake-telegram.js';
 import { IrcServer, relayPlugin } from './helpers/irc-server.js';
 import { startCli, type RunningCli } from './helpers/long-running-cli.js';
 import { makeEnv, type Env } from './helpers/supervisor.js';
@@ -30,6 +31,7 @@ const HEAVY = [
 let env: Env | undefined;
 let running: RunningCli | undefined;
 let irc: IrcServer | undefined;
+let telegram: FakeTelegram | undefined;
 const dirs: string[] = [];
 afterEach(async () => {
   await running?.stop('SIGKILL');
@@ -38,6 +40,8 @@ afterEach(async () => {
   env = undefined;
   await irc?.close();
   irc = undefined;
+  await telegram?.close();
+  telegram = undefined;
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -87,6 +91,20 @@ describe('load on use', () => {
     const loaded = record.loaded();
     expect(loaded).toContain('irc-framework');
     expect(HEAVY.filter((name) => name !== 'irc-framework' && loaded.has(name))).toEqual([]);
+  });
+
+  test('with relay-telegram it loads grammy and still no other platform', { timeout: 60_000 }, async () => {
+    telegram = await FakeTelegram.start();
+    telegram.addChat({ id: -1001000000001, type: 'supergroup', title: 'General' });
+    env = await makeEnv([{
+      name: 'relay', chats: [{ chat: 'general' }],
+      plugins: [{ use: 'relay-telegram', with: { token: telegram.token, api_url: telegram.url, chats: { general: '-1001000000001' } } }],
+    }]);
+    const record = recordingImports();
+    await runUntilOpen(env, record.nodeOptions);
+    const loaded = record.loaded();
+    expect(loaded).toContain('grammy');
+    expect(HEAVY.filter((name) => name !== 'grammy' && loaded.has(name))).toEqual([]);
   });
 
   test("importing the public entry point ('groupwire') loads none of them either", { timeout: 60_000 }, async () => {

@@ -106,6 +106,25 @@ describe('relay-telegram', () => {
     expect(report(w.env).status).toMatchObject({ connection: { state: 'connected' }, queues: { to_telegram: 0 } });
   });
 
+  test('a command said on Telegram is answered by who said it, in the chat and on Telegram', async () => {
+    const w = await setup(bothChats);
+    w.env.writeConfig([{
+      chats: [{ chat: 'general' }, { chat: 'random' }], reply_rate: { per_second: 200, burst: 200 },
+      plugins: [
+        { use: 'relay-telegram', with: { token: w.fake.token, api_url: w.fake.url, rate: 'off', ...bothChats() } },
+        { use: 'responder', with: { rules: [{ command: 'whoami', reply: '{{user}} on {{platform}} ({{user_id}}) said {{message}}' }] } },
+      ],
+    }]);
+    await w.env.start();
+    await waitFor('the first poll', () => (stats(w.env).polls ?? 0) >= 1);
+    w.fake.say(RANDOM, ALICE, '!whoami');
+    const answer = 'Alice Smith on telegram (telegram:501) said !whoami';
+    await waitFor('the answer in the chat', async () => (await relayed(w.env, w.reader, 'random')).includes(answer));
+    await waitFor('the answer on Telegram', () => texts(w, RANDOM).some((text) => text?.endsWith(answer)));
+    // The command itself is not sent back to Telegram: only the answer.
+    expect(texts(w, RANDOM)).toEqual([expect.stringContaining(answer)]);
+  });
+
   test('429 retry_after is waited out: each line posted once, in order', async () => {
     const w = await setup(bothChats);
     await w.env.start();
