@@ -190,9 +190,15 @@ describe('relay-telegram', () => {
     await waitFor('the copy edited', () => w.fake.find(RANDOM, copy.message_id)?.text === '<Alice Smith> the new plan');
     await waitFor('the edit in the chat', async () => (await relayed(w.env, w.reader, 'general')).length === 3);
     expect((await relayed(w.env, w.reader, 'general'))[2]).toBe('(edit) <Alice Smith> the new plan');
+    // Two edits within one second (edit_date counts seconds): both are edits of their own.
+    w.fake.edit(GENERAL, parent.message_id, 'plan B');
+    w.fake.edit(GENERAL, parent.message_id, 'plan C');
+    await waitFor('the last edit in the group', () => w.fake.find(RANDOM, copy.message_id)?.text === '<Alice Smith> plan C');
+    await waitFor('both edits in the chat', async () => (await relayed(w.env, w.reader, 'general')).length === 5);
+    expect((await relayed(w.env, w.reader, 'general')).slice(3)).toEqual(['(edit) <Alice Smith> plan B', '(edit) <Alice Smith> plan C']);
     // Nothing went to General, the topic had only the reply.
     expect(w.fake.botPosts(GENERAL).length).toBe(1);
-    expect(stats(w.env)).toMatchObject({ edited: 1, dropped: 0, received: 2 });
+    expect(stats(w.env)).toMatchObject({ edited: 3, dropped: 0, received: 2 });
   });
 
   test('webhook mode: setWebhook with the secret and one connection; updates by POST in order, answered once handed on; a POST without the secret refused; a restart gets what Telegram held', async () => {

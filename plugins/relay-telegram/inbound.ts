@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { attributedLines, oneLineName, receiveUntilTaken, type GatewayPort, type IncomingMessage } from '../../src/index.js';
 import { plainFromTelegram, speakerOf, type TelegramMessage } from './render.js';
@@ -86,7 +87,9 @@ export class TelegramInbound {
     if (text === undefined || text.trim() === '') return;
     const speaker = { platform: 'telegram', ...speakerOf(message) };
     if (edit) {
-      await this.receive(channel, { kind: 'edit', text, nativeId: String(message.message_id), revision: String(message.edit_date ?? message.date), speaker });
+      // edit_date is in seconds: two edits within one are told apart by their text (the same update read twice has the same).
+      const revision = `${message.edit_date ?? message.date}:${createHash('sha256').update(text).digest('base64url').slice(0, 12)}`;
+      await this.receive(channel, { kind: 'edit', text, nativeId: String(message.message_id), revision, speaker });
       return;
     }
     // In a forum topic every message answers the topic's first message unless it answers another: that is the topic, not a reply.
