@@ -84,9 +84,11 @@ describe('OutboxFile index', () => {
   function brute(file: OutboxFile, chatId: string) {
     const all = file.forChat(chatId);
     return {
-      first: all.find((item) => item.state === 'queued')?.id,
-      sent: all.filter((item) => item.state === 'sent').map((item) => item.id),
+      // The bot's own voice (no relay tag) first, then relayed lines, each in the order they were added.
+      first: (all.find((item) => item.state === 'queued' && !item.relay) ?? all.find((item) => item.state === 'queued'))?.id,
+      sent: all.filter((item) => item.state === 'sent').sort((a, b) => (a.sentNo ?? -1) - (b.sentNo ?? -1)).map((item) => item.id),
       waiting: all.filter((item) => item.state !== 'done').length,
+      oldest: all.filter((item) => item.state !== 'done').map((item) => item.queuedAt).sort((a, b) => a - b)[0],
       relay: all.find((item) => item.relay?.key === 'k1' && item.relay.part === undefined)?.id,
       relayPart: all.find((item) => item.relay?.key === 'k1' && item.relay.part === 1)?.id,
       origin: all.filter((item) => item.origin?.chatId === 'o' && item.origin.msgNum === 1).map((item) => item.id),
@@ -97,6 +99,7 @@ describe('OutboxFile index', () => {
       first: file.firstQueued(chatId)?.id,
       sent: file.sent(chatId).map((item) => item.id),
       waiting: file.waitingCount(chatId),
+      oldest: file.oldestWaitingAt(chatId),
       relay: file.byRelay(chatId, 'k1', undefined)?.id,
       relayPart: file.byRelay(chatId, 'k1', 1)?.id,
       origin: file.byOrigin(chatId, 'o', 1).map((item) => item.id),
@@ -129,7 +132,10 @@ describe('OutboxFile index', () => {
           file.add(item);
         } else if (action < 8) {
           const item = items[next(items.length)]!;
-          item.state = states[next(3)]!;
+          const state = states[next(3)]!;
+          // Sent by the outbox (last in the order of sending), or as a file of an earlier version has it.
+          if (state === 'sent' && next(2) === 0) file.markSent(item);
+          else item.state = state;
           if (next(2) === 0) file.changed(item);
           else {
             file.noteChanged(item);

@@ -20,6 +20,11 @@ export interface OutboxItem {
   queuedAt: number;
   /** The chat's cursor when it was sent: the post, once stored, has a greater msg_num. */
   sentAfter?: number;
+  /**
+   * Its place in the order the outbox's posts were sent (markSent): the bot's voice may go before
+   * relayed lines asked earlier, and the service stores posts in the order they were sent.
+   */
+  sentNo?: number;
 }
 
 /** The document `outbox.json` held before the journal (before 2026-11 it was the bare array of items). */
@@ -71,6 +76,8 @@ export class OutboxFile {
   private readonly pendingItems = new Set<OutboxItem>();
   private readonly pendingChats = new Set<string>();
   private journal: Journal | undefined;
+  /** The next post's place in the order of sending: past every one the file holds. */
+  private nextSentNo = 0;
 
   /**
    * Opens the journal at `path`; when there is none yet, the document of an earlier version at
@@ -85,6 +92,7 @@ export class OutboxFile {
     for (const [chatId, msgNum] of state.confirmed) file.confirmed.set(chatId, msgNum);
     for (const item of file.items.values()) {
       if (item.state === 'done') file.done.add(item.id);
+      if (item.sentNo !== undefined && item.sentNo >= file.nextSentNo) file.nextSentNo = item.sentNo + 1;
       file.index.added(item);
     }
     file.journal = storage.journal(path, file.snapshot());
@@ -130,12 +138,26 @@ export class OutboxFile {
     return [...this.items.values()].filter((item) => item.chatId === chatId);
   }
 
-  /** The chat's oldest queued post (by when it was added: a post sent again keeps its place). */
+  /**
+   * The chat's next post to send: its oldest queued post of the bot's own voice (no relay tag), else its
+   * oldest queued relayed line (by when each was added: a post sent again keeps its place).
+   */
   firstQueued(chatId: string): OutboxItem | undefined {
     return this.index.firstQueued(chatId);
   }
 
-  /** The chat's sent posts, oldest first: those in flight, however many are queued behind them. */
+  /** Marks the item sent, last in the order of sending (the caller writes it: changed()). */
+  markSent(item: OutboxItem): void {
+    item.state = 'sent';
+    item.sentNo = this.nextSentNo++;
+  }
+
+  /** When the chat's oldest post not done (queued or sent) was added; undefined when none waits. */
+  oldestWaitingAt(chatId: string): number | undefined {
+    return this.index.oldestWaitingAt(chatId);
+  }
+
+  /** The chat's sent posts in the order they were sent: those in flight, however many are queued behind them. */
   sent(chatId: string): OutboxItem[] {
     return this.index.sent(chatId);
   }

@@ -4,16 +4,23 @@ export interface IndexedItem {
   state: 'queued' | 'sent' | 'done';
   origin?: { chatId: string; msgNum: number };
   relay?: { key: string; part?: number };
+  /** Its place in the order posts were sent (OutboxFile.markSent); absent in files of earlier versions. */
+  sentNo?: number;
+  queuedAt: number;
 }
 
 /** One chat's posts, looked up by what a post needs (ChatOutbox), in the order they were added. */
 class ChatIndex<T extends IndexedItem> {
   /** Not done: queued or sent. */
   readonly waiting = new Set<T>();
-  /** The sent ones in the order they were added: those in flight, few whatever waits behind them. */
+  /** The sent ones in the order they were sent: those in flight, few whatever waits behind them. */
   readonly sent: T[] = [];
-  /** A min-heap of the queued ones by their place; an entry whose item left `queued` is dropped when it comes up. */
-  readonly queued: Array<{ seq: number; item: T }> = [];
+  /**
+   * Min-heaps of the queued ones by their place, the bot's own voice (posts without a relay tag) apart
+   * from relayed lines; an entry whose item left `queued` is dropped when it comes up.
+   */
+  readonly voice: Array<{ seq: number; item: T }> = [];
+  readonly relayed: Array<{ seq: number; item: T }> = [];
   readonly inHeap = new Set<T>();
   /** Relay `part|key` and origin `msgNum|chatId` -> the items (done ones too), in the order they were added. */
   readonly byRelay = new Map<string, T[]>();
@@ -21,11 +28,15 @@ class ChatIndex<T extends IndexedItem> {
 }
 
 /**
- * Per-chat indexes of an outbox (OutboxFile keeps them; #32 part 3): the first queued post, the sent
- * ones, the posts of a relayed line or of an origin message, and how many wait, each without a pass over
- * the whole outbox. With 50,000 posts waiting, a post used to cost several passes over all of them.
- * Items change in place (their state) and are then named (note()): the indexes follow then. The order
- * is the order items were added (a post requeued keeps its place), as the outbox's own map keeps it.
+ * Per-chat indexes of an outbox (OutboxFile keeps them; #32 part 3): the next queued post, the sent
+ * ones, the posts of a relayed line or of an origin message, how many wait and since when, each without
+ * a pass over the whole outbox. With 50,000 posts waiting, a post used to cost several passes over all
+ * of them. Items change in place (their state) and are then named (note()): the indexes follow then.
+ *
+ * The next queued post is the bot's own voice first (a post without a relay tag: a plugin's reply),
+ * then relayed lines, each in the order they were added (a post requeued keeps its place): a reply does
+ * not wait behind a backlog of relayed lines (docs/gateways.md "The bot's voice first"). The sent ones
+ * are in the order they were sent (sentNo), which is the order the service stores them in.
  */
 export class OutboxIndex<T extends IndexedItem> {
   private readonly chats = new Map<string, ChatIndex<T>>();
@@ -50,12 +61,13 @@ export class OutboxIndex<T extends IndexedItem> {
     else chat.waiting.add(item);
     if (item.state === 'queued' && !chat.inHeap.has(item)) {
       chat.inHeap.add(item);
-      heapPush(chat.queued, { seq, item });
+      heapPush(item.relay ? chat.relayed : chat.voice, { seq, item });
     }
-    const at = this.sentIndex(chat, seq);
-    const listed = chat.sent[at] === item;
-    if (item.state === 'sent' && !listed) chat.sent.splice(at, 0, item);
-    if (item.state !== 'sent' && listed) chat.sent.splice(at, 1);
+    // The sent list is short (posts in flight): found by identity, placed by the order of sending.
+    // (A sent post is placed again: its sentNo may be new.)
+    const at = chat.sent.indexOf(item);
+    if (at >= 0) chat.sent.splice(at, 1);
+    if (item.state === 'sent') chat.sent.splice(this.sentPlace(chat, item, seq), 0, item);
   }
 
   removed(item: T): void {
@@ -63,28 +75,47 @@ export class OutboxIndex<T extends IndexedItem> {
     if (seq === undefined) return;
     const chat = this.chat(item.chatId);
     chat.waiting.delete(item);
-    const at = this.sentIndex(chat, seq);
-    if (chat.sent[at] === item) chat.sent.splice(at, 1);
+    const at = chat.sent.indexOf(item);
+    if (at >= 0) chat.sent.splice(at, 1);
     if (item.relay) pull(chat.byRelay, relayKey(item.relay.key, item.relay.part), item);
     if (item.origin) pull(chat.byOrigin, originKey(item.origin.chatId, item.origin.msgNum), item);
     this.seq.delete(item);
     chat.inHeap.delete(item);
     // Its heap entry is dropped when it comes up; a chat with nothing waiting drops them all now.
     if (chat.waiting.size === 0) {
-      chat.queued.length = 0;
+      chat.voice.length = 0;
+      chat.relayed.length = 0;
       chat.inHeap.clear();
     }
     if (chat.waiting.size === 0 && chat.byRelay.size === 0 && chat.byOrigin.size === 0) this.chats.delete(item.chatId);
   }
 
+  /** The post to send next: the oldest queued one of the bot's own voice, else the oldest queued relayed line. */
   firstQueued(chatId: string): T | undefined {
     const chat = this.chats.get(chatId);
     if (!chat) return undefined;
+    return this.top(chat, chat.voice) ?? this.top(chat, chat.relayed);
+  }
+
+  /**
+   * When the chat's oldest waiting post (queued or sent) was added, undefined when none waits: the
+   * tops of the two heaps and the sent posts (few), not a pass over what waits.
+   */
+  oldestWaitingAt(chatId: string): number | undefined {
+    const chat = this.chats.get(chatId);
+    if (!chat) return undefined;
+    let oldest = Math.min(this.top(chat, chat.voice)?.queuedAt ?? Infinity, this.top(chat, chat.relayed)?.queuedAt ?? Infinity);
+    for (const item of chat.sent) oldest = Math.min(oldest, item.queuedAt);
+    return oldest === Infinity ? undefined : oldest;
+  }
+
+  /** The heap's oldest item still queued; entries of items that left `queued` are dropped on the way. */
+  private top(chat: ChatIndex<T>, heap: Array<{ seq: number; item: T }>): T | undefined {
     for (;;) {
-      const top = chat.queued[0];
+      const top = heap[0];
       if (!top) return undefined;
       if (top.item.state === 'queued' && this.seq.get(top.item) === top.seq) return top.item;
-      heapPop(chat.queued);
+      heapPop(heap);
       if (this.seq.get(top.item) === top.seq) chat.inHeap.delete(top.item);
     }
   }
@@ -111,13 +142,19 @@ export class OutboxIndex<T extends IndexedItem> {
     return chat;
   }
 
-  /** Where an item of place `seq` is, or goes, in the chat's sent list (binary search). */
-  private sentIndex(chat: ChatIndex<T>, seq: number): number {
+  /**
+   * Where a post goes in the chat's sent list: by the order of sending (sentNo), then (posts of files
+   * written before sentNo, sent in the order they were added) by place.
+   */
+  private sentPlace(chat: ChatIndex<T>, item: T, seq: number): number {
+    const sentNo = item.sentNo ?? -1;
     let low = 0;
     let high = chat.sent.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (this.seq.get(chat.sent[middle]!)! < seq) low = middle + 1;
+      const other = chat.sent[middle]!;
+      const otherNo = other.sentNo ?? -1;
+      if (otherNo < sentNo || (otherNo === sentNo && this.seq.get(other)! < seq)) low = middle + 1;
       else high = middle;
     }
     return low;

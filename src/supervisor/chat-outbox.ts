@@ -151,7 +151,7 @@ export class ChatOutbox {
       // next start looks for in the history (and sends again only if it is not there), never one marked
       // queued that the service already has (it would be posted twice). The write is a file save, so
       // marking after the send left a window of a millisecond or so per post.
-      item.state = 'sent';
+      this.options.file.markSent(item);
       item.sentAfter = this.matcher.sentAfter(this.options.cursor());
       this.options.file.changed(item);
       // That mark and what the post depends on (its item, the cursor) durable under the unit's lease, or it is not sent.
