@@ -108,7 +108,7 @@ describe('RedisStorage', () => {
   it('a write under a stale fence is refused whole, and every write after it', async () => {
     const u = await unit();
     const storage = await u.load();
-    const queue = DurableQueue.open<string>(join(ROOT, 'q.json'), { storage });
+    const queue = DurableQueue.open<string>(join(ROOT, 'q.json'), { storage, now: () => 5 });
     queue.push('kept');
     await storage.durable();
     await u.takeOver();
@@ -116,7 +116,7 @@ describe('RedisStorage', () => {
     queue.push('refused-2');
     await expect(storage.durable()).rejects.toBeInstanceOf(LeaseLostError);
     expect(() => queue.push('after')).toThrow(LeaseLostError);
-    expect(await redis.lrange(`t:state:${u.name}:q.json`, 0, -1)).toEqual([JSON.stringify({ push: ['kept'] })]);
+    expect(await redis.lrange(`t:state:${u.name}:q.json`, 0, -1)).toEqual([JSON.stringify({ push: ['kept'], at: 5 })]);
   });
 
   it('durable() refuses a lease that cannot be proved valid, even if Redis would still take the write', async () => {

@@ -375,7 +375,8 @@ describe('DurableQueue', () => {
     queue.push(1, 2);
     expect(DurableQueue.read(path)).toEqual([1, 2]);
     DurableQueue.open<number>(path);
-    expect(readFileSync(path, 'utf8')).toBe('{"push":[1,2]}\n');
+    // With when they were pushed (one line for items pushed at once).
+    expect(readFileSync(path, 'utf8')).toMatch(/^\{"push":\[1,2\],"at":\d+\}\n$/);
   });
 
   it('a last line cut short by a crash is left out; a bad line before it is an error naming the file', () => {
@@ -391,7 +392,7 @@ describe('DurableQueue', () => {
 
   it('keeps a note with its items: set with a shift in one line, or alone, across reopens and compaction', () => {
     const path = fresh('q.json');
-    const queue = DurableQueue.open<string>(path);
+    const queue = DurableQueue.open<string>(path, { now: () => 5 });
     expect(queue.note).toBeUndefined();
     queue.push('a', 'b', 'c');
     queue.shift(1, { last: 'id-a' });
@@ -400,7 +401,7 @@ describe('DurableQueue', () => {
     const reopened = DurableQueue.open<string>(path);
     expect(reopened.all()).toEqual(['b', 'c']);
     expect(reopened.note).toEqual({ last: 'id-a', attempting: 'b' });
-    expect(readFileSync(path, 'utf8')).toBe('{"push":["b","c"]}\n{"note":{"last":"id-a","attempting":"b"}}\n');
+    expect(readFileSync(path, 'utf8')).toBe('{"push":["b","c"],"at":5}\n{"note":{"last":"id-a","attempting":"b"}}\n');
     reopened.shift(2, null);
     expect(DurableQueue.open<string>(path).note).toBeNull();
     reopened.shift(0, { last: 'x' });

@@ -55,7 +55,7 @@ export class IdempotencyKeys {
 
   private expire(now: number): void {
     let count = 0;
-    for (const entry of this.queue.all()) {
+    for (const entry of this.queue.values()) {
       if (now - entry.at < this.ttlMs) break;
       count += 1;
     }

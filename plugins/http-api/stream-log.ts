@@ -36,7 +36,7 @@ export class ChannelLog {
 
   /** The newest line's number (0 before the first). */
   get last(): number {
-    return this.queue.all().at(-1)?.seq ?? 0;
+    return this.queue.last()?.seq ?? 0;
   }
 
   /** The oldest line kept (last + 1 when none is). */
@@ -64,12 +64,11 @@ export class ChannelLog {
 
   /** The lines after `position`, at most `limit`. */
   after(position: number, limit = Number.POSITIVE_INFINITY): Page {
-    const all = this.queue.all();
     const oldest = this.oldest;
     // A position before what is kept missed lines; one past the newest belongs to a log that is gone (state wiped).
     const reset = position < oldest - 1 || position > this.last;
     const from = reset ? 0 : position - oldest + 1;
-    return { entries: all.slice(from, from + limit), reset };
+    return { entries: this.queue.range(from, limit), reset };
   }
 
   /** Calls `listener` after each append, until the returned function is called. */

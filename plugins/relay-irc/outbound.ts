@@ -82,7 +82,8 @@ export class Outbound {
 
   /** Whether lines of this gateway line are still waiting (a line handed on again after a crash). */
   holds(channelKey: string, key: string): boolean {
-    return this.outboxes.get(channelKey).queue.all().some((line) => line.key === key);
+    // A look-up in the queue's key counts, not a pass over what waits (#32 part 3: this runs per line).
+    return this.outboxes.get(channelKey).queue.hasKey(key);
   }
 
   /** Whether the channel has a queue. */
@@ -163,6 +164,7 @@ export class Outbound {
   private openBox(channel: ChannelToJoin): ChannelOutbox {
     return new ChannelOutbox(channel, DurableQueue.open<QueuedLine>(queueFile(this.settings.dataDir, channel.key), {
       storage: this.settings.storage,
+      keyOf: (line) => line.key ?? '',
       maxItems: this.settings.maxLines,
       highWater: this.settings.warnAt,
       onHighWater: (size, max) => {

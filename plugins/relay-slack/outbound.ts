@@ -92,7 +92,13 @@ export class Outbound extends QueueWorker<OutboundItem> {
 
   /** True when the queue holds this key of this epoch of its chat (not posted yet). */
   holds(key: string, epoch = 0): boolean {
-    return this.queue.all().some((item) => item.key === key && (item.epoch ?? 0) === epoch);
+    // A look-up in the queue's key counts (its keyOf is Outbound.keyOf), not a pass over what waits.
+    return this.queue.hasKey(Outbound.keyOf(key, epoch));
+  }
+
+  /** The queue's key of an item (DurableQueue's keyOf): its line key and its chat's epoch. */
+  static keyOf(key: string, epoch: number | undefined): string {
+    return `${epoch ?? 0} ${key}`;
   }
 
   protected async work(item: OutboundItem, signal: AbortSignal): Promise<boolean> {

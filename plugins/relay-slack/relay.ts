@@ -64,6 +64,7 @@ export class SlackRelay {
     this.outbound = new Outbound({
       queue: DurableQueue.open<OutboundItem>(join(env.dataDir, 'to-slack.json'), {
         storage: env.storage,
+        keyOf: (item) => Outbound.keyOf(item.key, item.epoch),
         maxItems: options.queue_max,
         onHighWater: (size, max) => log.warn({ size, max }, 'the queue to Slack is filling up'),
       }),

@@ -1,7 +1,7 @@
 import { JsonLinesFile } from './json-lines-file.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
-export interface QueueOptions {
+export interface QueueOptions<T = unknown> {
   /** Past this many items a push is refused (QueueFullError): bounded, never dropping silently. */
   maxItems?: number;
   /** Called once each time the queue passes this fraction of maxItems (default 0.8), for a loud warning. */
@@ -9,6 +9,25 @@ export interface QueueOptions {
   highWater?: number;
   /** Where it is kept (default: files; Redis for workers, docs/scale-out.md). */
   storage?: Storage;
+  /**
+   * A key per item (say its gateway line's): hasKey() then answers whether an item of that key waits
+   * without a pass over the queue (a line handed on again after a crash is looked up per line).
+   */
+  keyOf?: (item: T) => string;
+  /** The clock of queuedAt (tests). */
+  now?: () => number;
+}
+
+/**
+ * What a queue says of its backlog (#32 part 3), read in O(1): how many items wait, when the oldest was
+ * pushed, and the items pushed and taken since the queue was opened (a rate is their change over time).
+ */
+export interface QueueBacklog {
+  depth: number;
+  /** When the oldest waiting item was pushed (ms since the epoch; the open's time for items of files without it). */
+  oldestAt: number | undefined;
+  pushed: number;
+  taken: number;
 }
 
 /** A push the queue could not take: it is full. Nothing was dropped; the caller decides. */
@@ -19,113 +38,176 @@ export class QueueFullError extends Error {
 /** Journal lines, at the least, before the file is rewritten with just the items waiting. */
 const COMPACT_AFTER = 1000;
 
+/** Taken items leave the front of the array in place; it is cut once this many (and half of it) are gone. */
+const CUT_AFTER = 1024;
+
 /**
- * One line of the queue's journal: items pushed, so many items taken from the front, or the queue's
- * note set (with a shift, or alone).
+ * One line of the queue's journal: items pushed (`at`: when, ms since the epoch; absent in files of
+ * earlier versions), so many items taken from the front, or the queue's note set (with a shift, or alone).
  */
-type QueueEntry<T> = { push: T[] } | { shift: number; note?: unknown } | { note: unknown };
+type QueueEntry<T> = { push: T[]; at?: number } | { shift: number; note?: unknown } | { note: unknown };
 
 /**
  * A first-in first-out queue kept in a file, for relays that must not lose what they have not
  * delivered yet. Every change is appended to the file synchronously before the call returns (a
  * journal of JSON lines, see JsonLinesFile), so an item pushed is an item that survives a crash; the
- * file is rewritten with only the waiting items at open and every so often. Meant for queues of
- * thousands, not millions.
+ * file is rewritten with only the waiting items once the journal is twice as long as they are (and
+ * at least COMPACT_AFTER lines). A push or a shift costs the same at 50,000 waiting as at 10 (#32 part
+ * 3): one line appended, no pass over the items (a shift moves an index; hasKey() is a look-up), and the
+ * rewrites, amortised, at most one item's line per change. Every waiting item is held in memory
+ * (docs/operations.md "Backlogs": maxItems bounds it).
  *
  * A queue also keeps one small note, written in the same journal (so with the same durability, and in
  * the same append as a shift): what its owner must remember about delivery along with the items, such
  * as the server's id of the last item delivered, or that the head item's sending has begun.
  */
 export class DurableQueue<T> {
+  /** The waiting items are items[start..]: a shift moves `start`, the array is cut now and then (amortised O(1)). */
   private items: T[] = [];
+  /** When each item was pushed (ms since the epoch), beside items. */
+  private times: number[] = [];
+  private start = 0;
   private currentNote: unknown;
   private warned = false;
+  private readonly keys = new Map<string, number>();
+  private pushed = 0;
+  private taken = 0;
 
   private constructor(
     private readonly file: Journal | undefined,
-    private readonly options: QueueOptions,
+    private readonly options: QueueOptions<T>,
   ) {}
 
-  static open<T>(path: string, options: QueueOptions = {}): DurableQueue<T> {
+  static open<T>(path: string, options: QueueOptions<T> = {}): DurableQueue<T> {
     const storage = options.storage ?? FILE_STORAGE;
-    const { items, note } = DurableQueue.parse<T>(storage.readText(path), path);
-    const queue = new DurableQueue<T>(storage.journal(path, DurableQueue.snapshot(items, note)), options);
+    const now = (options.now ?? Date.now)();
+    const { items, times, note } = DurableQueue.parse<T>(storage.readText(path), path, now);
+    const queue = new DurableQueue<T>(storage.journal(path, DurableQueue.snapshot(items, times, note)), options);
     queue.items = items;
+    queue.times = times;
     queue.currentNote = note;
+    for (const item of items) queue.countKey(item, 1);
     return queue;
   }
 
   /** The items waiting in a queue's file, without opening it (tools and tests; the owner may be writing). */
   static read<T>(path: string): T[] {
-    return DurableQueue.load<T>(path).items;
+    return DurableQueue.parse<T>(JsonLinesFile.readText(path), path, 0).items;
   }
 
-  private static load<T>(path: string): { items: T[]; note: unknown } {
-    return DurableQueue.parse<T>(JsonLinesFile.readText(path), path);
-  }
-
-  private static parse<T>(text: string, path: string): { items: T[]; note: unknown } {
+  private static parse<T>(text: string, path: string, now: number): { items: T[]; times: number[]; note: unknown } {
     // Files written before the journal held the whole queue as one JSON array.
     if (text.startsWith('[')) {
       try {
-        return { items: JSON.parse(text) as T[], note: undefined };
+        const items = JSON.parse(text) as T[];
+        return { items, times: items.map(() => now), note: undefined };
       } catch (error) {
         throw new Error(`${path}: unreadable queue (${(error as Error).message})`);
       }
     }
-    const items: T[] = [];
+    let items: T[] = [];
+    let times: number[] = [];
+    let start = 0;
     let note: unknown;
-    for (const entry of JsonLinesFile.parse(text, path, 'queue') as Array<Partial<{ push: T[]; shift: number; note: unknown }> | null>) {
+    for (const entry of JsonLinesFile.parse(text, path, 'queue') as Array<Partial<{ push: T[]; at: number; shift: number; note: unknown }> | null>) {
       const known = Array.isArray(entry?.push) || typeof entry?.shift === 'number' || (entry != null && 'note' in entry);
       if (!known) throw new Error(`${path}: unreadable queue (unknown entry ${JSON.stringify(entry).slice(0, 100)})`);
-      if (Array.isArray(entry?.push)) items.push(...entry.push);
-      if (typeof entry?.shift === 'number') items.splice(0, entry.shift);
+      if (Array.isArray(entry?.push)) {
+        const at = typeof entry.at === 'number' ? entry.at : now;
+        for (const item of entry.push) {
+          items.push(item);
+          times.push(at);
+        }
+      }
+      if (typeof entry?.shift === 'number') start = Math.min(items.length, start + entry.shift);
       if (entry && 'note' in entry) note = entry.note;
+      // A long journal of pushes and shifts is not replayed at O(n) a shift: the front is cut now and then.
+      if (start >= CUT_AFTER && 2 * start >= items.length) {
+        items = items.slice(start);
+        times = times.slice(start);
+        start = 0;
+      }
     }
-    return { items, note };
+    return { items: items.slice(start), times: times.slice(start), note };
   }
 
-  /** The journal of a queue holding just these items and this note. */
-  private static snapshot<T>(items: T[], note: unknown): Array<QueueEntry<T>> {
+  /**
+   * The journal of a queue holding just these items and this note: a push line per run of items pushed
+   * at the same time (so each keeps its time).
+   */
+  private static snapshot<T>(items: readonly T[], times: readonly number[], note: unknown): Array<QueueEntry<T>> {
     const entries: Array<QueueEntry<T>> = [];
-    if (items.length > 0) entries.push({ push: items });
+    let from = 0;
+    for (let index = 1; index <= items.length; index += 1) {
+      if (index < items.length && times[index] === times[from]) continue;
+      entries.push({ push: items.slice(from, index), at: times[from]! });
+      from = index;
+    }
     if (note !== undefined) entries.push({ note });
     return entries;
   }
 
   /** A queue in memory only (tests). */
-  static memory<T>(options: QueueOptions = {}): DurableQueue<T> {
+  static memory<T>(options: QueueOptions<T> = {}): DurableQueue<T> {
     return new DurableQueue<T>(undefined, options);
   }
 
   get size(): number {
-    return this.items.length;
+    return this.items.length - this.start;
   }
 
   get maxItems(): number {
     return this.options.maxItems ?? 100_000;
   }
 
+  /** Its depth, the oldest item's time and the counts pushed and taken: read without a pass over the items. */
+  get backlog(): QueueBacklog {
+    return { depth: this.size, oldestAt: this.size > 0 ? this.times[this.start] : undefined, pushed: this.pushed, taken: this.taken };
+  }
+
   push(...items: T[]): void {
-    if (this.items.length + items.length > this.maxItems) {
-      throw new QueueFullError(`queue full (${this.items.length} of ${this.maxItems})`);
+    if (this.size + items.length > this.maxItems) {
+      throw new QueueFullError(`queue full (${this.size} of ${this.maxItems})`);
     }
-    this.items.push(...items);
-    this.write({ push: items });
+    const at = (this.options.now ?? Date.now)();
+    for (const item of items) {
+      this.items.push(item);
+      this.times.push(at);
+      this.countKey(item, 1);
+    }
+    this.pushed += items.length;
+    this.write({ push: items, at });
     const mark = this.maxItems * (this.options.highWater ?? 0.8);
-    if (this.items.length >= mark && !this.warned) {
+    if (this.size >= mark && !this.warned) {
       this.warned = true;
-      this.options.onHighWater?.(this.items.length, this.maxItems);
-    } else if (this.items.length < mark / 2) this.warned = false;
+      this.options.onHighWater?.(this.size, this.maxItems);
+    } else if (this.size < mark / 2) this.warned = false;
   }
 
   peek(): T | undefined {
-    return this.items[0];
+    return this.items[this.start];
+  }
+
+  /** The newest item. */
+  last(): T | undefined {
+    return this.size > 0 ? this.items[this.items.length - 1] : undefined;
   }
 
   /** The first `count` items, oldest first, without taking them. */
   head(count: number): T[] {
-    return this.items.slice(0, count);
+    return this.items.slice(this.start, this.start + Math.max(0, count));
+  }
+
+  /** `count` items from the `from`th waiting one (0: the oldest), without taking them. */
+  range(from: number, count: number): T[] {
+    const begin = this.start + Math.max(0, from);
+    return this.items.slice(begin, Math.min(this.items.length, begin + Math.max(0, count)));
+  }
+
+  /** Whether an item of this key (options.keyOf) waits: a look-up, not a pass. */
+  hasKey(key: string): boolean {
+    if (!this.options.keyOf) throw new Error('hasKey() needs the queue\'s keyOf option');
+    return this.keys.has(key);
   }
 
   /**
@@ -133,7 +215,11 @@ export class DurableQueue<T> {
    * queue's note becomes it in the same write: the items go and the note is set together, or neither.
    */
   shift(count = 1, note?: unknown): T[] {
-    const taken = this.items.splice(0, count);
+    const taken = this.head(count);
+    this.start += taken.length;
+    for (const item of taken) this.countKey(item, -1);
+    this.taken += taken.length;
+    if (this.start >= CUT_AFTER && 2 * this.start >= this.items.length) this.cut();
     if (note !== undefined) this.currentNote = note;
     if (taken.length > 0) this.write(note !== undefined ? { shift: taken.length, note } : { shift: taken.length });
     else if (note !== undefined) this.write({ note });
@@ -151,15 +237,40 @@ export class DurableQueue<T> {
     this.write({ note: note ?? null });
   }
 
-  /** Every item, oldest first. */
+  /** The items, oldest first, one at a time (no copy; do not change the queue while iterating). */
+  *values(): IterableIterator<T> {
+    for (let index = this.start; index < this.items.length; index += 1) yield this.items[index]!;
+  }
+
+  /** Every item, oldest first (the array is cut to them first: call it at open or rarely, not per item). */
   all(): readonly T[] {
+    if (this.start > 0) this.cut();
     return this.items;
+  }
+
+  /** Drops the taken items from the front of the arrays. */
+  private cut(): void {
+    this.items = this.items.slice(this.start);
+    this.times = this.times.slice(this.start);
+    this.start = 0;
+  }
+
+  private countKey(item: T, change: 1 | -1): void {
+    const keyOf = this.options.keyOf;
+    if (!keyOf) return;
+    const key = keyOf(item);
+    const count = (this.keys.get(key) ?? 0) + change;
+    if (count > 0) this.keys.set(key, count);
+    else this.keys.delete(key);
   }
 
   private write(entry: QueueEntry<T>): void {
     if (!this.file) return;
     // Rewritten once the journal is long for what waits: amortized, each change is still one append.
-    if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.items.length)) this.file.rewrite(DurableQueue.snapshot(this.items, this.currentNote));
+    if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.size)) {
+      if (this.start > 0) this.cut();
+      this.file.rewrite(DurableQueue.snapshot(this.items, this.times, this.currentNote));
+    }
     else this.file.append(entry);
   }
 }
