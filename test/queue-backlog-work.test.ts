@@ -6,7 +6,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../src/api/types.js';
 import type { OutgoingMessage } from '../src/gateway/message.js';
 import { DurableQueue } from '../src/store/durable-queue.js';
-import type { Journal, Storage } from '../src/store/storage.js';
+import { countingStorage } from './helpers/counting-storage.js';
 import { IrcLink } from '../plugins/relay-irc/irc-link.js';
 import { relayOptions } from '../plugins/relay-irc/options.js';
 import { Outbound, type QueuedLine } from '../plugins/relay-irc/outbound.js';
@@ -20,46 +20,6 @@ import { UNPACED } from '../plugins/relay-irc/timing.js';
  * timed: the waiting lines are proxies counting every read of their fields (a pass over the backlog
  * shows as reads), and the journal is a storage counting the bytes written.
  */
-
-/** A storage in memory that counts what its journals write: appended bytes, rewritten bytes, rewrites. */
-function countingStorage() {
-  const written = { appended: 0, rewritten: 0, rewrites: 0 };
-  const texts = new Map<string, string[]>();
-  const storage: Storage = {
-    kind: 'files',
-    readText: (path) => (texts.get(path) ?? []).join(''),
-    journal(path, entries) {
-      let lines = 0;
-      const journal: Journal = {
-        get lines() {
-          return lines;
-        },
-        append(entry) {
-          const line = `${JSON.stringify(entry)}\n`;
-          texts.get(path)!.push(line);
-          written.appended += line.length;
-          lines += 1;
-        },
-        rewrite(all) {
-          const rendered = all.map((entry) => `${JSON.stringify(entry)}\n`);
-          texts.set(path, rendered);
-          written.rewritten += rendered.reduce((sum, line) => sum + line.length, 0);
-          written.rewrites += 1;
-          lines = rendered.length;
-        },
-      };
-      journal.rewrite(entries);
-      written.rewritten = 0;
-      written.rewrites = 0;
-      return journal;
-    },
-    readDocument: (_path, fallback) => fallback,
-    writeDocument: () => undefined,
-    remove: (path) => void texts.delete(path),
-    durable: () => Promise.resolve(),
-  };
-  return { storage, written };
-}
 
 /** An object whose field reads are counted. */
 function counted<T extends object>(target: T, reads: { value: number }): T {

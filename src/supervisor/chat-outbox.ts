@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ChatMessage } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
+import type { QueueBacklog } from '../store/durable-queue.js';
 import type { OutboxFile, OutboxItem } from '../store/outbox-file.js';
 import { chatSafeText, postableText } from '../text/chat-safe-text.js';
 import { PostMatcher } from './post-matcher.js';
@@ -71,7 +72,7 @@ export class ChatOutbox {
   /** Refusals the socket brought that no post was matched with yet, oldest first. */
   private readonly refusals: Array<{ type: string; extra: string }> = [];
   private settlingRefusals = false;
-  readonly stats = { sent: 0, confirmed: 0, resent: 0, failed: 0 };
+  readonly stats = { queued: 0, sent: 0, confirmed: 0, resent: 0, failed: 0 };
 
   constructor(private readonly options: ChatOutboxOptions) {
     this.pacer = new PostPacer(options.rate);
@@ -81,6 +82,15 @@ export class ChatOutbox {
   /** Posts not yet confirmed (done ones are only remembered). */
   get pending(): number {
     return this.options.file.waitingCount(this.options.chatId);
+  }
+
+  /**
+   * The chat's backlog for the operations endpoint (#32 part 3), in O(1): posts waiting (queued and sent
+   * unconfirmed), when the oldest was queued, and the posts queued and taken (confirmed or failed) by this process.
+   */
+  get backlog(): QueueBacklog {
+    const { file, chatId } = this.options;
+    return { depth: file.waitingCount(chatId), oldestAt: file.oldestWaitingAt(chatId), pushed: this.stats.queued, taken: this.stats.confirmed + this.stats.failed };
   }
 
   /** Sent, unconfirmed, oldest first: a post's work looks at these and its own, never the whole backlog (#32 part 3). */
@@ -111,6 +121,7 @@ export class ChatOutbox {
     const item: OutboxItem = { id: randomUUID(), chatId: this.options.chatId, text, state: 'queued', queuedAt: Date.now(), origin };
     if (relay) item.relay = relay;
     this.options.file.add(item);
+    this.stats.queued += 1;
     const promise = this.promises.promise(item.id);
     this.pump();
     return promise;
