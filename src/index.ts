@@ -7,7 +7,7 @@ export { LocalService, type LocalServiceOptions } from './service/local-service.
 export type { IdStyle } from './service/ids.js';
 export {
   definePlugin, type PluginDefinition, type PluginInstance, type PluginContext, type PluginEnv, type ChatInfo, type BotInfo,
-  type ChatTarget, type Next, type ChatReset, type PluginStatus, type ReplyOptions, type GatewayPort, type PlatformEndpoint, type PlatformSpec, type PluginWarning,
+  type ChatTarget, type Next, type ChatReset, type PluginStatus, type SideBacklog, type ReplyOptions, type GatewayPort, type PlatformEndpoint, type PlatformSpec, type PluginWarning,
 } from './pipeline/plugin.js';
 export type {
   Direction, EventKind, FileLink, GatewayOrigin, IncomingMessage, OutgoingMessage, OwnPost, RelayedLine, Speaker,
@@ -16,7 +16,7 @@ export type { KeyValueStore } from './store/kv-store.js';
 export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
 export { receiveUntilTaken } from './supervisor/receive-until-taken.js';
 export { RecentIds } from './store/recent-ids.js';
-export { DurableQueue, QueueFullError, type QueueOptions } from './store/durable-queue.js';
+export { DurableQueue, QueueFullError, type QueueOptions, type QueueBacklog } from './store/durable-queue.js';
 export { QueueDrain, type DrainOutcome, type QueueDrainOptions } from './gateway/queue-drain.js';
 export { htmlToText, htmlToLine, withoutTags } from './api/html-text.js';
 export { visibleControls, visibleLines } from './api/visible-text.js';

@@ -80,6 +80,13 @@ describe('ops endpoint: /metrics', () => {
     expect(value(after, 'groupwire_plugin_latency_seconds_bucket', { ...recorder, le: '+Inf' })).toBe(plugin0 + 5);
     expect(value(after, 'groupwire_plugin_latency_seconds_sum', recorder)).toBeGreaterThan(0);
     expect(value(after, 'groupwire_chat_lag_messages', chat)).toBe(0);
+    // Each side's backlog (#32 part 3): the bot's posts into each chat, none waiting.
+    const general = { bot: 'bot0', side: 'chat general' };
+    expect(value(after, 'groupwire_backlog_lines', general)).toBe(0);
+    expect(value(after, 'groupwire_backlog_oldest_seconds', general)).toBe(0);
+    expect(value(after, 'groupwire_backlog_behind', general)).toBe(0);
+    const status = JSON.parse((await get(`${ops!.url}/status.json`)).text) as { backlogs: Array<Record<string, unknown>> };
+    expect(status.backlogs).toContainEqual(expect.objectContaining({ ...general, lines: 0, oldestSeconds: 0, behind: false, limit: expect.stringMatching(/^reply_rate: /) }));
     // The REST calls the bot made, by operation and answer; the responder's own stats() under its name.
     expect(value(after, 'groupwire_rest_calls_total', { bot: 'bot0', operation: 'getchats', answer: 'ok' })).toBeGreaterThan(0);
     expect(after.some((sample) => sample.name.startsWith('groupwire_plugin_responder_') && sample.labels.instance === 'responder')).toBe(true);

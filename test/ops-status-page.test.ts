@@ -97,6 +97,8 @@ describe('ops endpoint: the status page', () => {
     await page.locator('[data-plugin="recorder"] td:nth-child(3)').filter({ hasText: /^3$/ }).waitFor({ timeout: 20_000 });
     errors.take(JSON.stringify({ level: 40, time: Date.now(), msg: 'a warning for the page', bot: 'bot0', chat: 'general', reason: 'shown as <text>' }));
     await page.locator('#errors td', { hasText: 'shown as <text>' }).waitFor({ timeout: 10_000 });
+    // Each side's backlog (#32 part 3): the bot's posts into the chat, keeping up.
+    await page.locator('#backlogs tr', { hasText: 'chat general' }).filter({ hasText: 'keeping up' }).waitFor({ timeout: 10_000 });
     // Plugins are listed with their counters.
     await expect(page.locator('[data-plugin="recorder"]').count()).resolves.toBe(1);
     mkdirSync('test-results', { recursive: true });

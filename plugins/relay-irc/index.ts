@@ -33,6 +33,8 @@ export default definePlugin({
     const channels = routes.channels(env.gateway?.channels() ?? []);
     const rate = options.rate;
     const bucket = rate === 'off' ? UNPACED : new TokenBucket(rate.lines_per_second, rate.burst);
+    // What paces a channel's lines, as the backlog warning names it.
+    const limit = rate === 'off' ? 'rate: off (the server\'s own flood limits)' : `rate: ${rate.lines_per_second}/s, burst ${rate.burst}`;
     const ca = options.tls_ca_file ? readFileSync(resolve(env.configDir, options.tls_ca_file), 'utf8') : undefined;
 
     let outbound: Outbound | undefined;
@@ -116,6 +118,7 @@ export default definePlugin({
         return {
           connection: { state: link.ready ? 'connected' : link.stopped ? 'stopped' : 'connecting', detail: `${options.server}:${options.port ?? (options.tls ? 6697 : 6667)}${link.ready ? ` as ${link.nick}` : ''}` },
           queues: { to_irc: outbound!.queued, to_chat: toChat!.waiting },
+          backlogs: Object.fromEntries(Object.entries(outbound!.backlogs()).map(([channel, backlog]) => [channel, { ...backlog, limit }])),
         };
       },
       stats() {

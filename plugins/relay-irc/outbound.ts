@@ -1,6 +1,6 @@
 import type { IrcMessage } from 'irc-framework';
 import type { Logger } from 'pino';
-import { DurableQueue, type Storage } from '../../src/index.js';
+import { DurableQueue, type QueueBacklog, type Storage } from '../../src/index.js';
 import { ChannelOutbox, queueFile, warnAboutOrphanQueues, type QueuedLine } from './channel-outbox.js';
 import { DeliveryTracker } from './delivery.js';
 import { alreadyTaken, HistoryReplay, type ReplayedLine } from './history-replay.js';
@@ -102,6 +102,11 @@ export class Outbound {
 
   get inFlight(): number {
     return this.outboxes.inFlight;
+  }
+
+  /** Each channel's queue (lines in flight included) by its name: depth, oldest, pushed and taken, in O(1) a channel. */
+  backlogs(): Record<string, QueueBacklog> {
+    return Object.fromEntries(this.outboxes.boxes.map((box) => [box.channel.name, box.queue.backlog]));
   }
 
   start(): void {

@@ -3,6 +3,7 @@ import type { ConnectionState } from '../chat/chat-connection-events.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';
+import type { BacklogStatus } from './backlog-watch.js';
 import type { RecentErrors } from './recent-errors.js';
 import { renderLabels, ScrapeMetric, type Sample } from './scrape-metric.js';
 import { takeSnapshot, type SnapshotSources, type StatusSnapshot } from './status-snapshot.js';
@@ -87,6 +88,21 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
   metric('groupwire_chat_malformed_frames_total', 'Frames that were not JSON or not a known object (logged and skipped).', 'counter', perChat((r) => r.connection.stats.malformedFrames));
   metric('groupwire_chat_outbox_depth', 'The bot\'s posts waiting to go into the chat (replies, relayed lines).', 'gauge', perChat((r) => r.outbox.pending));
 
+  // Every side's backlog (a chat's outbox, a relay's channel queue), read once a scrape in O(1) a side.
+  let sides: BacklogStatus[] | undefined;
+  const backlogs = () => (sides ??= sources.backlogs?.() ?? []);
+  const perSide = (read: (side: BacklogStatus) => number | null) => function* () {
+    for (const side of backlogs()) {
+      const value = read(side);
+      if (value !== null) yield { labels: { bot: side.bot, side: side.side }, value };
+    }
+  };
+  metric('groupwire_backlog_lines', 'Lines waiting for a side: a chat (the bot\'s posts: queued and sent unconfirmed) or a relay\'s channel (queued and in flight).', 'gauge', perSide((s) => s.lines));
+  metric('groupwire_backlog_oldest_seconds', 'Age of the oldest line waiting for the side (0 when none waits).', 'gauge', perSide((s) => s.oldestSeconds));
+  metric('groupwire_backlog_arriving_per_second', 'Lines a second queued for the side over the last minute.', 'gauge', perSide((s) => s.arrivingPerSecond));
+  metric('groupwire_backlog_taken_per_second', 'Lines a second the side took (sent and confirmed) over the last minute: the rate it sustains.', 'gauge', perSide((s) => s.takenPerSecond));
+  metric('groupwire_backlog_behind', '1 while the side is falling behind (the warning of docs/operations.md "Backlogs"), until it caught up.', 'gauge', perSide((s) => (s.behind ? 1 : 0)));
+
   const reports = function* () {
     for (const bot of bots()) for (const report of bot.pluginReports()) yield { bot, report, labels: { bot: bot.name, plugin: report.plugin, instance: report.instance } };
   };
@@ -140,6 +156,7 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
     scrape: async () => {
       scraped = undefined;
       snapshot = undefined;
+      sides = undefined;
       scraped = chats();
       try {
         const text = [...families, ...pluginFamilies()].map((family) => family.render()).join('');
@@ -147,6 +164,7 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
       } finally {
         scraped = undefined;
         snapshot = undefined;
+        sides = undefined;
       }
     },
   };

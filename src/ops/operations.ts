@@ -6,6 +6,7 @@ import { packageRoot } from '../config/package-root.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';
 import type { Bot } from '../supervisor/bot.js';
+import { BacklogWatch, backlogSides } from './backlog-watch.js';
 import { LagProbe } from './lag-probe.js';
 import { mkdirPrivateSync, writeFilePrivateSync } from '../store/private-files.js';
 import { createMetrics } from './metrics.js';
@@ -56,8 +57,12 @@ export class Operations {
   private readonly lag = eventLoopLag();
   private readonly startedAt = Date.now();
   private closed = false;
+  /** Sides falling behind are said in the log whether or not the endpoint runs. */
+  private readonly backlogs: BacklogWatch;
 
-  constructor(private readonly options: OperationsOptions) {}
+  constructor(private readonly options: OperationsOptions) {
+    this.backlogs = new BacklogWatch(() => backlogSides(options.supervisor.bots), options.log.child({ component: 'backlog' }));
+  }
 
   get url(): string | undefined {
     return this.server?.url;
@@ -73,6 +78,7 @@ export class Operations {
     await this.stopEndpoint();
     this.options.config = config;
     this.writeOpsFile();
+    if (!this.closed) this.backlogs.start();
     if (!config) return;
     const { supervisor, log } = this.options;
     const sources: SnapshotSources = {
@@ -82,6 +88,7 @@ export class Operations {
       errors: this.options.errors,
       eventLoopLagMs: () => this.lag.read(),
       lastReload: () => this.options.lastReload?.(),
+      backlogs: () => this.backlogs.status(),
       ...(supervisor.status ? { coordination: () => supervisor.status!() } : {}),
     };
     const metrics = createMetrics({
@@ -124,6 +131,7 @@ export class Operations {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.backlogs.stop();
     await this.stopEndpoint();
     this.lag.stop();
     rmSync(join(this.options.stateDir, OPS_FILE), { force: true });

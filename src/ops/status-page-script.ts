@@ -15,6 +15,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
   var lastEventAt = 0;
   var lastSnapshotAt = '';
   var shownErrors = '';
+  var shownBacklogs = '';
   var shownReload = '';
   var lastSnapshot = null;
 
@@ -207,6 +208,32 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
     box.replaceChildren(t.wrap);
   }
 
+  /** Every side's backlog (a chat's outbox, a relay's channel); a side falling behind shows its warning under the table. */
+  function showBacklogs(backlogs) {
+    var signature = JSON.stringify(backlogs);
+    if (signature === shownBacklogs) return;
+    shownBacklogs = signature;
+    var box = $('backlogs');
+    if (backlogs.length === 0) { box.replaceChildren(el('p', 'empty', 'No sides yet.')); return; }
+    var numeric = [2, 3, 4, 5];
+    var t = table(['Bot', 'Side', 'Waiting', 'Oldest', 'Arriving /s', 'Taken /s', 'Paced by', 'State'], numeric);
+    var warnings = el('ul');
+    backlogs.forEach(function (side) {
+      var tr = row(8, numeric, [6]);
+      setText(tr.cells[0], side.bot);
+      setText(tr.cells[1], side.side);
+      setText(tr.cells[2], side.lines);
+      setText(tr.cells[3], side.lines > 0 ? duration(side.oldestSeconds) : '');
+      setText(tr.cells[4], side.arrivingPerSecond === null ? '–' : side.arrivingPerSecond);
+      setText(tr.cells[5], side.takenPerSecond === null ? '–' : side.takenPerSecond);
+      setText(tr.cells[6], side.limit || '');
+      pill(tr.cells[7], side.behind ? 'falling behind' : 'keeping up', side.behind ? 'warn' : 'ok');
+      t.body.appendChild(tr);
+      if (side.warning) warnings.appendChild(el('li', 'wrap', side.bot + ': ' + side.warning));
+    });
+    box.replaceChildren.apply(box, warnings.children.length > 0 ? [t.wrap, warnings] : [t.wrap]);
+  }
+
   function show(snapshot) {
     var ready = $('ready');
     setData(ready, 'ready', String(snapshot.ready));
@@ -222,6 +249,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
     $('no-bots').hidden = snapshot.bots.length > 0;
     reconcile($('bots'), snapshot.bots, function (bot) { return bot.name; }, createBot,
       function (section, bot) { updateBot(section, bot, snapshot.now); });
+    showBacklogs(snapshot.backlogs || []);
     showReload(snapshot.lastReload, snapshot.now);
     showErrors(snapshot.errors);
     lastSnapshotAt = snapshot.now;

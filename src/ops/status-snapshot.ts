@@ -2,6 +2,7 @@ import type { ConnectionState } from '../chat/chat-connection-events.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';
 import type { Bot } from '../supervisor/bot.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
+import type { BacklogStatus } from './backlog-watch.js';
 import type { RecentError, RecentErrors } from './recent-errors.js';
 
 /** What `/status`, `/status.json`, `/readyz` and `groupwire status` show (docs/operations.md). */
@@ -15,6 +16,11 @@ export interface StatusSnapshot {
   /** Every bot logged in and every chat open or waiting for a documented reason. */
   ready: boolean;
   bots: BotStatus[];
+  /**
+   * Every side's backlog (a chat's outbox, a relay's channel queue): lines waiting, the oldest's age,
+   * the rates over the last minute, and a warning while it falls behind (docs/operations.md "Backlogs").
+   */
+  backlogs: BacklogStatus[];
   /** The process's last warnings and errors, newest first. */
   errors: RecentError[];
   process: { rssBytes: number; heapUsedBytes: number; eventLoopLagMs: number };
@@ -78,6 +84,8 @@ export interface SnapshotSources {
   lastReload(): StatusSnapshot['lastReload'] | undefined;
   /** Set for a worker of several (docs/scale-out.md). */
   coordination?(): CoordinationStatus;
+  /** Every side's backlog (BacklogWatch.status). */
+  backlogs?(): BacklogStatus[];
 }
 
 /** The whole process as the status page shows it, read now (cheap: counters and states, no I/O). */
@@ -97,6 +105,7 @@ export function takeSnapshot(sources: SnapshotSources): StatusSnapshot {
     pid: process.pid,
     ready,
     bots,
+    backlogs: sources.backlogs?.() ?? [],
     errors: sources.errors.list(),
     process: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, eventLoopLagMs: Math.round(sources.eventLoopLagMs() * 100) / 100 },
     ...(lastReload ? { lastReload } : {}),

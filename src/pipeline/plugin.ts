@@ -197,6 +197,23 @@ export interface PluginStatus {
   connection?: { state: string; detail?: string };
   /** Lines waiting, by queue (`to_irc`, `to_chat`, a channel's name, ...). */
   queues?: Record<string, number>;
+  /**
+   * The backlog of each side the relay sends to (say a channel's queue, keyed `#chan`), read in O(1)
+   * (DurableQueue's backlog): `/status`, `/metrics` and the warning of a side falling behind show them
+   * (docs/operations.md "Backlogs"). `limit` names the setting that paces the side (`rate: 10/s`).
+   */
+  backlogs?: Record<string, SideBacklog>;
+}
+
+/** One side's backlog: lines waiting, when the oldest was queued, lines queued and taken so far, what paces it. */
+export interface SideBacklog {
+  depth: number;
+  /** ms since the epoch; undefined when nothing waits. */
+  oldestAt: number | undefined;
+  /** Lines queued and lines taken (sent and confirmed, or given up) since the relay started: their change is the rate. */
+  pushed: number;
+  taken: number;
+  limit?: string;
 }
 
 export interface PluginDefinition<S extends z.ZodType = z.ZodType> {

@@ -79,6 +79,11 @@ export class ChatOutbox {
     this.matcher = new PostMatcher(options.file, options.chatId);
   }
 
+  /** The pace of the chat's posts (`reply_rate`). */
+  get rate(): PostRate {
+    return this.options.rate;
+  }
+
   /** Posts not yet confirmed (done ones are only remembered). */
   get pending(): number {
     return this.options.file.waitingCount(this.options.chatId);
