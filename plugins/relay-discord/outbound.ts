@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { API, APIMessage } from '@discordjs/core';
 import { DiscordAPIError } from '@discordjs/rest';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DurableQueue } from '../../src/index.js';
+import { failureFields, QueueDrain, type DurableQueue, type QueueBacklog } from '../../src/index.js';
 import type { ChannelWebhook, ChannelWebhooks } from './webhooks.js';
 
 /** A gateway line waiting for Discord. */
@@ -81,6 +81,10 @@ export class DiscordOutbound {
 
   get size(): number {
     return this.drain.size;
+  }
+
+  get backlog(): QueueBacklog {
+    return this.drain.backlog;
   }
 
   push(item: OutboundItem): void {

@@ -184,6 +184,7 @@ export class DiscordRelay {
   private status(): PluginStatus {
     const fallbacks = Object.keys(this.webhooks?.fallbacks() ?? {});
     const detail = this.detail ?? (fallbacks.length > 0 ? `posting as the bot in ${fallbacks.join(', ')}: no Manage Webhooks there` : undefined);
-    return { connection: { state: this.state, ...(detail ? { detail } : {}) }, queues: { to_discord: this.outbound.size } };
+    return { connection: { state: this.state, ...(detail ? { detail } : {}) }, queues: { to_discord: this.outbound.size },
+      backlogs: { to_discord: { ...this.outbound.backlog, limit: 'Discord\'s rate limits (Retry-After)' } } };
   }
 }

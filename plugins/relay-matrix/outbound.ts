@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConnectionError, MatrixError, Method, safeGetRetryAfterMs, type MatrixClient } from 'matrix-js-sdk';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DurableQueue, type DrainOutcome } from '../../src/index.js';
+import { failureFields, QueueDrain, type DurableQueue, type DrainOutcome, type QueueBacklog } from '../../src/index.js';
 import type { MatrixContent } from './render.js';
 import { isRefusal, requestOptions } from './session.js';
 
@@ -81,6 +81,10 @@ export class MatrixOutbound {
 
   get size(): number {
     return this.drain.size;
+  }
+
+  get backlog(): QueueBacklog {
+    return this.drain.backlog;
   }
 
   push(item: OutboundItem): void {

@@ -256,6 +256,7 @@ export class MatrixRelay {
   }
 
   private status(): PluginStatus {
-    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_matrix: this.outbound.size } };
+    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_matrix: this.outbound.size },
+      backlogs: { to_matrix: { ...this.outbound.backlog, limit: 'the homeserver\'s rate limits (M_LIMIT_EXCEEDED)' } } };
   }
 }

@@ -1,4 +1,4 @@
-import type { DurableQueue } from '../../src/index.js';
+import type { DurableQueue, QueueBacklog } from '../../src/index.js';
 import { Wakeup } from './timing.js';
 
 /**
@@ -14,6 +14,10 @@ export abstract class QueueWorker<T> {
 
   get size(): number {
     return this.queue.size;
+  }
+
+  get backlog(): QueueBacklog {
+    return this.queue.backlog;
   }
 
   /** Aborted by stop(), for waits inside work(). */

@@ -110,6 +110,7 @@ export class SlackRelay {
     return {
       connection: { state, detail: this.failure ? describe(this.failure) : 'Socket Mode' },
       queues: { to_slack: this.outbound.size, from_slack: this.inbound.size },
+      backlogs: { to_slack: { ...this.outbound.backlog, limit: 'Slack\'s rate limits (Retry-After)' } },
     };
   }
 

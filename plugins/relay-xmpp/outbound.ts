@@ -1,6 +1,6 @@
 import { xml, type Element } from '@xmpp/client';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DrainOutcome, type DurableQueue } from '../../src/index.js';
+import { failureFields, QueueDrain, type DrainOutcome, type DurableQueue, type QueueBacklog } from '../../src/index.js';
 import { RecentMap } from './inbound.js';
 import { NS, type RoomMessage } from './muc.js';
 import { originIdOf } from './render.js';
@@ -73,6 +73,10 @@ export class XmppOutbound {
 
   get size(): number {
     return this.drain.size;
+  }
+
+  get backlog(): QueueBacklog {
+    return this.drain.backlog;
   }
 
   push(item: OutboundItem): void {

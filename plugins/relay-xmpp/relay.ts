@@ -267,6 +267,7 @@ export class XmppRelay {
   }
 
   private status(): PluginStatus {
-    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_xmpp: this.outbound.size } };
+    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_xmpp: this.outbound.size },
+      backlogs: { to_xmpp: { ...this.outbound.backlog, limit: 'the XMPP server (one line at a time, each confirmed by its reflection)' } } };
   }
 }

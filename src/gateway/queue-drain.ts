@@ -1,5 +1,5 @@
 import { sleep } from '../chat/backoff.js';
-import type { DurableQueue } from '../store/durable-queue.js';
+import type { DurableQueue, QueueBacklog } from '../store/durable-queue.js';
 
 /**
  * What became of one attempt at the head item: 'done' (delivered, or given up for good: it leaves the
@@ -49,6 +49,11 @@ export class QueueDrain<T> {
 
   get size(): number {
     return this.queue.size;
+  }
+
+  /** The queue's backlog (depth, oldest, pushed and taken), in O(1): a relay's PluginStatus.backlogs. */
+  get backlog(): QueueBacklog {
+    return this.queue.backlog;
   }
 
   /** Queues an item (written before this returns) and wakes the drain. */
