@@ -349,10 +349,18 @@ export class ChatOutbox {
     }
   }
 
-  /** Waits until everything is sent and confirmed, or the time is up; answers what is left. */
+  /**
+   * Waits until everything is sent and confirmed, or the time is up; answers what is left. A backlog
+   * that reply_rate cannot send within the time is not waited for (#32 part 3: a stop takes seconds
+   * whatever the backlog): nothing more is sent, the posts in flight are confirmed, the rest stays
+   * queued on disk for the next start.
+   */
   async flush(timeoutMs: number): Promise<number> {
     const deadline = performance.now() + timeoutMs;
-    while (this.pending > 0 && performance.now() < deadline) {
+    const { perSecond, burst } = this.options.rate;
+    if (this.pending > burst + (perSecond * timeoutMs) / 1000) this.hold();
+    const waiting = () => (this.ready ? this.pending : this.sent().length);
+    while (waiting() > 0 && performance.now() < deadline) {
       await this.lookUp();
       await sleep(Math.min(200, Math.max(0, deadline - performance.now())));
     }
