@@ -1,6 +1,8 @@
 import { pino } from 'pino';
 import { describe, expect, test } from 'vitest';
+import { statusTable } from '../src/cli/status-table.js';
 import { BACKLOG_RULES, BacklogWatch, type BacklogSide } from '../src/ops/backlog-watch.js';
+import type { StatusSnapshot } from '../src/ops/status-snapshot.js';
 import { DurableQueue } from '../src/store/durable-queue.js';
 import { OutboxFile, type OutboxItem } from '../src/store/outbox-file.js';
 import { ChatOutbox } from '../src/supervisor/chat-outbox.js';
@@ -65,9 +67,16 @@ describe('BacklogWatch', () => {
     expect(irc.depth).toBe(0);
     expect(watch.status()[0]).toMatchObject({ behind: false, lines: 0 });
     expect(lines.filter((line) => line.level === 30 && String(line.msg).includes('relay-irc #soak caught up'))).toHaveLength(1);
-    // And behind again: said again.
+    // And behind again: said again; `groupwire status` prints it.
     run(40, 20, 6);
     expect(warnings()).toHaveLength(2);
+    const snapshot = {
+      version: '0.1.0', now: new Date(clock.now).toISOString(), startedAt: new Date(0).toISOString(), uptimeSeconds: 1, pid: 1, ready: true,
+      bots: [], backlogs: watch.status(), errors: [], process: { rssBytes: 0, heapUsedBytes: 0, eventLoopLagMs: 0 },
+    } satisfies StatusSnapshot;
+    const text = statusTable(snapshot, 'http://127.0.0.1:9464');
+    expect(text).toMatch(/Falling behind:\n  bridge: relay-irc #soak is falling behind: lines arrive at [0-9.]+\/s and it takes [0-9.]+\/s \(limited by rate: 10\/s, burst 4\)/);
+    expect(text).not.toContain('chat general');
   });
 
   test('lines that wait long are said too, though few', () => {

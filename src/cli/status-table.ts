@@ -7,7 +7,7 @@ const ERRORS_SHOWN = 5;
 
 /**
  * `groupwire status` as text: a header (version, pid, uptime, ready or not), per bot a table of its
- * chats and one of its plugins, the last reload and the last errors. Plain columns, no colour: it reads
+ * chats and one of its plugins, the sides falling behind, the last reload and the last errors. Plain columns, no colour: it reads
  * the same in a terminal, a pipe and a log.
  */
 export function statusTable(snapshot: StatusSnapshot, url: string): string {
@@ -19,6 +19,9 @@ export function statusTable(snapshot: StatusSnapshot, url: string): string {
   if (snapshot.coordination) lines.push('', ...workerLines(snapshot.coordination));
   if (snapshot.bots.length === 0) lines.push('', snapshot.coordination ? 'No units held by this worker (a standby).' : 'No bots.');
   for (const bot of snapshot.bots) lines.push('', ...botLines(bot, now));
+  // Sides falling behind (docs/operations.md "Backlogs"); a process of an earlier version sends none.
+  const behind = (snapshot.backlogs ?? []).filter((side) => side.behind);
+  if (behind.length > 0) lines.push('', 'Falling behind:', ...behind.map((side) => `  ${clean(side.bot)}: ${clip(side.warning ?? `${side.side}: ${side.lines} waiting`, 300)}`));
   const reload = snapshot.lastReload;
   if (reload) {
     lines.push('', `Last reload ${ago(reload.at, now)}: ${reload.applied ? 'applied' : 'refused'}`);
