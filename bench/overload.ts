@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   let stopped: { ms: number; killed: boolean } | undefined;
   const times: Record<Phase | 'end', number> = { calm: 0, overload: 0, quiet: 0, end: 0 };
   let drained: Awaited<ReturnType<typeof drain>>;
+  let logged: ReturnType<Bot['logSummary']> = [];
   try {
     sides = await startSides(tally);
     bot = await startBot(dir, sides, PLAN);
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
   } finally {
     await sampler?.stop();
     stopped = await bot?.stop();
+    // Read before the directory (the log's too) goes: read after, it always said "no warnings or errors".
+    logged = bot?.logSummary() ?? [];
     await sides?.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -109,7 +112,6 @@ async function main(): Promise<void> {
   const saidIn = (from: number, to: number) => lines.filter((l) => l.sent >= from && l.sent < to).length;
   const { lost, doubled, lostTotal, doubledTotal } = tally.account();
   const files = peakFiles(sampler!.samples);
-  const logged = bot!.logSummary();
   const ratioOf = (value: number, base: number) => value / base;
   const figures: Figure[] = [
     {
