@@ -1,0 +1,347 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+/**
+ * A local Mattermost written from its API reference (REST v4 and the websocket), close enough that the
+ * official @mattermost/client's Client4 and the relay's websocket cannot tell: Bearer tokens (401 with
+ * the server's JSON error for a bad one), users/me and users/{id}, teams/name/{team}/channels/name/{channel},
+ * config/client?format=old, posts (create with `pending_post_id` deduplication, patch, update, delete, get),
+ * channels/{id}/posts by page and `since`; the websocket's authentication_challenge, `hello`, `posted`
+ * (the post as a JSON string in `data.post`), `post_edited`, `post_deleted`, numbered by `seq` from 0,
+ * and ping. Rate limits answer 429 `limit exceeded` with X-RateLimit-* and Retry-After, as the server's
+ * limiter does. Simpler than Mattermost: one team, open channels everybody may read and post in, no
+ * websocket resumption (every connection is a new session, as after a server restart), `since` answers
+ * every post changed after it (no 1,000 limit), ids from a counter (still 26 lowercase characters).
+ */
+
+export interface FakeUser {
+  id: string;
+  username: string;
+  nickname?: string;
+  first_name?: string;
+  last_name?: string;
+  is_bot?: boolean;
+}
+
+export interface FakePost {
+  id: string;
+  create_at: number;
+  update_at: number;
+  edit_at: number;
+  delete_at: number;
+  user_id: string;
+  channel_id: string;
+  root_id: string;
+  original_id: string;
+  message: string;
+  type: string;
+  props: Record<string, unknown>;
+  hashtags: string;
+  pending_post_id: string;
+  metadata: Record<string, unknown>;
+}
+
+interface Connection {
+  socket: WebSocket;
+  userId?: string;
+  seq: number;
+}
+
+const TEAM = { id: 'teamaaaaaaaaaaaaaaaaaaaaaa', name: 'acme', display_name: 'Acme' };
+
+export class FakeMattermost {
+  readonly users = new Map<string, FakeUser>();
+  readonly channels = new Map<string, { id: string; team_id: string; name: string; display_name: string; type: 'O' }>();
+  readonly posts: FakePost[] = [];
+  /** Every REST call, as `METHOD path` (for assertions on what the relay asked). */
+  readonly calls: string[] = [];
+  /** The bodies of every POST /posts, in order. */
+  readonly creates: Array<Record<string, unknown>> = [];
+  /** The server's "Enable integrations to override usernames" (System Console → Integrations). */
+  overrideUsernames = true;
+  /** How long a `pending_post_id` is remembered (the server's 30 s; 0 makes every retry rely on the relay's history look-up). */
+  pendingTtlMs = 30_000;
+  private readonly tokens = new Map<string, string>();
+  private readonly pending = new Map<string, { post: FakePost; at: number }>();
+  private readonly connections = new Set<Connection>();
+  private nextId = 0;
+  private rateLimitNext = 0;
+  private loseAnswers = 0;
+  private stallAnswers = 0;
+  private skipSeqNext = false;
+  private http!: Server;
+  private wss!: WebSocketServer;
+  /** The bot account the relay signs in as, and its token. */
+  bot!: FakeUser;
+  botToken!: string;
+
+  static async start(): Promise<FakeMattermost> {
+    const fake = new FakeMattermost();
+    ({ user: fake.bot, token: fake.botToken } = fake.addUser('groupwire', { is_bot: true }));
+    fake.http = createServer((req, res) => void fake.route(req, res));
+    fake.wss = new WebSocketServer({ noServer: true });
+    fake.http.on('upgrade', (req, socket, head) => {
+      if (!req.url?.startsWith('/api/v4/websocket')) return socket.destroy();
+      fake.wss.handleUpgrade(req, socket, head, (ws) => fake.connected(ws));
+    });
+    await new Promise<void>((ready) => fake.http.listen(0, '127.0.0.1', ready));
+    return fake;
+  }
+
+  /** What the relay's `server_url` takes. */
+  get url(): string {
+    return `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  /** Authenticated websocket connections open now. */
+  get sockets(): number {
+    return [...this.connections].filter((c) => c.userId !== undefined).length;
+  }
+
+  addUser(username: string, extra: Omit<FakeUser, 'id' | 'username'> = {}): { user: FakeUser; token: string } {
+    const user: FakeUser = { id: this.id(), username, ...extra };
+    const token = randomBytes(13).toString('hex');
+    this.users.set(user.id, user);
+    this.tokens.set(token, user.id);
+    return { user, token };
+  }
+
+  addChannel(name: string): string {
+    const channel = { id: this.id(), team_id: TEAM.id, name, display_name: name, type: 'O' as const };
+    this.channels.set(channel.id, channel);
+    return channel.id;
+  }
+
+  /** The next `count` creates of posts answer 429 (the limiter's plain-text answer and headers). */
+  rateLimit(count: number): void {
+    this.rateLimitNext = count;
+  }
+
+  /** The next `count` posts are made, but their answers are lost (the connection is cut). */
+  loseAnswer(count: number): void {
+    this.loseAnswers = count;
+  }
+
+  /** The next `count` posts are made, but never answered (the caller kills the relay meanwhile). */
+  stallAnswer(count: number): void {
+    this.stallAnswers = count;
+  }
+
+  /** Closes every websocket connection abruptly: the relay connects again and reads back by REST. */
+  dropConnections(): void {
+    for (const connection of this.connections) connection.socket.terminate();
+  }
+
+  /** The next event skips a sequence number, as when the server lost one on the way. */
+  skipSeq(): void {
+    this.skipSeqNext = true;
+  }
+
+  /** Someone posts in a channel (a reply when `root_id` is given; `type: 'me'` for /me). */
+  say(channelId: string, user: FakeUser, message: string, extra: { root_id?: string; type?: string; props?: Record<string, unknown> } = {}): FakePost {
+    const post = this.store(channelId, user, message, extra.root_id ?? '', extra.props ?? {}, extra.type ?? '');
+    this.broadcastPosted(post);
+    return post;
+  }
+
+  edit(postId: string, message: string): void {
+    const post = this.posts.find((p) => p.id === postId)!;
+    post.message = message;
+    post.edit_at = post.update_at = this.now();
+    this.broadcast('post_edited', { post: JSON.stringify(post) }, post.channel_id);
+  }
+
+  remove(postId: string, by?: string): void {
+    const post = this.posts.find((p) => p.id === postId)!;
+    post.delete_at = post.update_at = this.now();
+    this.broadcast('post_deleted', { post: JSON.stringify(post), delete_by: by ?? post.user_id }, post.channel_id);
+  }
+
+  /** What is in a channel (not deleted), oldest first. */
+  inChannel(channelId: string): FakePost[] {
+    return this.posts.filter((p) => p.channel_id === channelId && p.delete_at === 0);
+  }
+
+  async close(): Promise<void> {
+    for (const connection of this.connections) connection.socket.terminate();
+    await new Promise<void>((done) => this.wss.close(() => done()));
+    this.http.closeAllConnections();
+    await new Promise<void>((done) => this.http.close(() => done()));
+  }
+
+  private id(): string {
+    this.nextId += 1;
+    return `${this.nextId.toString(36)}`.padStart(26, 'x');
+  }
+
+  private now(): number {
+    return Date.now();
+  }
+
+  private store(channelId: string, user: FakeUser, message: string, rootId: string, props: Record<string, unknown>, type = ''): FakePost {
+    const now = this.now();
+    const post: FakePost = {
+      id: this.id(), create_at: now, update_at: now, edit_at: 0, delete_at: 0, user_id: user.id, channel_id: channelId, root_id: rootId, original_id: '',
+      message, type, props: { ...props, ...(user.is_bot ? { from_bot: 'true' } : {}) }, hashtags: '', pending_post_id: '', metadata: {},
+    };
+    this.posts.push(post);
+    return post;
+  }
+
+  private broadcastPosted(post: FakePost): void {
+    const channel = this.channels.get(post.channel_id)!;
+    const sender = this.users.get(post.user_id)!;
+    this.broadcast('posted', {
+      channel_display_name: channel.display_name, channel_name: channel.name, channel_type: 'O', post: JSON.stringify(post),
+      sender_name: `@${sender.username}`, team_id: TEAM.id, set_online: true,
+    }, post.channel_id);
+  }
+
+  private broadcast(event: string, data: Record<string, unknown>, channelId: string): void {
+    for (const connection of this.connections) {
+      if (connection.userId === undefined) continue;
+      if (this.skipSeqNext) {
+        this.skipSeqNext = false;
+        connection.seq += 1;
+      }
+      connection.socket.send(JSON.stringify({ event, data, broadcast: { omit_users: null, user_id: '', channel_id: channelId, team_id: '' }, seq: connection.seq++ }));
+    }
+  }
+
+  // --- websocket ---
+
+  private connected(socket: WebSocket): void {
+    const connection: Connection = { socket, seq: 0 };
+    this.connections.add(connection);
+    socket.on('message', (raw) => {
+      const request = JSON.parse(String(raw)) as { action: string; seq: number; data?: { token?: string } };
+      if (request.action === 'authentication_challenge') {
+        const userId = this.tokens.get(request.data?.token ?? '');
+        // Mattermost closes a connection whose challenge names no session.
+        if (userId === undefined) return socket.close();
+        connection.userId = userId;
+        socket.send(JSON.stringify({ status: 'OK', seq_reply: request.seq }));
+        socket.send(JSON.stringify({
+          event: 'hello', data: { connection_id: randomBytes(13).toString('hex'), server_version: '10.11.0.fake', server_hostname: 'fake' },
+          broadcast: { omit_users: null, user_id: userId, channel_id: '', team_id: '' }, seq: connection.seq++,
+        }));
+      } else if (request.action === 'ping') {
+        socket.send(JSON.stringify({ status: 'OK', seq_reply: request.seq, data: { text: 'pong', version: '10.11.0.fake', node_id: '' } }));
+      } else {
+        socket.send(JSON.stringify({ status: 'FAIL', seq_reply: request.seq, error: { id: 'api.web_socket_router.no_action.app_error' } }));
+      }
+    });
+    socket.on('close', () => this.connections.delete(connection));
+  }
+
+  // --- REST ---
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await new Promise<string>((done) => {
+      let text = '';
+      req.on('data', (chunk) => (text += chunk));
+      req.on('end', () => done(text));
+    });
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const path = url.pathname.replace(/^\/api\/v4/, '');
+    this.calls.push(`${req.method} ${path}`);
+    // The server answers `application/json` exactly, which Client4 decodes.
+    const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'Content-Type': 'application/json', 'X-Version-Id': '10.11.0.fake', ...headers });
+      res.end(JSON.stringify(value));
+    };
+    const error = (status: number, id: string, message: string) => send(status, { id, message, detailed_error: '', request_id: 'fake', status_code: status });
+    const auth = /^bearer (\S+)$/i.exec(req.headers.authorization ?? '');
+    const me = auth ? this.tokens.get(auth[1]!) : undefined;
+    if (me === undefined) return error(401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.');
+    const user = this.users.get(me)!;
+    const json = () => JSON.parse(body || '{}') as Record<string, any>;
+    let match: RegExpExecArray | null;
+
+    if (req.method === 'GET' && path === '/users/me') return send(200, user);
+    if (req.method === 'GET' && (match = /^\/users\/([a-z0-9]{26})$/.exec(path))) {
+      const found = this.users.get(match[1]!);
+      return found ? send(200, found) : error(404, 'app.user.missing_account.const', 'Unable to find the user.');
+    }
+    if (req.method === 'GET' && path === '/config/client') {
+      return send(200, { Version: '10.11.0', EnablePostUsernameOverride: String(this.overrideUsernames), EnablePostIconOverride: String(this.overrideUsernames) });
+    }
+    if (req.method === 'GET' && (match = /^\/teams\/name\/([^/]+)\/channels\/name\/([^/]+)$/.exec(path))) {
+      const found = decodeURIComponent(match[1]!) === TEAM.name ? [...this.channels.values()].find((c) => c.name === decodeURIComponent(match![2]!)) : undefined;
+      return found ? send(200, found) : error(404, 'app.channel.get_by_name.missing.app_error', 'Channel does not exist.');
+    }
+    if (req.method === 'POST' && path === '/posts') return this.create(req, res, send, error, user, json());
+    if ((match = /^\/posts\/([a-z0-9]{26})(\/patch)?$/.exec(path))) {
+      const post = this.posts.find((p) => p.id === match![1] && p.delete_at === 0);
+      if (!post) return error(404, 'app.post.get.app_error', 'Unable to get the post.');
+      if (req.method === 'GET' && !match[2]) return send(200, post);
+      if (post.user_id !== user.id) return error(403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
+      if (req.method === 'PUT') {
+        this.edit(post.id, String(json().message ?? post.message));
+        return send(200, post);
+      }
+      if (req.method === 'DELETE' && !match[2]) {
+        this.remove(post.id, user.id);
+        return send(200, { status: 'OK' });
+      }
+    }
+    if (req.method === 'GET' && (match = /^\/channels\/([a-z0-9]{26})\/posts$/.exec(path))) {
+      if (!this.channels.has(match[1]!)) return error(404, 'app.channel.get.existing.app_error', 'Unable to find the existing channel.');
+      const inChannel = this.posts.filter((p) => p.channel_id === match![1]);
+      const since = url.searchParams.get('since');
+      let found: FakePost[];
+      if (since !== null) found = inChannel.filter((p) => p.update_at > Number(since));
+      else {
+        const page = Number(url.searchParams.get('page') ?? 0);
+        const perPage = Number(url.searchParams.get('per_page') ?? 60);
+        found = inChannel.filter((p) => p.delete_at === 0).reverse().slice(page * perPage, (page + 1) * perPage);
+      }
+      // Newest first; posts of one millisecond newest first too (the database's order).
+      const order = found.toSorted((a, b) => a.create_at - b.create_at).reverse().map((p) => p.id);
+      return send(200, { order, posts: Object.fromEntries(found.map((p) => [p.id, p])), next_post_id: '', prev_post_id: '', has_next: false });
+    }
+    return error(404, 'api.context.404.app_error', 'Sorry, we could not find the page.');
+  }
+
+  private create(
+    req: IncomingMessage, res: ServerResponse, send: (status: number, value: unknown, headers?: Record<string, string>) => void,
+    error: (status: number, id: string, message: string) => void, user: FakeUser, json: Record<string, any>,
+  ): void {
+    if (this.rateLimitNext > 0) {
+      this.rateLimitNext -= 1;
+      // The server's limiter (throttled): plain text, and when to come back.
+      res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'X-RateLimit-Limit': '10', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1', 'Retry-After': '1' });
+      res.end('limit exceeded\n');
+      return;
+    }
+    this.creates.push(json);
+    const channelId = String(json.channel_id ?? '');
+    if (!this.channels.has(channelId)) return error(403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
+    const rootId = String(json.root_id ?? '');
+    if (rootId !== '') {
+      const root = this.posts.find((p) => p.id === rootId);
+      if (!root || root.root_id !== '' || root.channel_id !== channelId) return error(400, 'api.post.create_post.root_id.app_error', 'Invalid RootId parameter.');
+    }
+    const pendingId = typeof json.pending_post_id === 'string' ? json.pending_post_id : '';
+    const same = pendingId !== '' ? this.pending.get(pendingId) : undefined;
+    if (same && Date.now() - same.at < this.pendingTtlMs) return send(201, same.post);
+    const post = this.store(channelId, user, String(json.message ?? ''), rootId, (json.props ?? {}) as Record<string, unknown>);
+    if (pendingId !== '') {
+      post.pending_post_id = pendingId;
+      this.pending.set(pendingId, { post, at: Date.now() });
+    }
+    this.broadcastPosted(post);
+    if (this.loseAnswers > 0) {
+      this.loseAnswers -= 1;
+      req.socket.destroy();
+      return;
+    }
+    if (this.stallAnswers > 0) {
+      this.stallAnswers -= 1;
+      return;
+    }
+    send(201, post);
+  }
+}
