@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanEnv, ROOT } from './helpers/cli.js';
 import { FakeTelegram } from './helpers/fake-telegram.js';
+import { FakeMattermost } from './helpers/fake-mattermost.js';
 import { IrcServer, relayPlugin } from './helpers/irc-server.js';
 import { startCli, type RunningCli } from './helpers/long-running-cli.js';
 import { makeEnv, type Env } from './helpers/supervisor.js';
@@ -25,13 +26,14 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const HEAVY = [
   'fastify', '@fastify/formbody', '@fastify/multipart', 'selfsigned', 'sanitize-html', 'yazl', 'ioredis',
   '@slack/web-api', '@slack/socket-mode', 'irc-framework', 'matrix-js-sdk', '@discordjs/core', '@discordjs/rest',
-  '@discordjs/ws', '@xmpp/client', 'grammy',
+  '@discordjs/ws', '@xmpp/client', 'grammy', '@mattermost/client',
 ];
 
 let env: Env | undefined;
 let running: RunningCli | undefined;
 let irc: IrcServer | undefined;
 let telegram: FakeTelegram | undefined;
+let mattermost: FakeMattermost | undefined;
 const dirs: string[] = [];
 afterEach(async () => {
   await running?.stop('SIGKILL');
@@ -42,6 +44,8 @@ afterEach(async () => {
   irc = undefined;
   await telegram?.close();
   telegram = undefined;
+  await mattermost?.close();
+  mattermost = undefined;
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -105,6 +109,17 @@ describe('load on use', () => {
     const loaded = record.loaded();
     expect(loaded).toContain('grammy');
     expect(HEAVY.filter((name) => name !== 'grammy' && loaded.has(name))).toEqual([]);
+  });
+
+  test('with relay-mattermost it loads @mattermost/client and still no other platform', { timeout: 60_000 }, async () => {
+    mattermost = await FakeMattermost.start();
+    const channel = mattermost.addChannel('town-square');
+    env = await makeEnv([{ name: 'relay', chats: [{ chat: 'general' }], plugins: [{ use: 'relay-mattermost', with: { server_url: mattermost.url, token: mattermost.botToken, channels: { general: channel } } }] }]);
+    const record = recordingImports();
+    await runUntilOpen(env, record.nodeOptions);
+    const loaded = record.loaded();
+    expect(loaded).toContain('@mattermost/client');
+    expect(HEAVY.filter((name) => name !== '@mattermost/client' && loaded.has(name))).toEqual([]);
   });
 
   test("importing the public entry point ('groupwire') loads none of them either", { timeout: 60_000 }, async () => {
