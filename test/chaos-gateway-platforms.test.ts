@@ -3,6 +3,7 @@ import { chaosSeed } from './helpers/chaos.js';
 import { DiscordSide } from './helpers/chaos-discord-side.js';
 import { gatewayChaos } from './helpers/chaos-gateway-check.js';
 import { HttpSide } from './helpers/chaos-http-side.js';
+import { MattermostSide } from './helpers/chaos-mattermost-side.js';
 import { MatrixSide } from './helpers/chaos-matrix-side.js';
 import { TelegramSide } from './helpers/chaos-telegram-side.js';
 import { XmppSide } from './helpers/chaos-xmpp-side.js';
@@ -24,8 +25,8 @@ afterAll(async () => {
 });
 
 describe('chaos: a gateway of every platform', () => {
-  test(`150 lines from each side (chat, IRC, Discord, Matrix, XMPP, HTTP, Telegram) through connection cuts, an IRC server kill and a bot kill: 0 lost, 0 echoed, in order, 0 doubled but what the killed IRC server (or Telegram, at the bot's kill) had in flight (seed ${seed})`, { timeout: 150_000 }, async ({ onTestFailed }) => {
-    const platforms = [await DiscordSide.start(), await MatrixSide.start(), await XmppSide.start(), await HttpSide.start(), await TelegramSide.start()];
+  test(`150 lines from each side (chat, IRC, Discord, Matrix, XMPP, HTTP, Telegram, Mattermost) through connection cuts, an IRC server kill and a bot kill: 0 lost, 0 echoed, in order, 0 doubled but what the killed IRC server (or Telegram, at the bot's kill) had in flight (seed ${seed})`, { timeout: 150_000 }, async ({ onTestFailed }) => {
+    const platforms = [await DiscordSide.start(), await MatrixSide.start(), await XmppSide.start(), await HttpSide.start(), await TelegramSide.start(), await MattermostSide.start()];
     started.push(...platforms);
     await gatewayChaos(started, { name: 'chaos-gateway-platforms', seed, platforms, perSide: 150, talkingMs: 8_000, cutsPerPlatform: 2, settleMs: 90_000, onFailure: (dump) => onTestFailed(dump) });
   });

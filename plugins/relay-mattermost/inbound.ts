@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { attributedLines, failureFields, oneLineName, receiveUntilTaken, RecentIds, sleep, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
 import { plainFromMattermost } from './render.js';
-import type { MattermostRest } from './session.js';
+import { isRefusal, type MattermostRest } from './session.js';
 
 /** A post as the websocket (JSON inside `data.post`) and REST give it: the fields the relay reads. */
 export interface MattermostPost {
@@ -88,6 +88,8 @@ export class MattermostInbound {
       channelsOf: (channelId: string) => readonly string[];
       showName: 'username' | 'nickname' | 'full_name';
       ignoreBots: boolean;
+      /** The token was refused (401): the relay stops. */
+      refused: (error: unknown) => void;
       stopping: AbortSignal;
     },
   ) {}
@@ -137,6 +139,7 @@ export class MattermostInbound {
         }
       } catch (error) {
         if (stopping.aborted) return;
+        if (isRefusal(error)) return this.options.refused(error);
         log.warn({ channel: channelId, ...failureFields(error) }, 'could not read what the Mattermost channel said meanwhile; trying again');
         await sleep(RETRY_MS, stopping);
       }

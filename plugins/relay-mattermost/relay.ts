@@ -73,7 +73,7 @@ export class MattermostRelay {
     this.inbound = new MattermostInbound({
       gateway: env.gateway, store: env.store, log: env.log, counters: this.counters, incoming: options.incoming, rest: () => this.rest,
       self: () => this.selfId, channelsOf: (channelId) => this.channelsOfId.get(channelId) ?? [], showName: options.show_name,
-      ignoreBots: options.ignore_bots, stopping: this.stopper.signal,
+      ignoreBots: options.ignore_bots, refused: (error) => this.fail(error), stopping: this.stopper.signal,
     });
     const websocketUrl = `${options.server_url.replace(/^http/, 'ws')}/api/v4/websocket`;
     this.socket = new MattermostSocket({

@@ -57,6 +57,8 @@ export class FakeMattermost {
   readonly posts: FakePost[] = [];
   /** Every REST call, as `METHOD path` (for assertions on what the relay asked). */
   readonly calls: string[] = [];
+  /** Websocket sessions begun (each `hello` sent). */
+  hellos = 0;
   /** The bodies of every POST /posts, in order. */
   readonly creates: Array<Record<string, unknown>> = [];
   /** The server's "Enable integrations to override usernames" (System Console → Integrations). */
@@ -223,6 +225,7 @@ export class FakeMattermost {
         if (userId === undefined) return socket.close();
         connection.userId = userId;
         socket.send(JSON.stringify({ status: 'OK', seq_reply: request.seq }));
+        this.hellos += 1;
         socket.send(JSON.stringify({
           event: 'hello', data: { connection_id: randomBytes(13).toString('hex'), server_version: '10.11.0.fake', server_hostname: 'fake' },
           broadcast: { omit_users: null, user_id: userId, channel_id: '', team_id: '' }, seq: connection.seq++,
