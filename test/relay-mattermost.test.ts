@@ -28,7 +28,7 @@ interface World {
   random: string;
 }
 
-async function setup(extra: Record<string, unknown> = {}, gateways?: GatewaySpec[]): Promise<World> {
+async function setup(extra: Record<string, unknown> = {}, gateways?: GatewaySpec[], alongside: Array<{ use: string; with?: Record<string, unknown> }> = []): Promise<World> {
   fake = await FakeMattermost.start();
   const general = fake.addChannel('town-square');
   const random = fake.addChannel('off-topic');
@@ -38,7 +38,10 @@ async function setup(extra: Record<string, unknown> = {}, gateways?: GatewaySpec
     chats: [{ chat: 'general' }, { chat: 'random' }],
     reply_rate: { per_second: 200, burst: 200 },
     // `general` by its team and name, `random` by its id.
-    plugins: [{ use: 'relay-mattermost', with: { server_url: fake.url, token: fake.botToken, channels: gateways ? {} : { general: 'acme/town-square', random }, request_timeout_ms: 2_000, ...extra } }],
+    plugins: [
+      { use: 'relay-mattermost', with: { server_url: fake.url, token: fake.botToken, channels: gateways ? {} : { general: 'acme/town-square', random }, request_timeout_ms: 2_000, ...extra } },
+      ...alongside,
+    ],
   }], gateways);
   return { env, fake, reader: env.client('bob'), alice, general, random };
 }
@@ -74,8 +77,8 @@ describe('relay-mattermost: text', () => {
 });
 
 describe('relay-mattermost', () => {
-  test('both ways: chat lines under their speakers\' names, escaped, mentioning nobody, once by pending_post_id; posts into the chat as <name> text; its own not relayed back', async () => {
-    const w = await setup();
+  test('both ways: chat lines under their speakers\' names, escaped, mentioning nobody, once by pending_post_id; posts into the chat as <name> text; its own not relayed back; a command said on Mattermost answered there', async () => {
+    const w = await setup({}, undefined, [{ use: 'responder', with: { rules: [{ command: 'secret', reply: 'the secret is 42' }] } }]);
     await w.env.start();
     await waitFor('the websocket session', () => (stats(w.env).sessions ?? 0) >= 1);
     expect(w.fake.calls).toContain('GET /teams/name/acme/channels/name/town-square');
@@ -97,6 +100,11 @@ describe('relay-mattermost', () => {
     await waitFor('the queue to Mattermost empty', () => stats(w.env).queued === 0);
     expect(botPosts(w, w.general)).toHaveLength(1);
     expect(stats(w.env)).toMatchObject({ posted: 2, received: 2, dropped: 0 });
+
+    // The bot's answer to a command said on Mattermost goes back there, under the bot's name in the chat.
+    w.fake.say(w.general, w.alice, '!secret');
+    await waitFor('the answer on Mattermost', () => botPosts(w, w.general).length === 2);
+    expect(botPosts(w, w.general)[1]!.message).toBe('the secret is 42');
   });
 
   test('where the server does not let integrations override names, the bot posts **name**: text and the status says why', async () => {
