@@ -97,7 +97,7 @@ describe('relay-mattermost', () => {
     await waitFor('the Mattermost lines in the chats', async () => (await relayed(w.env, w.reader, 'general')).length === 1 && (await relayed(w.env, w.reader, 'random')).length === 1);
     expect(await relayed(w.env, w.reader, 'general')).toEqual(['<alice> hi from Mattermost']);
     expect(await relayed(w.env, w.reader, 'random')).toEqual(['* alice waves']);
-    await waitFor('the queue to Mattermost empty', () => stats(w.env).queued === 0);
+    await waitFor('the queue to Mattermost empty', () => stats(w.env).queued === 0 && stats(w.env).received === 2);
     expect(botPosts(w, w.general)).toHaveLength(1);
     expect(stats(w.env)).toMatchObject({ posted: 2, received: 2, dropped: 0 });
 
@@ -181,7 +181,7 @@ describe('relay-mattermost', () => {
     await w.env.supervisor!.stop();
     for (let n = 2; n <= 40; n += 1) w.fake.say(w.general, w.alice, `said while away ${n}`);
     await w.env.start();
-    await waitFor('all caught up', async () => (await relayed(w.env, w.reader, 'general')).length === 40, 30_000);
+    await waitFor('all caught up', async () => stats(w.env).caught_up === 39 && (await relayed(w.env, w.reader, 'general')).length === 40, 30_000);
     expect(await relayed(w.env, w.reader, 'general')).toEqual(['<alice> one', ...Array.from({ length: 39 }, (_, k) => `<alice> said while away ${k + 2}`)]);
     expect(stats(w.env).caught_up).toBe(39);
   });
@@ -201,7 +201,8 @@ describe('relay-mattermost', () => {
     w.fake.edit(parent.id, 'the new plan');
     await waitFor('the copy edited', () => botPosts(w, w.random)[0]!.message === 'the new plan');
     w.fake.remove(reply.id);
-    await waitFor('the reply\'s copy deleted', () => botPosts(w, w.random).length === 2);
+    // The fake deletes before it answers: wait for the relay to have read the answer too.
+    await waitFor('the reply\'s copy deleted', () => botPosts(w, w.random).length === 2 && stats(w.env).deleted === 1);
     expect(stats(w.env)).toMatchObject({ edited: 1, deleted: 1, dropped: 0 });
   });
 

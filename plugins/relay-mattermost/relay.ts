@@ -268,6 +268,8 @@ export class MattermostRelay {
     this.detail = isRefusal(error) ? `Mattermost refused the token (${error.message})` : error instanceof Error ? error.message : String(error);
     this.env.log.error({ ...failureFields(error) }, 'Mattermost relay stopped: the token was refused; the rest of the bot goes on');
     this.stopper.abort();
+    // Every call now ends at once (the stop aborts it): the queue waits, kept, for a token that works.
+    void this.outbound.stop();
   }
 
   private async stop(): Promise<void> {

@@ -24,11 +24,9 @@ const STEADY_MS = 60_000;
  * library's WebSocketClient: it needs the browser's WebSocket and CloseEvent globals, which Node 20 lacks.
  */
 export class MattermostSocket {
-  private socket: WebSocket | undefined;
   private connectionId = '';
   private nextSeq = 0;
   private readonly backoff = new Backoff(500, 30_000);
-  drops = 0;
 
   constructor(
     private readonly options: {
@@ -63,7 +61,6 @@ export class MattermostSocket {
       }
       const upMs = await this.connectOnce();
       if (stopping.aborted) return;
-      this.drops += 1;
       if (upMs >= STEADY_MS) this.backoff.reset();
       await sleep(this.backoff.next(), stopping);
     }
@@ -75,7 +72,6 @@ export class MattermostSocket {
     const url = `${this.options.url}?connection_id=${encodeURIComponent(this.connectionId)}&sequence_number=${this.nextSeq}`;
     return new Promise<number>((done) => {
       const socket = new WebSocket(url, { handshakeTimeout: 15_000, headers: { 'User-Agent': 'groupwire-relay-mattermost' } });
-      this.socket = socket;
       let helloAt = 0;
       let replySeq = 1;
       let pingOpen = false;
