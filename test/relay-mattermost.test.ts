@@ -152,6 +152,8 @@ describe('relay-mattermost', () => {
     await w.env.start();
     await waitFor('the second post', () => botPosts(w, w.general).length === 2 && stats(w.env).queued === 0, 20_000);
     expect(botPosts(w, w.general).map((p) => p.message)).toEqual(['in flight', 'after the restart']);
+    // A line queued before the relay read the server's settings still goes under its speaker's name (rendered when sent).
+    expect(botPosts(w, w.general).map((p) => p.props.override_username)).toEqual(['Bob Member', 'Bob Member']);
     expect(stats(w.env).found_after_retry).toBe(1);
   });
 
@@ -186,7 +188,7 @@ describe('relay-mattermost', () => {
     expect(stats(w.env).caught_up).toBe(39);
   });
 
-  test('in a gateway of two Mattermost channels: a thread reply answers the copy\'s thread; an edit and a deletion follow the copy', async () => {
+  test('in a gateway of two Mattermost channels: a thread reply answers the copy\'s thread; an edit and a deletion follow the copy, a pin does not', async () => {
     const w = await setup({}, [{ name: 'lobby', endpoints: [{ chat: 'general' }, { mattermost: 'acme/town-square' }, { mattermost: 'acme/off-topic' }] }]);
     await w.env.start();
     await waitFor('the websocket session', () => (stats(w.env).sessions ?? 0) >= 1);
@@ -198,6 +200,8 @@ describe('relay-mattermost', () => {
     w.fake.say(w.general, w.alice, 'another detail', { root_id: parent.id });
     await waitFor('the replies in random', () => botPosts(w, w.random).length === 3);
     expect(botPosts(w, w.random).slice(1).map((p) => p.root_id)).toEqual([copy.id, copy.id]);
+    // Pinning is not an edit (edit_at unchanged): nothing goes out for it.
+    w.fake.pin(parent.id);
     w.fake.edit(parent.id, 'the new plan');
     await waitFor('the copy edited', () => botPosts(w, w.random)[0]!.message === 'the new plan');
     w.fake.remove(reply.id);

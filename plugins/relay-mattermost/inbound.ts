@@ -205,10 +205,12 @@ export class MattermostInbound {
       await this.receive(post.channel_id, { kind: 'delete', text: '', nativeId: post.id, speaker });
       return;
     }
+    // A post changed otherwise than by its writer (pinned, a reaction, a link preview) has no edit_at: nothing to hand on.
+    if (!((post.edit_at ?? 0) > 0)) return;
     const text = plainFromMattermost(post.message, post.type === 'me');
     if (text === '') return;
     await this.receive(post.channel_id, {
-      kind: 'edit', text, nativeId: post.id, revision: String(post.edit_at ?? post.update_at ?? 0), speaker, chatText: this.render(speaker.name, text),
+      kind: 'edit', text, nativeId: post.id, revision: String(post.edit_at), speaker, chatText: this.render(speaker.name, text),
     });
   }
 

@@ -4,21 +4,32 @@ import { failureFields, QueueDrain, type DrainOutcome, type DurableQueue } from 
 import { RELAYED_PROP, type MattermostPost, type PostList } from './inbound.js';
 import { isRefusal, MattermostError, type MattermostRest } from './session.js';
 
+/** A line as said, kept in the queue and rendered when it is sent (the server's settings, read at start, decide how). */
+export interface LineParts {
+  speaker: { name: string; id: string; platform: string };
+  text: string;
+  action: boolean;
+  /** Stands above the line when it cannot answer its parent's thread. */
+  quote?: { name: string; text: string };
+}
+
+/** What a line is posted as: its message, and the speaker's name (and icon) when posts carry them. */
+export interface Rendered {
+  message: string;
+  as?: { username: string; icon_url?: string };
+}
+
 /** A gateway line waiting for Mattermost. */
 export interface OutboundItem {
   key: string;
   /** The channel as the gateway names it (an id or `team/channel`, as written). */
   channel: string;
   kind: 'post' | 'edit' | 'delete';
-  message?: string;
-  /** `override_username` / `override_icon_url`, when the line goes out under its speaker's name. */
-  as?: { username: string; icon_url?: string };
+  line?: LineParts;
   /** post: the Mattermost post it answers (its thread is answered); edit/delete: the post changed. */
   target?: string;
   /** A reply whose parent was not posted yet when queued (OutgoingMessage.replyToKey): asked for right before sending. */
   parentKey?: string;
-  /** Its message when the parent is found then: a reply in its thread, without the quote that stood in. */
-  replyMessage?: string;
 }
 
 export interface OutboundCounters {
@@ -72,6 +83,8 @@ export class MattermostOutbound {
       /** The newest `create_at` the relay knows in a channel (what an attempt's post will come after). */
       newest: (channelId: string) => number | undefined;
       nativeOf: (key: string, channel: string) => string | undefined;
+      /** The line as posted; `quoted`: with its quote (a reply outside its parent's thread). */
+      render: (line: LineParts, quoted: boolean) => Rendered;
       /** The token was refused: the relay stops. */
       fatal: (error: unknown) => void;
     },
@@ -132,7 +145,7 @@ export class MattermostOutbound {
         this.noteRoot(post.id, post.root_id || post.id);
         this.options.posted(item, post);
       } else if (item.kind === 'edit') {
-        await rest.call('put', `${rest.client.getPostRoute(item.target!)}/patch`, { message: item.message }, signal);
+        await rest.call('put', `${rest.client.getPostRoute(item.target!)}/patch`, { message: this.options.render(item.line!, false).message }, signal);
         counters.edited += 1;
       } else {
         await rest.call('delete', rest.client.getPostRoute(item.target!), undefined, signal);
@@ -183,7 +196,8 @@ export class MattermostOutbound {
     }
     const parent = item.target ?? (item.parentKey !== undefined ? this.options.nativeOf(item.parentKey, item.channel) : undefined);
     const root = parent !== undefined ? await this.rootOf(rest, parent, signal) : undefined;
-    const message = item.parentKey !== undefined && root !== undefined && item.replyMessage !== undefined ? item.replyMessage : item.message;
+    // In its parent's thread the line stands alone; elsewhere its quote (if any) says what it answers.
+    const { message, as } = this.options.render(item.line!, root === undefined);
     return await rest.call<MattermostPost>('post', rest.client.getPostsRoute(), {
       channel_id: channelId,
       message,
@@ -191,7 +205,7 @@ export class MattermostOutbound {
       pending_post_id: `${this.options.self()}:${nonce}`,
       props: {
         [RELAYED_PROP]: nonce,
-        ...(item.as ? { override_username: item.as.username, ...(item.as.icon_url ? { override_icon_url: item.as.icon_url } : {}) } : {}),
+        ...(as ? { override_username: as.username, ...(as.icon_url ? { override_icon_url: as.icon_url } : {}) } : {}),
       },
     }, signal);
   }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Backoff, DurableQueue, failureFields, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { MattermostInbound, type MattermostPost } from './inbound.js';
 import { CHANNEL_ID, type RelayMattermostOptions } from './options.js';
-import { MattermostOutbound, type OutboundItem } from './outbound.js';
+import { MattermostOutbound, type LineParts, type OutboundItem, type Rendered } from './outbound.js';
 import { overrideName, renderLine, renderText } from './render.js';
 import { isRefusal, MattermostError, MattermostRest } from './session.js';
 import { MattermostSocket, type SocketEvent } from './socket.js';
@@ -67,6 +67,7 @@ export class MattermostRelay {
           this.env.gateway.posted(item.key, item.channel, post.id);
         },
         nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
+        render: (line, quoted) => this.render(line, quoted),
         fatal: (error) => this.fail(error),
       },
     );
@@ -213,7 +214,7 @@ export class MattermostRelay {
     else if (!this.ownPosts.has(post.id)) this.inbound.changed(post, 'delete');
   }
 
-  /** A gateway line for one of the relay's channels: queued durably, never waiting on Mattermost. */
+  /** A gateway line for one of the relay's channels: queued durably (as said: rendered when sent), never waiting on Mattermost. */
   private send(channel: string, message: OutgoingMessage): void {
     if (this.state === 'failed') return;
     if (message.kind !== 'message' && message.kind !== 'action' && message.kind !== 'edit' && message.kind !== 'delete') return;
@@ -223,30 +224,34 @@ export class MattermostRelay {
       this.outbound.push({ key: message.key, channel, kind: 'delete', target: message.target! });
       return;
     }
-    const action = message.kind === 'action';
-    const render = (quote?: { name: string; text: string }) => this.overrides
-      ? renderText({ text: message.text, action, ...(quote ? { quote } : {}) })
-      : renderLine({ template: this.options.format, name: message.speaker.name, text: message.text, action, ...(quote ? { quote } : {}) });
-    const as = this.overrides ? this.asSpeaker(message) : undefined;
+    const { name, id, platform } = message.speaker;
+    const line: LineParts = { speaker: { name, id, platform }, text: message.text, action: message.kind === 'action' };
     if (message.kind === 'edit') {
-      this.outbound.push({ key: message.key, channel, kind: 'edit', target: message.target!, message: render() });
+      this.outbound.push({ key: message.key, channel, kind: 'edit', target: message.target!, line });
       return;
     }
-    // A reply whose parent the map does not know stands with a quote of it (and answers the thread after all when its parent went out first).
-    const quote = !message.replyTo && message.quote ? message.quote : undefined;
+    // A reply whose parent the map does not know carries a quote of it (left out when it answers the thread after all).
+    if (!message.replyTo && message.quote) line.quote = message.quote;
     this.outbound.push({
-      key: message.key, channel, kind: 'post', message: render(quote), ...(as ? { as } : {}),
+      key: message.key, channel, kind: 'post', line,
       ...(message.replyTo ? { target: message.replyTo } : {}),
-      ...(message.replyToKey && !message.replyTo ? { parentKey: message.replyToKey, replyMessage: render() } : {}),
+      ...(message.replyToKey && !message.replyTo ? { parentKey: message.replyToKey } : {}),
     });
   }
 
-  /** The speaker as the post's `override_username` (and icon). */
-  private asSpeaker(message: OutgoingMessage): { username: string; icon_url?: string } {
-    const { speaker } = message;
+  /** A line as posted: under its speaker's name (the text alone) where the server allows it, else `format`. */
+  private render(line: LineParts, quoted: boolean): Rendered {
+    const quote = quoted ? line.quote : undefined;
+    if (!this.overrides) {
+      return { message: renderLine({ template: this.options.format, name: line.speaker.name, text: line.text, action: line.action, ...(quote ? { quote } : {}) }) };
+    }
+    const { speaker } = line;
     const icon = this.options.icon_url
       ?.replace(/\{name\}/g, () => encodeURIComponent(speaker.name)).replace(/\{id\}/g, () => encodeURIComponent(speaker.id)).replace(/\{platform\}/g, () => encodeURIComponent(speaker.platform));
-    return { username: overrideName(speaker.name), ...(icon ? { icon_url: icon } : {}) };
+    return {
+      message: renderText({ text: line.text, action: line.action, ...(quote ? { quote } : {}) }),
+      as: { username: overrideName(speaker.name), ...(icon ? { icon_url: icon } : {}) },
+    };
   }
 
   private connected(): void {

@@ -155,6 +155,13 @@ export class FakeMattermost {
     this.broadcast('post_edited', { post: JSON.stringify(post) }, post.channel_id);
   }
 
+  /** Pins a post: the server sends post_edited, with edit_at as it was (the writer changed nothing). */
+  pin(postId: string): void {
+    const post = this.posts.find((p) => p.id === postId)!;
+    post.update_at = this.now();
+    this.broadcast('post_edited', { post: JSON.stringify({ ...post, is_pinned: true }) }, post.channel_id);
+  }
+
   remove(postId: string, by?: string): void {
     const post = this.posts.find((p) => p.id === postId)!;
     post.delete_at = post.update_at = this.now();
