@@ -9,6 +9,7 @@ import { chatName, renderEdit, renderForChat, renderForSlack } from '../plugins/
 import { escapeForDiscord, plainFromDiscord, renderLine as discordLine, renderWebhookText } from '../plugins/relay-discord/render.js';
 import { webhookUsername } from '../plugins/relay-discord/webhooks.js';
 import { escapeHtml as matrixEscapeHtml, plainFromMatrix, renderLine as matrixLine, stripControls as matrixStripControls } from '../plugins/relay-matrix/render.js';
+import { escapeForMattermost, overrideName, plainFromMattermost, renderLine as mattermostLine } from '../plugins/relay-mattermost/render.js';
 import { chatLine as xmppChatLine, plainForXmpp, renderLine as xmppLine, splitAction } from '../plugins/relay-xmpp/render.js';
 import { lineId, payloadOf, safeName as httpSafeName, safeText, stripControls as httpStripControls } from '../plugins/http-api/line.js';
 import { escapeHtml as loggerEscapeHtml, escapeMarkdown, FORMATS, senderName } from '../plugins/logger/formats.js';
@@ -63,6 +64,11 @@ const transforms: Record<string, Record<string, (text: string) => unknown>> = {
     'renderLine action': (text) => matrixLine({ template: '{name}: {text}', msgtype: 'm.text', name: text, text, action: true }),
     'plainFromMatrix': (text) => plainFromMatrix(text, true),
     'plainFromMatrix reply fallback': (text) => plainFromMatrix(`> <${text}\n> ${text}\n\n${text}`, true),
+  },
+  'relay-mattermost': {
+    escapeForMattermost, overrideName,
+    'renderLine': (text) => mattermostLine({ template: '**{name}**: {text}', name: text, text }),
+    'plainFromMattermost': (text) => plainFromMattermost(text, true),
   },
   'relay-xmpp': {
     plainForXmpp, splitAction,

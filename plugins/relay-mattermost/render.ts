@@ -3,62 +3,40 @@ import { closeBidi } from '../../src/index.js';
 /**
  * Text for Mattermost that stays text: its markdown (CommonMark with tables, autolinks and hashtags)
  * escaped with backslashes, and every mention (`@all`, `@channel`, `@here`, `@someone`) defused with
- * a zero-width space after the `@`, so a relayed line pings nobody and shows as it was typed.
- * A scanner with an index: linear whatever the text.
+ * a zero-width space after the `@`, so a relayed line pings nobody and shows as it was typed. Each
+ * pattern is one character class, or starts only at a line's start and stops at its end: linear.
  */
 const ZWSP = '\u200b';
 /** Characters that are markup wherever they stand. */
-const MARKUP = new Set(['\\', '*', '_', '~', '`', '[', ']', '(', ')', '#', '|', '>', '<']);
-/** Characters that are markup at the start of a line (lists, setext headings, thematic breaks). */
-const LINE_START = new Set(['-', '+', '=']);
+const MARKUP = /[\\*_~`[\]()#|<>]/g;
+/** Lists (`-`, `+`, `1.`, `1)`), setext headings and breaks (`=`, `-`) are markup at a line's start only; the blanks before stop at its end. */
+const LINE_START_MARK = /^([ \t]*)([-+=])/gm;
+const LINE_START_NUMBER = /^([ \t]*\d+)([.)])/gm;
+/** An `@` before a name character is a mention. */
+const MENTION = /@(?=[\p{L}\p{N}._-])/gu;
 /** Mattermost takes at most 16,383 characters a post; a line is cut below that (its markup escaped). */
 export const MAX_POST = 16_000;
 
 const isControl = (code: number) => (code < 0x20 && code !== 0x0a && code !== 0x09) || (code >= 0x7f && code <= 0x9f);
-const isNameChar = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}._-]/u.test(c);
-const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
 
 /** Control characters but newline and tab mean nothing in a chat line and may confuse clients. */
 export function stripControls(text: string): string {
   let out = '';
-  for (const c of text) if (!isControl(c.codePointAt(0)!)) out += c;
-  return out;
+  let from = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    if (!isControl(text.charCodeAt(i))) continue;
+    out += text.slice(from, i);
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
 export function escapeForMattermost(text: string): string {
-  const plain = stripControls(text);
-  let out = '';
-  let lineStart = true;
-  for (let i = 0; i < plain.length; i += 1) {
-    const c = plain[i]!;
-    if (c === '\n') {
-      out += c;
-      lineStart = true;
-      continue;
-    }
-    if (lineStart && (c === ' ' || c === '\t')) {
-      out += c;
-      continue;
-    }
-    if (lineStart && isDigit(c)) {
-      // `1.` or `1)` at a line's start is an ordered list: its mark escaped.
-      let j = i;
-      while (isDigit(plain[j])) j += 1;
-      out += plain.slice(i, j);
-      if (plain[j] === '.' || plain[j] === ')') {
-        out += `\\${plain[j]}`;
-        j += 1;
-      }
-      i = j - 1;
-      lineStart = false;
-      continue;
-    }
-    if (MARKUP.has(c) || (lineStart && LINE_START.has(c))) out += `\\${c}`;
-    else if (c === '@' && isNameChar(plain[i + 1])) out += `@${ZWSP}`;
-    else out += c;
-    lineStart = false;
-  }
-  return out;
+  return stripControls(text)
+    .replace(MARKUP, '\\$&')
+    .replace(LINE_START_MARK, '$1\\$2')
+    .replace(LINE_START_NUMBER, '$1\\$2')
+    .replace(MENTION, `@${ZWSP}`);
 }
 
 function cut(text: string): string {
@@ -68,8 +46,9 @@ function cut(text: string): string {
 /** A reply the gateway could not map to a Mattermost post: a quote of its parent stands in, above it. */
 function quoted(quote: { name: string; text: string } | undefined): string {
   if (!quote) return '';
-  const snippet = quote.text.replace(/\s+/g, ' ').slice(0, 120);
-  return `> **${escapeForMattermost(closeBidi(quote.name))}**: ${escapeForMattermost(closeBidi(snippet))}\n`;
+  // Its start only: cut before the white space is folded (the rest of a long parent is never read).
+  const snippet = quote.text.slice(0, 480).replace(/\s+/g, ' ').slice(0, 120);
+  return `> **${escapeForMattermost(closeBidi(quote.name.slice(0, 256)))}**: ${escapeForMattermost(closeBidi(snippet))}\n`;
 }
 
 /** The line as the bot posts it: the template with the name and the text, both escaped (an action as `* name text`). */
@@ -92,7 +71,7 @@ export function renderText(line: { text: string; action?: boolean; quote?: { nam
  * Mattermost shows of a user name), and never a mention.
  */
 export function overrideName(name: string): string {
-  const one = closeBidi(stripControls(name).replace(/\s+/g, ' ').trim());
+  const one = closeBidi(stripControls(name.slice(0, 256)).replace(/\s+/g, ' ').trim());
   const shown = one === '' ? 'someone' : one.replace(/@/g, '＠');
   return [...shown].slice(0, 64).join('');
 }
