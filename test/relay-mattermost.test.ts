@@ -107,8 +107,8 @@ describe('relay-mattermost', () => {
     expect(botPosts(w, w.general)[1]!.message).toBe('the secret is 42');
   });
 
-  test('where the server does not let integrations override names, the bot posts **name**: text and the status says why', async () => {
-    const w = await setup({ show_name: 'nickname' });
+  test('where the server does not let integrations override names, the bot posts **name**: text and the status says why; show_name and ignore_bots', async () => {
+    const w = await setup({ show_name: 'nickname', ignore_bots: true });
     w.fake.overrideUsernames = false;
     await w.env.start();
     await waitFor('the websocket session', () => (stats(w.env).sessions ?? 0) >= 1);
@@ -117,6 +117,8 @@ describe('relay-mattermost', () => {
     await waitFor('the post', () => botPosts(w, w.general).length === 1);
     expect(botPosts(w, w.general)[0]!.message).toBe('**Bob Member**: plain');
     expect(botPosts(w, w.general)[0]!.props.override_username).toBeUndefined();
+    // Another bot account's post (props.from_bot) is not relayed with ignore_bots.
+    w.fake.say(w.general, w.fake.addUser('ci', { is_bot: true }).user, 'build passed');
     w.fake.say(w.general, w.alice, 'by nickname');
     await waitFor('the line in the chat', async () => (await relayed(w.env, w.reader, 'general')).length === 1);
     expect(await relayed(w.env, w.reader, 'general')).toEqual(['<Al> by nickname']);
@@ -189,13 +191,13 @@ describe('relay-mattermost', () => {
   });
 
   test('in a gateway of two Mattermost channels: a thread reply answers the copy\'s thread; an edit and a deletion follow the copy, a pin does not', async () => {
-    const w = await setup({}, [{ name: 'lobby', endpoints: [{ chat: 'general' }, { mattermost: 'acme/town-square' }, { mattermost: 'acme/off-topic' }] }]);
+    const w = await setup({ icon_url: 'https://avatars.example.org/{platform}/{name}.png' }, [{ name: 'lobby', endpoints: [{ chat: 'general' }, { mattermost: 'acme/town-square' }, { mattermost: 'acme/off-topic' }] }]);
     await w.env.start();
     await waitFor('the websocket session', () => (stats(w.env).sessions ?? 0) >= 1);
     const parent = w.fake.say(w.general, w.alice, 'the plan');
     await waitFor('the copy in random', () => botPosts(w, w.random).length === 1);
     const copy = botPosts(w, w.random)[0]!;
-    expect(copy.props.override_username).toBe('alice');
+    expect(copy.props).toMatchObject({ override_username: 'alice', override_icon_url: 'https://avatars.example.org/mattermost/alice.png' });
     const reply = w.fake.say(w.general, w.alice, 'a detail', { root_id: parent.id });
     w.fake.say(w.general, w.alice, 'another detail', { root_id: parent.id });
     await waitFor('the replies in random', () => botPosts(w, w.random).length === 3);
