@@ -36,7 +36,11 @@ export interface Page<T> {
 
 const CURSOR_TTL_MS = 3600_000;
 const MAX_CURSORS = 100_000;
-/** The last page's `next_page_token`, as the real service sends it. */
+/**
+ * The last page's `next_page_token`, as the real service sends it: the JSON number 0 in every id style
+ * (public clients stop paging on `== 0` and never look at `has_more`; a string "0" would page on).
+ * Also taken as `page_token` for the first page, as one client sends it.
+ */
 export const LAST_PAGE_TOKEN = '0';
 
 /**
@@ -127,7 +131,7 @@ export function listView<T>(page: Page<T>, data: unknown[], extras: Record<strin
     start_item: page.startItem,
     end_item: page.endItem,
     has_more: page.hasMore,
-    next_page_token: wireId(page.nextPageToken),
+    next_page_token: page.nextPageToken === LAST_PAGE_TOKEN ? 0 : wireId(page.nextPageToken),
     sort_field: page.sortField,
     second_order: '',
     query,
