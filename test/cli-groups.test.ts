@@ -27,6 +27,22 @@ describe('groupwire groups', () => {
     expect(lines[2]).toBe('2 groups');
   });
 
+  it("shows an owner as owner: alice owns demo and open (#36 item 14), and the service says sub_modstatus_owner", async () => {
+    const lines = succeeded(await runCli(['groups'], envFor(svc, 'alice'))).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^demo +id \d+ +owner +Demo Group$/);
+    expect(lines[1]).toMatch(/^open +id \d+ +owner$/);
+    // Every place the service reports standing: getsubs, and getmembers (a member_info per member).
+    const asAlice = await loginAs(svc, 'alice');
+    const subs = ok(await call(svc, 'getsubs', {}, { auth: asAlice })).data;
+    expect(subs.map((sub: { group_name: string; mod_status: string }) => [sub.group_name, sub.mod_status]))
+      .toEqual([['demo', 'sub_modstatus_owner'], ['open', 'sub_modstatus_owner']]);
+    const members = ok(await call(svc, 'getmembers', { group_name: 'demo', limit: 100 }, { auth: asAlice })).data;
+    const standing = Object.fromEntries(members.map((m: { email: string; mod_status: string }) => [m.email, m.mod_status]));
+    expect(standing).toMatchObject({
+      'alice@example.com': 'sub_modstatus_owner', 'mo@example.com': 'sub_modstatus_moderator', 'bob@example.com': 'sub_modstatus_none',
+    });
+  });
+
   it('--json prints the subscriptions as sent', async () => {
     const subs = JSON.parse(succeeded(await runCli(['groups', '--json'], envFor(svc, 'mo'))));
     expect(subs).toEqual([expect.objectContaining({ object: 'subscription', group_name: 'demo', group_id: expect.anything() })]);

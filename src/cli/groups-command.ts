@@ -40,11 +40,13 @@ export async function groupsCommand(args: string[]): Promise<number> {
   }
 }
 
+/** The caller's standing in a group, from its subscription's status and mod_status. */
+const STANDING = new Map([['sub_modstatus_owner', 'owner'], ['sub_modstatus_moderator', 'moderator']]);
+
 /** `demo    id 12  moderator  Demo Group` */
 function renderSubscription(sub: RawItem, width: number): string {
-  const standing = text(sub.status) === 'sub_status_banned' ? 'banned'
-    : text(sub.mod_status) === 'sub_modstatus_moderator' ? 'moderator' : 'member';
+  const standing = text(sub.status) === 'sub_status_banned' ? 'banned' : STANDING.get(text(sub.mod_status)) ?? 'member';
   const title = text(sub.nice_group_name);
   const name = text(sub.group_name);
-  return `${name.padEnd(width)}  id ${text(sub.group_id)}  ${standing.padEnd(9)}${title && title !== name ? `  ${title}` : ''}\n`;
+  return `${`${name.padEnd(width)}  id ${text(sub.group_id)}  ${standing.padEnd(9)}${title && title !== name ? `  ${title}` : ''}`.trimEnd()}\n`;
 }

@@ -30,7 +30,7 @@ export function presentSubscription(store: Store, sub: Subscription, memberInfo?
     auto_follow_replies: false,
     max_attachment_size: 'max_attachment_size_large',
     approved_posts: sub.approvedPosts,
-    mod_status: sub.role === 'owner' || sub.role === 'moderator' ? 'sub_modstatus_moderator' : 'sub_modstatus_none',
+    mod_status: modStatus(sub.role),
     pending_msg_notify: 'sub_notify_email',
     pending_sub_notify: 'sub_notify_email',
     sub_notify: 'sub_notify_email',
@@ -74,4 +74,17 @@ export function presentSubscription(store: Store, sub: Subscription, memberInfo?
     most_recent_message: lastPost ? isoTime(lastPost.created) : UNSET_TIME,
     perms,
   };
+}
+
+/**
+ * A member's standing as the real service reports it (docs/protocol.md "Subscriptions"): an owner is
+ * `sub_modstatus_owner`, not a moderator (public clients tell owners by it), a moderator
+ * `sub_modstatus_moderator`, anyone else `sub_modstatus_none`.
+ */
+export function modStatus(role: Subscription['role']): string {
+  switch (role) {
+    case 'owner': return 'sub_modstatus_owner';
+    case 'moderator': return 'sub_modstatus_moderator';
+    default: return 'sub_modstatus_none';
+  }
 }
