@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, ROOT, type CliResult } from './helpers/cli.js';
 import { openChat } from './helpers/chat-socket.js';
-import { call, loginAs, ok, startTestService, type TestService } from './helpers/service.js';
+import { admin, call, loginAs, ok, startTestService, type TestService } from './helpers/service.js';
 import { post } from './helpers/supervisor.js';
 
 /** `groupwire chat` as a child process with its input piped: lines, then the end of input (Ctrl-D's effect). */
@@ -96,6 +96,23 @@ describe('groupwire chat with piped input', () => {
     const result = await chat(['--as', 'carol', 'general'], 'carol with alice exported\n', { GROUPWIRE_EMAIL: 'alice@example.com', GROUPWIRE_PASSWORD: 'alice-demo' });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^${TIME} <Carol Member> carol with alice exported$`, 'm'));
+  });
+
+  it('takes the login flags of every client command: --email/--password, --token (#36 item 10)', { timeout: 60_000 }, async () => {
+    const flags = await chat(['--email', 'carol@example.com', '--password', 'carol-demo', 'general'], 'carol by --email\n');
+    expect(flags.code, flags.stderr).toBe(0);
+    expect(flags.stdout).toContain('Talking in demo/general as carol@example.com.');
+    expect(flags.stdout).toMatch(new RegExp(`^${TIME} <Carol Member> carol by --email$`, 'm'));
+    const token = String(ok(await admin(svc, 'tokens', { user: 'bob@example.com' })).token);
+    const byToken = await chat(['--token', token, '--token-scheme', 'bearer', 'general'], 'bob by token\n');
+    expect(byToken.code, byToken.stderr).toBe(0);
+    expect(byToken.stdout).toMatch(new RegExp(`^${TIME} <Bob Member> bob by token$`, 'm'));
+    const stored = (await generalHistory()).map((m) => `${m.user_name}: ${m.message}`);
+    expect(stored.slice(-2)).toEqual(['carol: carol by --email', 'bob: bob by token']);
+    // Two answers to "who talks" are a usage mistake, not one silently dropped.
+    const both = await chat(['--as', 'bob', '--email', 'carol@example.com', 'general'], '');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--as and --email both say who talks: give one');
   });
 
   it('a line with the same text as an earlier one is posted and shown again', { timeout: 60_000 }, async () => {

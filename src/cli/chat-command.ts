@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { WebSocket } from 'ws';
-import { GroupsClient } from '../api/client.js';
+import type { GroupsClient } from '../api/client.js';
 import { errorFromObject, GroupsError } from '../api/errors.js';
 import { explainError } from '../api/explain-error.js';
 import { terminalText } from './terminal-text.js';
@@ -9,29 +9,29 @@ import type { Chat, ChatMessage } from '../api/types.js';
 import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
 import { chatLine } from './chat-line.js';
 import { parseFlags } from './command.js';
-import { EXIT, registerSecret, writeErr } from './output.js';
+import { EXIT, writeErr } from './output.js';
 import { OwnPosts } from './own-posts.js';
-import { DEMO_RETRY, findService } from './service-address.js';
+import { CLIENT_HELP, CLIENT_OPTIONS, clientFromFlags, type ClientFlags } from './client-options.js';
 import { UsageError } from './usage-error.js';
 
-export const CHAT_HELP = `Usage: groupwire chat --as MEMBER [--group demo] CHAT
+export const CHAT_HELP = `Usage: groupwire chat [--as MEMBER] [--group demo] CHAT
 
 Talks in a chat interactively: what others say is printed, each line you type is posted and shown
 with its time and your name once the service has stored it. Ctrl-D (or Ctrl-C, or the end of piped
 input) leaves, after every line typed so far is posted. Exit 0, or 1 when a line could not be posted.
-MEMBER is a demo account (alice, mo, bob, carol) or an e-mail address (password from --password or
-GROUPWIRE_PASSWORD). The service is --url/--ca-file or GROUPWIRE_URL/GROUPWIRE_CA_FILE; without them, the
+Who talks is --as MEMBER: a demo account (alice, mo, bob, carol; its password is known) or an e-mail
+address (password from --password or GROUPWIRE_PASSWORD); without --as, the login of every client
+command below (--email/--password, --token, or the environment). Without --url or GROUPWIRE_URL, the
 demo (or serve) running from this directory (.groupwire/demo.json).
 
 Options:
-  --as MEMBER        who to talk as
+  --as MEMBER        who to talk as: a demo account or an e-mail address
   --group NAME       the chat's group (default demo)
-  --password P       the password, for an e-mail address that is not a demo account
   --wait SECONDS     after the end of input, go on showing what is said for this long before leaving
                      (a script's way to see the answers: echo '!ping' | groupwire chat --as bob general --wait 5)
-  --url URL --ca-file FILE
   -h, --help
-`;
+
+${CLIENT_HELP}`;
 
 // Where the demo writes its address (defined with the code that reads it; kept here for its importers).
 export { DEMO_FILE } from './service-address.js';
@@ -42,12 +42,28 @@ function formatChatLine(message: ChatMessage): string {
   return chatLine(`[${time}] <${terminalText(message.display_name || message.user_name)}> `, message.message);
 }
 
+/**
+ * `--as MEMBER` as login flags: a demo account's e-mail address and (public) password, or an e-mail
+ * address whose password is --password or GROUPWIRE_PASSWORD. Any other login flag beside it is a
+ * second answer to "who": refused rather than one silently ignored.
+ */
+function memberLogin(as: string, flags: ClientFlags): ClientFlags {
+  const other = (['email', 'token'] as const).find((name) => flags[name] !== undefined);
+  if (other) throw new UsageError(`--as and --${other} both say who talks: give one`);
+  const demo = Object.hasOwn(DEMO_ACCOUNTS, as) ? (DEMO_ACCOUNTS as Record<string, { email: string; password: string }>)[as] : undefined;
+  // A demo account has its own (public) password: GROUPWIRE_PASSWORD, exported for another account
+  // with the demo's export lines, must not be sent with this one.
+  const password = flags.password ?? (demo ? demo.password : process.env.GROUPWIRE_PASSWORD);
+  const email = demo?.email ?? as;
+  if (!password) throw new UsageError(`no password for ${email}: pass --password or set GROUPWIRE_PASSWORD`);
+  return { email, password };
+}
+
 export async function chatCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags({
     args, allowPositionals: true,
     options: {
-      as: { type: 'string' }, group: { type: 'string' }, password: { type: 'string' }, url: { type: 'string' },
-      'ca-file': { type: 'string' }, wait: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      as: { type: 'string' }, group: { type: 'string' }, wait: { type: 'string' }, help: { type: 'boolean', short: 'h' }, ...CLIENT_OPTIONS,
     },
   });
   const waitSeconds = values.wait === undefined ? 0 : Number(values.wait);
@@ -58,19 +74,7 @@ export async function chatCommand(args: string[]): Promise<number> {
   }
   const subject = positionals[0];
   if (!subject || positionals.length > 1) throw new UsageError('name one chat, e.g. groupwire chat --as bob general');
-  if (!values.as) throw new UsageError('--as MEMBER is required (alice, mo, bob, carol or an e-mail address)');
-  const demo = (DEMO_ACCOUNTS as Record<string, { email: string; password: string }>)[values.as];
-  const email = demo?.email ?? values.as;
-  // A demo account has its own (public) password: GROUPWIRE_PASSWORD, exported for another account
-  // with the demo's export lines, must not be sent with this one.
-  const password = values.password ?? (demo ? demo.password : process.env.GROUPWIRE_PASSWORD);
-  if (!password) throw new UsageError(`no password for ${email}: pass --password or set GROUPWIRE_PASSWORD`);
-  registerSecret(password);
-  const service = findService({ url: values.url, caFile: values['ca-file'] });
-
-  const client = new GroupsClient({
-    baseUrl: service.url, caFile: service.caFile, credentials: { email, password }, retry: service.fromDemoFile ? DEMO_RETRY : undefined,
-  });
+  const client = clientFromFlags(values.as === undefined ? values : { ...values, ...memberLogin(values.as, values) });
   try {
     const group = values.group ?? 'demo';
     const chats = await client.paginate<Chat>('getchats', { group_name: group, limit: 100 }).all()
@@ -79,7 +83,9 @@ export async function chatCommand(args: string[]): Promise<number> {
       });
     const chat = chats.find((c) => c.subject === subject || c.id === subject);
     if (!chat) throw new UsageError(`group ${group} has no open chat ${subject} (open ones: ${chats.map((c) => c.subject).join(', ')})`);
-    const me = client.session.user ?? await client.login();
+    // Who talks (to tell its own lines): the login answers it, a token's extended answer too.
+    if (!client.session.user) await (client.session.canLogIn ? client.login() : client.csrf());
+    const me = client.session.user!;
     const chatsubId = chat.chat_sub?.id ?? (await client.joinChat({ chat_id: chat.id })).id;
     // The chat's newest message before anything is typed, so a line is never confirmed by an older
     // message of the same text (piped input can come before the socket's history is read).
@@ -87,7 +93,7 @@ export async function chatCommand(args: string[]): Promise<number> {
     // Nothing awaited from here until the listeners are on: the socket's history and stdin's lines
     // are emitted once, heard or not.
     const ws = await client.openChatSocket({ chatsubId });
-    process.stdout.write(`Talking in ${terminalText(group)}/${terminalText(chat.subject)} as ${email}. Type a line to post it; Ctrl-D to leave.\n`);
+    process.stdout.write(`Talking in ${terminalText(group)}/${terminalText(chat.subject)} as ${terminalText(me.email || me.user_name || String(me.id))}. Type a line to post it; Ctrl-D to leave.\n`);
     const { unconfirmed, refused } = await talk(client, chat, String(me.id), ws, newest.data[0]?.msg_num ?? 0, waitSeconds * 1000);
     if (unconfirmed.length > 0) {
       writeErr(`groupwire: ${unconfirmed.length} line${unconfirmed.length === 1 ? '' : 's'} not confirmed as posted: ${unconfirmed.map(quoteLine).join(', ')}\n`);

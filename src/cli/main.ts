@@ -24,9 +24,10 @@ Commands:
   transcript a chat's transcript for a period, from the logger's files or the service (transcript export)
   logout     end the session of an API token (GROUPWIRE_TOKEN or --token)
 
-The client commands (api, groups, archive, activity, topics, transcript export, logout) find the service and log in from flags or the
+The client commands (chat, api, groups, archive, activity, topics, transcript export, logout) find the
+service and log in from flags (--url, --ca-file, --email, --password, --twofactor, --token) or the
 environment: GROUPWIRE_URL, GROUPWIRE_CA_FILE, and GROUPWIRE_EMAIL with GROUPWIRE_PASSWORD, or
-GROUPWIRE_TOKEN. Without GROUPWIRE_URL they (and chat) use the demo or serve running from this
+GROUPWIRE_TOKEN (chat also takes --as MEMBER). Without GROUPWIRE_URL they use the demo or serve running from this
 directory (.groupwire/demo.json). Exit codes: 0 done, 1 an error from the service (or the network,
 or the demo is not running), 2 a usage mistake.
 
