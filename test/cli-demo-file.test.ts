@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, outputs, PASSWORDS, ROOT, runCli, succeeded } from './helpers/cli.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { freePort } from './helpers/ports.js';
+import { DEFAULT_SERVICE_STATE } from '../src/cli/demo-state.js';
+import { DEMO_SERVICE_DATA } from '../src/cli/service-address.js';
 
 /** The client commands find a running demo or serve through `.groupwire/demo.json` in the working directory. */
 
@@ -97,6 +99,19 @@ describe('client commands without GROUPWIRE_URL', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(`groupwire: the demo is not running: start it with npm start (or groupwire serve) (nothing answers at ${address}, the address in .groupwire/demo.json)\n`);
     expect(result.stderr).not.toContain('ECONNREFUSED');
+  });
+
+  it('after the demo stopped (its conversation kept, no demo file): "the demo is not running", exit 1 (#36 item 8)', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'gw-demo-stopped-'));
+    dirs.push(cwd);
+    // What a demo leaves as it stops: the service's data, the bots' state; its demo file removed.
+    expect(DEMO_SERVICE_DATA).toBe(join('.groupwire', DEFAULT_SERVICE_STATE));
+    await mkdir(join(cwd, '.groupwire', 'bots', 'demo-bot'), { recursive: true });
+    await writeFile(join(cwd, '.groupwire', 'local-service.json'), '{}');
+    const result = await runCli(['groups'], asBob(), cwd);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('groupwire: the demo is not running: start it with npm start (or groupwire serve) (its conversation is kept in '
+      + '.groupwire/local-service.json, but no demo runs from this directory now: .groupwire/demo.json is not there)\n');
   });
 
   it('no demo file and no address: says to set GROUPWIRE_URL or start the demo, exit 2', async () => {

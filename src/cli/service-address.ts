@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from './usage-error.js';
 
@@ -16,6 +16,13 @@ export interface ServiceAddress {
 export class DemoNotRunningError extends Error {
   override name = 'DemoNotRunningError';
 }
+
+/**
+ * The data of the demo's service, kept after the demo stops (the repo's bots.yaml has state_dir
+ * ./.groupwire; demo-state.ts's DEFAULT_SERVICE_STATE inside it): its being here tells a demo that
+ * has stopped from a directory where none ever ran.
+ */
+export const DEMO_SERVICE_DATA = join('.groupwire', 'local-service.json');
 
 export const DEMO_NOT_RUNNING = 'the demo is not running: start it with npm start (or groupwire serve)';
 
@@ -38,6 +45,11 @@ export function findService(
   const url = value(flags.url) ?? value(env.GROUPWIRE_URL);
   if (url) return { url, caFile, fromDemoFile: false };
   const demo = readDemoFile(join(cwd, DEMO_FILE));
+  if (!demo && existsSync(join(cwd, DEMO_SERVICE_DATA))) {
+    // A demo ran here and stopped (it removes the demo file as it stops, its conversation stays): say
+    // that, as the README promises, rather than ask for an address.
+    throw new DemoNotRunningError(`${DEMO_NOT_RUNNING} (its conversation is kept in ${DEMO_SERVICE_DATA}, but no demo runs from this directory now: ${DEMO_FILE} is not there)`);
+  }
   if (!demo) {
     throw new UsageError(`no service address: set GROUPWIRE_URL or pass --url https://host[:port] (or start the demo in this directory with npm start, which writes ${DEMO_FILE})`);
   }
