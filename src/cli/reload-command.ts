@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { OPS_FILE } from '../ops/operations.js';
 import type { ReloadOutcome } from '../supervisor/reload-plan.js';
 import { parseFlags } from './command.js';
-import { endpointError, nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
+import { describeUnset, endpointError, nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
 import { EXIT, registerSecret, writeErr, writeOut } from './output.js';
 import { UsageError } from './usage-error.js';
 
@@ -45,6 +45,7 @@ export async function reloadCommand(args: string[]): Promise<number> {
   const running = values.url === undefined ? readOpsFile(opsFile) : undefined;
   const url = values.url ?? running?.url;
   if (url !== undefined) return askEndpoint(url.replace(/\/+$/, ''), token);
+  if (!running && settings.unset?.key === 'state_dir') return fail(`${describeUnset(settings.unset, file)}: set it as groupwire run has it, or give --url`);
   if (!running) return fail(`no groupwire run of ${file} is running: there is no ${opsFile}`);
   try {
     process.kill(running.pid, 'SIGHUP');

@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { DEFAULT_OPS_LISTEN } from '../config/bots-config.js';
-import { OPS_FILE } from '../ops/operations.js';
+import { OPS_FILE, type OpsListenError } from '../ops/operations.js';
 import type { StatusSnapshot } from '../ops/status-snapshot.js';
 import { parseFlags } from './command.js';
-import { endpointError, nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
+import { describeUnset, endpointError, nonEmpty, readOpsFile, readOpsSettings } from './running-process.js';
 import { EXIT, registerSecret, writeErr, writeOut } from './output.js';
 import { terminalJson } from './terminal-text.js';
 import { statusTable } from './status-table.js';
@@ -103,12 +103,26 @@ async function findTarget(file: string | undefined, url: string | undefined, tok
   const found = readOpsFile(opsFile);
   const running = found?.alive ? found : undefined;
   if (running?.url) return { url: running.url, token: withToken, from: `from ${opsFile}` };
-  if (running) return { url: '', from: '', none: `groupwire run (pid ${running.pid}) has no operations endpoint: ops: false in ${path}` };
+  if (running?.listenError) return { url: '', from: '', none: listenFailure(running.pid, running.listenError, path) };
+  if (running && config.listen === undefined) return { url: '', from: '', none: `groupwire run (pid ${running.pid}) has no operations endpoint: ops: false in ${path}` };
+  if (running) return { url: '', from: '', none: `groupwire run (pid ${running.pid}) has not opened its operations endpoint yet (${opsFile} names no address): try again in a moment` };
+  // Nothing found: a state_dir or ops.listen that lacks a variable here is why, not a broken address to try.
+  if (config.unset) return { url: '', from: '', none: `${describeUnset(config.unset, path)}: set it as groupwire run has it, or give --url` };
   if (config.listen === undefined) return { url: '', from: '', none: `the operations endpoint is off in ${path} (ops: false)` };
   if (config.listen.endsWith(':0')) {
     return { url: '', from: '', none: `no groupwire run of ${path} is running: there is no ${opsFile} (ops.listen's port 0 is chosen when it starts)` };
   }
   return { url: listenUrl(config.listen), token: withToken, from: `from ops.listen of ${path}; there is no ${opsFile}, so groupwire run may not be running` };
+}
+
+/** Why a running groupwire run has no endpoint: its port is taken (by what), or another listen error. */
+function listenFailure(pid: number, failure: OpsListenError, path: string): string {
+  const retry = failure.retry_seconds > 0 ? `; it tries again every ${failure.retry_seconds} s` : '';
+  if (failure.code === 'EADDRINUSE') {
+    return `groupwire run (pid ${pid}) has no operations endpoint: its port ${failure.listen} (ops.listen of ${path}) is taken by ` +
+      `${failure.holder ?? 'another program'}${retry}. Give this one another ops.listen (port 0 takes a free one), or stop the other`;
+  }
+  return `groupwire run (pid ${pid}) has no operations endpoint: it cannot listen on ${failure.listen} (ops.listen of ${path}): ${failure.code}${retry}`;
 }
 
 /** `host:port` as a URL to connect to (a wildcard listen address is reached on loopback). */

@@ -80,7 +80,7 @@ export class YamlSource {
       Scalar: (_key, node) => {
         if (typeof node.value !== 'string' || !node.value.includes('${')) return;
         const whole = /^\$\{[^}]*\}$/.test(node.value) && node.type === 'PLAIN';
-        node.value = node.value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, name: string, fallback?: string) => {
+        node.value = node.value.replace(ENV_REFERENCE, (whole, name: string, fallback?: string) => {
           if (whole.startsWith('$$')) return whole.slice(1);
           const value = env[name];
           if (value !== undefined && value !== '') return value;
@@ -93,6 +93,12 @@ export class YamlSource {
       },
     });
     if (problems.length > 0) throw new ConfigError(problems);
+  }
+
+  /** The text written at `path` before interpolate() (a string scalar), or undefined. */
+  writtenAt(path: Path): string | undefined {
+    const node = this.doc.getIn(path, true);
+    return isScalar(node) && typeof node.value === 'string' ? node.value : undefined;
   }
 
   toJS(): unknown {
@@ -133,6 +139,19 @@ export class YamlSource {
     const pair = map.items.find((item) => isScalar(item.key) && item.key.value === key);
     return isScalar(pair?.key) && pair.key.range ? this.at(pair.key.range[0]) : undefined;
   }
+}
+
+/** `${NAME}`, `${NAME:-default}` and (a literal `${`) `$${...}` in a value. */
+const ENV_REFERENCE = /\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** The variables `text` names that interpolate() finds unset in `env` (no default, not set or empty). */
+export function unsetVariables(text: string, env: NodeJS.ProcessEnv): string[] {
+  const names: string[] = [];
+  for (const [whole, name, fallback] of text.matchAll(ENV_REFERENCE)) {
+    if (whole.startsWith('$$') || fallback !== undefined) continue;
+    if ((env[name!] ?? '') === '' && !names.includes(name!)) names.push(name!);
+  }
+  return names;
 }
 
 /** Parses YAML text and validates it with a zod schema, every problem located. */

@@ -10,12 +10,22 @@ import { BacklogWatch, backlogSides } from './backlog-watch.js';
 import { LagProbe } from './lag-probe.js';
 import { mkdirPrivateSync, writeFilePrivateSync } from '../store/private-files.js';
 import { createMetrics } from './metrics.js';
-import { eventLoopLag, OpsServer, type OpsServerOptions } from './ops-server.js';
+import { eventLoopLag, OpsServer, splitListen, type OpsServerOptions } from './ops-server.js';
+import { describePortHolder } from './port-holder.js';
 import type { RecentErrors } from './recent-errors.js';
 import type { SnapshotSources, StatusSnapshot } from './status-snapshot.js';
 
 /** `<state_dir>/ops.json`: where a running `groupwire run` answers (`groupwire status` and `reload` read it). */
 export const OPS_FILE = 'ops.json';
+
+/** In ops.json while the endpoint cannot listen: `groupwire status` says it instead of an address. */
+export interface OpsListenError {
+  listen: string;
+  code: string;
+  /** Who holds the port (EADDRINUSE): another groupwire run by its pid, else the address. */
+  holder?: string;
+  retry_seconds: number;
+}
 
 /** What the endpoint reads: a Supervisor (one process runs every bot) or a Worker (docs/scale-out.md). */
 export interface OpsHost {
@@ -59,6 +69,8 @@ export class Operations {
   private closed = false;
   /** Sides falling behind are said in the log whether or not the endpoint runs. */
   private readonly backlogs: BacklogWatch;
+  /** The last listen that failed, while the endpoint waits to try again (ops.json carries it). */
+  private listenError: OpsListenError | undefined;
 
   constructor(private readonly options: OperationsOptions) {
     this.backlogs = new BacklogWatch(() => backlogSides(options.supervisor.bots), options.log.child({ component: 'backlog' }));
@@ -106,6 +118,7 @@ export class Operations {
     if (!server || this.closed) return;
     try {
       const url = await server.listen();
+      this.listenError = undefined;
       this.options.log.info({ url: `${url}/status`, metrics: `${url}/metrics` }, 'operations endpoint listening');
       this.writeOpsFile();
     } catch (error) {
@@ -115,8 +128,14 @@ export class Operations {
         this.server = new OpsServer({ ...this.serverOptions!, config: free });
         return this.listen(free);
       }
-      this.options.log.warn({ listen: config.listen, code, retryInSeconds: RETRY_LISTEN_MS / 1000 },
-        code === 'EADDRINUSE' ? 'the operations endpoint\'s port is in use (another groupwire run?); the bots go on, trying the port again'
+      // Who holds the port, said in the log and in ops.json, so that `groupwire status` says it too.
+      const { host, port } = splitListen(config.listen);
+      const holder = code === 'EADDRINUSE' ? await describePortHolder(host, port, config.token) : undefined;
+      if (this.closed || this.server !== server) return;
+      this.listenError = { listen: config.listen, code: code ?? String(error), ...(holder ? { holder } : {}), retry_seconds: RETRY_LISTEN_MS / 1000 };
+      this.writeOpsFile();
+      this.options.log.warn({ listen: config.listen, code, holder, retryInSeconds: RETRY_LISTEN_MS / 1000 },
+        code === 'EADDRINUSE' ? `the operations endpoint's port ${config.listen} is taken by ${holder}; the bots go on, trying the port again`
           : 'the operations endpoint could not listen; the bots go on, trying again');
       this.retry = setTimeout(() => void this.listen(config), RETRY_LISTEN_MS).unref();
     }
@@ -124,6 +143,7 @@ export class Operations {
 
   private async stopEndpoint(): Promise<void> {
     clearTimeout(this.retry);
+    this.listenError = undefined;
     this.probe?.stop();
     await this.server?.close();
     this.server = undefined;
@@ -139,11 +159,13 @@ export class Operations {
 
   private writeOpsFile(): void {
     const url = this.server?.url;
+    // Why there is no url yet: the port is taken (and by what), or another listen error.
+    const listenError = url || !this.options.config ? undefined : this.listenError;
     try {
       // Written whole and renamed: a `groupwire status` reading it meanwhile never sees half a file.
       mkdirPrivateSync(this.options.stateDir);
       const path = join(this.options.stateDir, OPS_FILE);
-      writeFilePrivateSync(`${path}.${process.pid}.tmp`, `${JSON.stringify({ pid: process.pid, ...(url ? { url } : {}) })}\n`);
+      writeFilePrivateSync(`${path}.${process.pid}.tmp`, `${JSON.stringify({ pid: process.pid, ...(url ? { url } : {}), ...(listenError ? { listen_error: listenError } : {}) })}\n`);
       renameSync(`${path}.${process.pid}.tmp`, path);
     } catch (error) {
       this.options.log.warn({ err: error }, `could not write ${OPS_FILE} (groupwire status and reload will not find this process)`);

@@ -172,7 +172,8 @@ function json(response: ServerResponse, status: number, body: unknown): void {
   response.end(`${JSON.stringify(body)}\n`);
 }
 
-function splitListen(listen: string): { host: string; port: number } {
+/** `host:port` (an IPv6 host in brackets) as the host and port to listen on. */
+export function splitListen(listen: string): { host: string; port: number } {
   const colon = listen.lastIndexOf(':');
   return { host: listen.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(listen.slice(colon + 1)) };
 }
