@@ -39,6 +39,18 @@ describe('groupwire check explains mistakes', () => {
     expect(stderr).toContain(`${at(file, lines, 8, 'chanels')}: unknown key 'chanels' (did you mean 'chats'?) (at bots.0.chanels)`);
   });
 
+  it('a misspelt key in any map says the key and the nearest, once: under service:, in a login, in a gateway endpoint (#36 item 9)', async () => {
+    const lines = ['service:', '  base_ur: https://gds.example', 'bots:', '  - name: a', '    login: { email: bot@example.com, passwrd: pw }',
+      '    chats:', '      - { group: demo, chat: general }', 'gateways:', '  - name: g', '    endpoints:', '      - { bto: a, chat: general }',
+      '      - { irc: "#general" }'];
+    const { file, stderr } = await check(lines);
+    expect(stderr.replace(/^groupwire: /, '').trimEnd().split('\n')).toEqual([
+      `${at(file, lines, 2, 'base_ur')}: unknown key 'base_ur' (did you mean 'base_url'?) (at service.base_ur)`,
+      `${at(file, lines, 5, 'passwrd')}: unknown key 'passwrd' (did you mean 'password'?) (at bots.0.login.passwrd)`,
+      `${at(file, lines, 11, 'bto')}: unknown key 'bto' (did you mean 'bot'?) (at gateways.0.endpoints.0.bto)`,
+    ]);
+  });
+
   it("a misspelt key of a built-in plugin's strict with:", async () => {
     const lines = ['service:', '  base_url: https://gds.example', 'bots:', ...BOT, '    plugins:', '      - use: logger', '        with: { dir: ./t, fromat: html }'];
     const { file, stderr } = await check(lines);
@@ -64,12 +76,12 @@ describe('groupwire check explains mistakes', () => {
     const { file, stderr } = await check(lines);
     const said = stderr.split('\n').filter((line) => line.includes(file)).map((line) => line.replace(/^groupwire: /, ''));
     expect(said.map((line) => line.slice(0, line.indexOf(': ')))).toEqual([
-      at(file, lines, 1, './nope.pem'), at(file, lines, 3, 'name'), at(file, lines, 5, 'chanels'), at(file, lines, 6, 'relay-ircc'),
+      at(file, lines, 1, './nope.pem'), at(file, lines, 5, 'chanels'), at(file, lines, 6, 'relay-ircc'),
     ]);
     expect(said[0]).toContain('ca_file ./nope.pem does not exist');
-    expect(said[1]).toContain("missing key 'chats' (a list)");
-    expect(said[2]).toContain("unknown key 'chanels' (did you mean 'chats'?)");
-    expect(said[3]).toContain('no plugin named relay-ircc (did you mean relay-irc?)');
+    // The chats: it misses is the key it misspelt: said once, as the unknown key.
+    expect(said[1]).toContain("unknown key 'chanels' (did you mean 'chats'?)");
+    expect(said[2]).toContain('no plugin named relay-ircc (did you mean relay-irc?)');
   });
 
   it('a tab, an unclosed quote and a missing colon', async () => {

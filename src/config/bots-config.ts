@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { nearestName } from './nearest-name.js';
 import { unknownPluginName } from './plugin-resolution.js';
 import { ConfigError, YamlSource } from './yaml-source.js';
 
@@ -67,12 +68,19 @@ const coordination = z.strictObject({
  * relays (`irc: "#general"`, `slack: C0123`: the key is the relay's platform). `bot` may be left out
  * when bots.yaml has one bot; `plugin` names the relay instance when a bot has two of one platform.
  */
+const ENDPOINT_KEYS = ['bot', 'plugin', 'direction'];
 const gatewayEndpoint = z.object({
   bot: z.string().min(1).optional(),
   plugin: z.string().min(1).optional(),
   direction: z.enum(['in', 'out', 'inout']).default('inout'),
 }).catchall(z.union([z.string().min(1), z.number()]).transform(String)).superRefine((endpoint, ctx) => {
-  const sides = Object.keys(endpoint).filter((key) => !['bot', 'plugin', 'direction'].includes(key));
+  const sides = Object.keys(endpoint).filter((key) => !ENDPOINT_KEYS.includes(key));
+  // One side too many whose name is near bot, plugin or direction (`bto: a`) is a misspelt key, not a platform.
+  const misspelt = sides.length > 1 ? sides.filter((key) => nearestName(key, ENDPOINT_KEYS) !== undefined) : [];
+  if (misspelt.length > 0 && sides.length - misspelt.length === 1) {
+    ctx.addIssue({ code: 'unrecognized_keys', keys: misspelt, input: endpoint });
+    return;
+  }
   if (sides.length !== 1) {
     ctx.addIssue({ code: 'custom', message: `an endpoint names one side: chat: <subject or id>, or <platform>: <channel> (irc: "#general", slack: C0123)${sides.length > 1 ? `; this one names ${sides.join(', ')}` : ''}` });
   }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { isMap, isNode, isScalar, LineCounter, parse as parseYamlValue, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 import { nearestName } from './nearest-name.js';
+import { schemaProblems } from './schema-issues.js';
 import { allowedKeys } from './schema-keys.js';
 import { plainYamlError } from './yaml-syntax-errors.js';
 
@@ -105,30 +106,41 @@ export class YamlSource {
     return this.doc.toJS() ?? {};
   }
 
-  /** Validates `value` (found at `basePath` in this file) with a schema; problems come located. */
+  /**
+   * Validates `value` (found at `basePath` in this file) with a schema; problems come located. A key
+   * left out whose near-miss is in the same map (`base_ur:` for `base_url:`) is said once, as the
+   * unknown key with its "did you mean", not also as missing.
+   */
   validate<S extends z.ZodType>(schema: S, value: unknown = this.toJS(), basePath: Path = []): z.output<S> {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
-    throw new ConfigError(result.error.issues.flatMap((issue) => {
-      const inSchema = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
-      const path = [...basePath, ...inSchema];
-      if (issue.code === 'unrecognized_keys') {
-        const allowed = allowedKeys(schema, inSchema) ?? [];
-        return issue.keys.map((key) => this.unknownKey(path, key, allowed));
+    const problems = schemaProblems(result.error.issues, value, basePath);
+    const suggested = new Set<string>();
+    const unknown = problems.map((problem) => {
+      if (problem.kind !== 'unknown') return undefined;
+      const allowed = allowedKeys(schema, problem.inSchema) ?? [];
+      const nearest = nearestName(problem.key, allowed);
+      if (nearest) suggested.add(JSON.stringify([...problem.path, nearest]));
+      return { allowed, nearest };
+    });
+    throw new ConfigError(problems.flatMap((problem, index) => {
+      const at = problem.path.length ? ` (at ${problem.path.join('.')})` : '';
+      switch (problem.kind) {
+        case 'unknown':
+          return [this.unknownKey(problem.path, problem.key, unknown[index]!.allowed, unknown[index]!.nearest)];
+        case 'missing': {
+          if (suggested.has(JSON.stringify(problem.path))) return [];
+          const what = problem.expected ? describeExpected(problem.expected) : problem.message === 'Invalid input' ? undefined : problem.message;
+          return [`${this.where(problem.path)}: missing key '${problem.key}'${what ? ` (${what})` : ''}${at}`];
+        }
+        default:
+          return [`${this.where(problem.path)}: ${problem.message}${at}`];
       }
-      const at = path.length ? ` (at ${path.join('.')})` : '';
-      const key = path.at(-1);
-      // A required key left out: said so, where its map is (zod says "expected array, received undefined").
-      if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined') && typeof key === 'string') {
-        return [`${this.where(path)}: missing key '${key}' (${describeExpected(issue.expected)})${at}`];
-      }
-      return [`${this.where(path)}: ${issue.message}${at}`];
     }));
   }
 
   /** An unknown key, reported where the key stands (not where its map begins), with the nearest allowed one. */
-  private unknownKey(path: Path, key: string, allowed: string[]): string {
-    const nearest = nearestName(key, allowed);
+  private unknownKey(path: Path, key: string, allowed: string[], nearest: string | undefined): string {
     const hint = nearest ? ` (did you mean '${nearest}'?)` : allowed.length ? ` (expected one of ${allowed.map((k) => `'${k}'`).join(', ')})` : '';
     return `${this.keyWhere(path, key) ?? this.where(path)}: unknown key '${key}'${hint} (at ${[...path, key].join('.')})`;
   }
