@@ -69,6 +69,18 @@ describe('supervisor: joining chats', () => {
     expect(probes().seen['join-1']!.map((s) => s.text)).toEqual(['hello general', 'hello standup', 'after restart']);
   });
 
+  test('a chat name that is not in the group gets a "did you mean" from its chats; the bot\'s other chats go on (#36 item 9)', async () => {
+    env = await makeEnv([]);
+    env.writeConfig([{ chats: [{ chat: 'genral' }, { chat: 'random' }, { chat: 'nothing-like-it' }] }]);
+    const supervisor = await env.start();
+    expect(supervisor.bots[0]!.runners.map((r) => r.info.subject)).toEqual(['random']);
+    const skipped = env.log.withMessage('chat skipped').map((line) => line.reason);
+    expect(skipped).toEqual([
+      'group demo has no chat genral: did you mean general? (or set create: true to make it)',
+      'group demo has no chat nothing-like-it (its chats: general, random, archive (closed); set create: true to make it)',
+    ]);
+  });
+
   test('a chat renamed since the last start (!subject) is followed by its id: no new chat of the old subject, no reset, the conversation goes on', async () => {
     env = await makeEnv([]);
     const recorder = env.probe('recorder');

@@ -76,6 +76,14 @@ export class ChatDirectory {
     return named?.find((chat) => !chat.isClosed) ?? named?.[0];
   }
 
+  /** The subjects of the group's open chats and of its closed ones as last listed, each once, in order. */
+  subjects(): { open: string[]; closed: string[] } {
+    const chats = [...this.byId.values()];
+    const open = new Set(chats.filter((chat) => !chat.isClosed).map((chat) => chat.subject));
+    const closed = new Set(chats.filter((chat) => chat.isClosed && !open.has(chat.subject)).map((chat) => chat.subject));
+    return { open: [...open].sort(), closed: [...closed].sort() };
+  }
+
   /** Notes a chat made or joined since the listing, so later lookups find it as it is now. */
   note(chat: Chat | ChatEntry): ChatEntry {
     const entry = 'object' in chat ? entryOf(chat) : chat;

@@ -3,6 +3,7 @@ import type { GroupsClient } from '../api/client.js';
 import { BadRequestError } from '../api/errors.js';
 import type { Id } from '../api/types.js';
 import type { ChatConfig } from '../config/bots-config.js';
+import { nearestName } from '../config/nearest-name.js';
 import { ChatSetupError, type ChatDirectory, type ChatEntry } from './chat-directory.js';
 
 export { ChatSetupError };
@@ -23,13 +24,26 @@ export interface JoinedChat {
 export async function setUpChat(client: GroupsClient, directory: ChatDirectory, entry: ChatConfig, log: Logger, remembered?: Id): Promise<JoinedChat> {
   let chat = directory.lookup(entry.chat) ?? renamed(directory, remembered, log);
   if (!chat) {
-    if (!entry.create) throw new ChatSetupError(`group ${entry.group} has no chat ${entry.chat} (set create: true to make it)`);
+    if (!entry.create) throw new ChatSetupError(noSuchChat(entry, directory));
     chat = directory.note(await client.newChat({ ...directory.group, subject: entry.chat, desc: entry.desc }));
     log.info({ chatId: chat.id }, 'made the chat');
   }
   if (chat.chatsubId !== undefined) return { chat, directory, chatsubId: chat.chatsubId };
   if (chat.isClosed) return { chat, directory, chatsubId: undefined };
   return { chat, directory, chatsubId: await joinOrReuse(client, chat, directory) };
+}
+
+/** How many of the group's chats "no such chat" lists when none is near the name. */
+const LISTED_CHATS = 10;
+
+/** "group demo has no chat genral: did you mean general?", else the group's chats (the first ten). */
+function noSuchChat(entry: ChatConfig, directory: ChatDirectory): string {
+  const { open, closed } = directory.subjects();
+  const nearest = nearestName(entry.chat, [...open, ...closed]);
+  const subjects = [...open, ...closed.map((subject) => `${subject} (closed)`)];
+  if (nearest) return `group ${entry.group} has no chat ${entry.chat}: did you mean ${nearest}? (or set create: true to make it)`;
+  const listed = subjects.length > LISTED_CHATS ? `${subjects.slice(0, LISTED_CHATS).join(', ')}, ...` : subjects.join(', ');
+  return `group ${entry.group} has no chat ${entry.chat} (${subjects.length ? `its chats: ${listed}; ` : 'it has no chats; '}set create: true to make it)`;
 }
 
 /**
