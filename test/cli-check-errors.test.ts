@@ -60,14 +60,27 @@ describe('groupwire check explains mistakes', () => {
   it('a YAML indentation mistake in plain words, the library wording after', async () => {
     const lines = ['service:', '  base_url: https://gds.example', 'bots:', '  - name: a', '     login: { email: bot@example.com, password: pw }'];
     const { file, stderr } = await check(lines);
-    expect(stderr).toMatch(new RegExp(`${escape(file)}:4:11: the indentation is off: .* \\(yaml: Nested mappings are not allowed in compact mappings\\)`));
+    expect(stderr).toMatch(new RegExp(`${escape(file)}:5:6: the indentation is off: the key 'login' is indented deeper than 'name', the first key of its list item \\(line 4, column 5\\): .* \\(yaml: Nested mappings are not allowed in compact mappings\\)`));
     expect(stderr.split('\n').filter((line) => line.includes(file))).toHaveLength(1);
   });
 
   it('a key of a list item indented less than the item\'s other keys', async () => {
     const lines = ['service:', '  base_url: https://gds.example', 'bots:', '  - name: a', '   login: { email: bot@example.com, password: pw }'];
     const { file, stderr } = await check(lines);
-    expect(stderr).toMatch(new RegExp(`${escape(file)}:5:1: the indentation is off: this line is neither at the column of the list item's keys above nor a new item .* \\(yaml: Sequence item without - indicator`));
+    expect(stderr).toMatch(new RegExp(`${escape(file)}:5:4: the indentation is off: the key 'login' starts at column 4, but the keys of its map above at column 5 \\(line 4\\): indent it like them \\(yaml: Sequence item without - indicator`));
+  });
+
+  it('a list item indented too little is named at its own line, not where the parser noticed (the file\'s last line) (#36 item 9)', async () => {
+    const head = ['service:', '  base_url: https://gds.example', 'bots:', '  - name: a', '    login: { email: bot@example.com, password: pw }', '    chats:'];
+    // The first plugin two columns short: the parser reports line 10 and the last line, 12.
+    const plugin = [...head, '      - { group: demo, chat: general }', '    plugins:', '    - use: logger', '        with:', '          dir: ./t', '      - use: responder'];
+    // The second chat two columns short, among the bots; the line after it still belongs to the bot.
+    const chat = [...head, '      - { group: demo, chat: general }', '    - { group: demo, chat: random }', '    plugins: [{ use: logger }]'];
+    const [first, second] = await Promise.all([check(plugin), check(chat)]);
+    expect(first.stderr).toBe(`groupwire: ${first.file}:9:5: the indentation is off: this list item is indented too little: its next line (10) and the next item ` +
+      'of its list (line 12) are 2 columns further in: indent it like them (yaml: Nested mappings are not allowed in compact mappings)\n');
+    expect(second.stderr).toBe(`groupwire: ${second.file}:8:5: the indentation is off: this list item starts at column 5, but the items of its list above ` +
+      'at column 7 (line 7): indent it like them (yaml: A block sequence may not be used as an implicit map key)\n');
   });
 
   it('a schema mistake does not hide the others: a missing ca_file and an unknown plugin name are said with it, in file order', async () => {

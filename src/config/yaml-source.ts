@@ -4,7 +4,8 @@ import type { z } from 'zod';
 import { nearestName } from './nearest-name.js';
 import { schemaProblems } from './schema-issues.js';
 import { allowedKeys } from './schema-keys.js';
-import { plainYamlError } from './yaml-syntax-errors.js';
+import { findIndentationMistake } from './yaml-indentation.js';
+import { isIndentationError, plainYamlError } from './yaml-syntax-errors.js';
 
 /** A mistake in a YAML file, located: `file:line:col: what was expected`. */
 export class ConfigError extends Error {
@@ -32,14 +33,22 @@ export class YamlSource {
     const doc = parseDocument(text, { lineCounter, prettyErrors: false });
     const source = new YamlSource(file, doc, lineCounter);
     if (doc.errors.length > 0) {
+      // An indentation mistake is reported by the parser where its consequences show (the next item,
+      // often the file's last line): the line that is off is found by following the columns.
+      const indentation = doc.errors.find((error) => isIndentationError(error));
+      const mistake = indentation ? findIndentationMistake(text) : undefined;
       // One mistake often comes as several errors on one line: the first says it best.
       const lines = new Set<number>();
       const problems: string[] = [];
       for (const error of doc.errors) {
         const { line } = lineCounter.linePos(error.pos[0]);
-        if (lines.has(line)) continue;
+        // With the line found, the parser's indentation errors are its consequences: left out.
+        if (lines.has(line) || (mistake && (line >= mistake.line || isIndentationError(error, true)))) continue;
         lines.add(line);
         problems.push(`${source.at(error.pos[0])}: ${plainYamlError(error)}`);
+      }
+      if (mistake) {
+        problems.push(`${file}:${mistake.line}:${mistake.col}: the indentation is off: ${mistake.message} (yaml: ${indentation!.message.split('\n')[0]})`);
       }
       throw new ConfigError(problems);
     }

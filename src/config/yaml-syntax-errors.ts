@@ -11,6 +11,27 @@ export function plainYamlError(error: YAMLError): string {
   return `${plainWords(error.code, original)} (yaml: ${original})`;
 }
 
+/**
+ * Whether the parser's error says a line is not at its column (yaml-indentation.ts then finds which
+ * line); `orConsequence` also counts the errors such a line brings along (a key "without a colon",
+ * unexpected text), left out once the line is found.
+ */
+export function isIndentationError(error: YAMLError, orConsequence = false): boolean {
+  switch (error.code) {
+    case 'BAD_INDENT':
+      return !/^Flow (map|sequence)/.test(error.message);
+    case 'BLOCK_AS_IMPLICIT_KEY':
+      return true;
+    case 'MULTILINE_IMPLICIT_KEY':
+    case 'UNEXPECTED_TOKEN':
+      return orConsequence;
+    case 'MISSING_CHAR':
+      return /without - indicator/.test(error.message) || (orConsequence && /followed by map values/.test(error.message));
+    default:
+      return false;
+  }
+}
+
 function plainWords(code: string, message: string): string {
   switch (code) {
     case 'BAD_INDENT':
