@@ -7,7 +7,7 @@ import { callRawAll } from './raw-call.js';
 export const GROUPS_HELP = `Usage: groupwire groups [--json]
 
 Prints the groups you are subscribed to (getsubs, every page): the name to give as --group, the
-group's id, your standing there and its title.
+group's id, your standing there (owner, moderator, member or banned) and its title.
 
 Options:
   --json                   print the subscriptions as the service sent them (one JSON array, ids exact)
