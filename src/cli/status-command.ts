@@ -20,7 +20,9 @@ and queues), the last reload and the last 5 warnings and errors, the version and
 The endpoint is --url, else the one <state_dir>/ops.json of bots.yaml names (groupwire run writes it
 while it runs), else bots.yaml's ops.listen (default ${DEFAULT_OPS_LISTEN}). The token is --token, else
 GROUPWIRE_OPS_TOKEN, else bots.yaml's ops.token. bots.yaml defaults to ./bots.yaml; an environment
-variable it names that is not set here is read as empty (only state_dir and ops: are used).
+variable it names that is not set here is read as empty (only state_dir and ops: are used), and one
+that state_dir or ops.listen needs is named, with where it is written, rather than a broken address
+tried. A groupwire run whose port is taken says so in its ops.json: status says by whom (exit 3).
 
 Exit codes: 0 ready, 1 not ready (a bot not logged in, a chat not open), 2 a usage mistake,
 3 the endpoint cannot be reached or refused the request.
