@@ -34,7 +34,7 @@ export function schemaProblems(issues: readonly Issue[], value: unknown, basePat
     const key = inSchema.at(-1);
     // A key that is not there at all: "missing key", where its map is (zod says "expected array, received
     // undefined", or a union's "Invalid input").
-    if (typeof key === 'string' && isMissing(value, inSchema)) {
+    if (typeof key === 'string' && (issue.code === 'invalid_type' || issue.code === 'invalid_union') && isMissing(value, inSchema)) {
       const expected = issue.code === 'invalid_type' ? issue.expected : undefined;
       return [{ kind: 'missing', path, key, ...(expected ? { expected } : {}), message: issue.message }];
     }
