@@ -14,8 +14,9 @@ import type { SentKeys } from './sent-keys.js';
  * of the chain is never held up by IRC.
  *
  * Sent once: the core may hand the same line again after a crash (the chain runs again from the
- * cursor). SentKeys remembers each line (by its key, channel and chat) once queued; a line queued but
- * not yet remembered when the crash came is still in the queue under the same id.
+ * cursor), or a relay may hand a line to the gateway again (a retry) and the gateway's intake hand it
+ * on again. SentKeys remembers each line (by its key and channel, and a chat's line by its chat) once
+ * queued; a line queued but not yet remembered when the crash came is still in the queue under the same id.
  */
 export class ToIrc {
   readonly counters = { relayed_messages: 0, queued_lines: 0, refused_queue_full: 0 };
@@ -30,11 +31,12 @@ export class ToIrc {
 
   send(channel: string, out: OutgoingMessage): void {
     const channelKey = ircLower(channel);
-    const chatId = String(out.source.chat.id);
-    const msgNum = out.source.message.msg_num;
-    const id = this.sent.idOf(chatId, channelKey, out.key);
-    if (this.sent.has(id) || this.outbound.holds(channelKey, id)) return;
-    const texts = renderForIrc(out, this.routes.prefixFor(out.source.chat, channelKey), {
+    const { chat, message } = out.source;
+    const known = this.idsOf(channelKey, out);
+    if (known.some((id) => this.sent.has(id) || this.outbound.holds(channelKey, id))) return;
+    const id = known[0]!;
+    const src = message && chat ? `${chat.id}:${message.msg_num}` : out.origin.endpoint;
+    const texts = renderForIrc(out, chat ? this.routes.prefixFor(chat, channelKey) : '', {
       template: this.options.formats.to_irc,
       antiPing: this.options.anti_ping,
       roomBytes: textRoom(this.options.nick, channel, this.options.max_line_bytes),
@@ -42,17 +44,31 @@ export class ToIrc {
     });
     try {
       const first = { line: out.key, ...(out.replyTo !== undefined ? { replyTo: out.replyTo } : {}) };
-      this.outbound.enqueue(channelKey, texts.map((text, index) => ({ src: `${chatId}:${msgNum}`, key: id, text, ...(index === 0 ? first : {}) })));
+      this.outbound.enqueue(channelKey, texts.map((text, index) => ({ src, key: id, text, ...(index === 0 ? first : {}) })));
       this.counters.queued_lines += texts.length;
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       this.counters.refused_queue_full += texts.length;
-      this.log.error({ channel, chat: out.source.chat.subject, msgNum, lines: texts.length, reason: error.message },
-        `IRC queue for ${channel} is full: message ${msgNum} of ${out.source.chat.subject} is NOT relayed`);
+      this.log.error({ channel, chat: chat?.subject, src, lines: texts.length, reason: error.message },
+        `IRC queue for ${channel} is full: ${src} is NOT relayed`);
     }
     // A refused line is remembered too: it was said loudly, and is not tried again.
     this.counters.relayed_messages += 1;
     this.sent.add(id);
+  }
+
+  /**
+   * The ids a line is remembered by here, the one to remember first. A chat's line is its chat's (a
+   * reset chat says new things under old keys). A line from another relay is known by its key alone,
+   * the same whether it came from the gateway's intake or round the chat (which it did before the
+   * intake handed such lines on, and may still for a line taken then: also looked for under its chat).
+   */
+  private idsOf(channelKey: string, out: OutgoingMessage): string[] {
+    const chatId = out.source.chat === undefined ? '' : String(out.source.chat.id);
+    if (out.origin.platform === 'chat') return [this.sent.idOf(chatId, channelKey, out.key)];
+    const ids = [this.sent.idOf('', channelKey, out.key)];
+    if (chatId !== '') ids.push(this.sent.idOf(chatId, channelKey, out.key));
+    return ids;
   }
 
   /** The chat's history starts again: lines of its new messages are new, whatever their keys. */

@@ -17,7 +17,7 @@ export type Plan = { item: OutboundItem } | { dropped: string };
  *   delete what the relay did not post, and a follow-up "deleted" line would only repeat it).
  */
 export function planFor(channel: string, out: OutgoingMessage, display: DisplayOptions, queuedAt: number): Plan {
-  const common = { key: itemKey(channel, out.key), line: out.key, channel, chat: out.source.chat.subject, queuedAt };
+  const common = { key: itemKey(channel, out.key), line: out.key, channel, chat: out.source.chat?.subject ?? '', queuedAt };
   if (out.kind === 'join' || out.kind === 'leave' || out.kind === 'topic') return { dropped: `a ${out.kind} (Slack shows its own)` };
   if (out.kind === 'delete') {
     if (!out.target) return { dropped: 'a deletion of a message the relay did not post in this channel' };

@@ -121,7 +121,7 @@ export class SlackRelay {
   /**
    * Gateway → Slack: queue the line for the channel, once. The core hands a chat message's line again
    * after a crash: the last msg_num queued per channel and chat (`queued-marks.json`) and the queue's
-   * own keys say it is there already.
+   * own keys say it is there already. A line from another relay (no chat message) is known by its key.
    */
   private send(channel: string, out: OutgoingMessage): void {
     const log = this.env.log;
@@ -138,6 +138,13 @@ export class SlackRelay {
         return;
       }
       const item = plan.item;
+      if (!chat || !message) {
+        // A line from another relay of the bot, handed on at the gateway's intake: no chat message to
+        // mark. The same key again finds it queued here, or (once posted) the map's copy of it stops the
+        // gateway from handing it on again.
+        if (!this.outbound.holds(item.key)) this.outbound.push(item);
+        return;
+      }
       const marked = markChat(channel, chat.id);
       // An item queued before a reset of the chat's history (an older epoch) is another message with the same msg_num.
       const epoch = this.marks.epoch(marked);
@@ -150,7 +157,7 @@ export class SlackRelay {
       this.counters.failed += 1;
       const full = error instanceof QueueFullError;
       log.error(
-        { ...failureFields(error, QueueFullError), chat: chat.subject, channel, msgNum: message.msg_num, queued: this.outbound.size },
+        { ...failureFields(error, QueueFullError), chat: chat?.subject, channel, msgNum: message?.msg_num, key: out.key, queued: this.outbound.size },
         full ? 'the queue to Slack is full; this line is not relayed' : 'a line could not be queued for Slack; it is not relayed',
       );
     }

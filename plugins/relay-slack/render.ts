@@ -22,7 +22,7 @@ export function fill(template: string, values: Record<string, string>): string {
 export function speakerName(out: OutgoingMessage): string {
   const message = out.source.message;
   const fromChat = out.speaker.platform === 'chat';
-  return out.speaker.name || (fromChat ? message.display_name || message.user_name : '') || out.speaker.id || 'unknown';
+  return out.speaker.name || (fromChat ? message?.display_name || message?.user_name : '') || out.speaker.id || 'unknown';
 }
 
 /**
@@ -35,11 +35,11 @@ export function renderForSlack(out: OutgoingMessage, display: DisplayOptions): S
   const name = speakerName(out);
   const post: SlackPost = { text: quoted(out) + body(out, name, display, true) };
   if (display.username !== '') {
-    const user = out.speaker.platform === 'chat' ? out.source.message.user_name || name : name;
-    post.username = slackUsername(fill(display.username, { name, user, chat: out.source.chat.subject }));
+    const user = out.speaker.platform === 'chat' ? out.source.message?.user_name || name : name;
+    post.username = slackUsername(fill(display.username, { name, user, chat: out.source.chat?.subject ?? '' }));
   }
-  const photo = out.speaker.platform === 'chat' && display.avatars && /^https?:\/\//.test(out.source.message.profile_photo_url ?? '')
-    ? out.source.message.profile_photo_url
+  const photo = out.speaker.platform === 'chat' && display.avatars && /^https?:\/\//.test(out.source.message?.profile_photo_url ?? '')
+    ? out.source.message?.profile_photo_url
     : undefined;
   const icon = photo ?? display.default_icon;
   if (icon?.startsWith(':')) post.icon_emoji = icon;

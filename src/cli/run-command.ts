@@ -134,6 +134,8 @@ export async function checkCommand(args: string[]): Promise<number> {
   // The gateways as resolved (the relays' own channels: included), so a user sees what will be joined to what.
   for (const gateway of planGateways(loaded, plugins).gateways) {
     summary.push(`  gateway ${gateway.name}${gateway.implied ? ' (from the relays\' channels:)' : ''}: ${gateway.endpoints.map(describeEndpoint).join(' ⇄ ')}`);
+    // Lines between relays go straight from the intake unless the gateway says otherwise: say which, and what it costs.
+    if (gateway.throughChat) summary.push('    through_chat: lines between its relays go through the chat first (the chain sees them before the other relays do; each waits for its post to be confirmed from the chat\'s history)');
   }
   const coordination = loaded.config.coordination;
   if (coordination) {

@@ -112,6 +112,12 @@ const ops = z.union([
 const gateway = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a gateway name (letters, digits, _ . -)'),
   endpoints: z.array(gatewayEndpoint).min(2, 'a gateway joins at least two endpoints'),
+  /**
+   * Lines between the bot's relays travel through the chat (docs/gateways.md): posted there first, and
+   * sent on to the other relays once the chain saw the bot's post, so a filter in the chain can keep
+   * them from the relays, at the cost of the confirming read's wait. Default: handed on at once.
+   */
+  through_chat: z.boolean().default(false),
 });
 
 export const botsConfigSchema = z.strictObject({

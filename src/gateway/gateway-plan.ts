@@ -31,6 +31,8 @@ export interface PlannedGateway {
   endpoints: PlannedEndpoint[];
   /** Made from a relay's own `channels:` mapping rather than bots.yaml's `gateways:`. */
   implied: boolean;
+  /** Lines between relays go through the chat's chain first (`through_chat: true`), not straight from the intake. */
+  throughChat: boolean;
 }
 
 export const takesIn = (endpoint: { direction: Direction }): boolean => endpoint.direction !== 'out';
@@ -131,7 +133,7 @@ export function planGateways(loaded: LoadedConfig, plugins: readonly LoadedPlugi
         channel: value, channelKey: relay.channelKey(value), direction: entry.direction,
       });
     });
-    return { name: gateway.name, endpoints, implied: false };
+    return { name: gateway.name, endpoints, implied: false, throughChat: gateway.through_chat };
   });
 
   const implied = impliedGateways(loaded, plugins, explicit);
@@ -166,7 +168,7 @@ function impliedGateways(loaded: LoadedConfig, plugins: readonly LoadedPlugin[][
         const key = `${bot.name}\u0000${pair.chat}`;
         let gateway = byChat.get(key);
         if (!gateway) {
-          gateway = { name: config.bots.length > 1 ? `${bot.name}/${pair.chat}` : pair.chat, implied: true, endpoints: [{ kind: 'chat', bot: bot.name, chat: pair.chat, direction: 'inout' }] };
+          gateway = { name: config.bots.length > 1 ? `${bot.name}/${pair.chat}` : pair.chat, implied: true, throughChat: false, endpoints: [{ kind: 'chat', bot: bot.name, chat: pair.chat, direction: 'inout' }] };
           byChat.set(key, gateway);
         }
         gateway.endpoints.push(endpoint);

@@ -1,50 +1,28 @@
 import type { Logger } from 'pino';
 import type { ChatMessage } from '../api/types.js';
-import { sleep } from '../chat/backoff.js';
-import type { ChatInfo, GatewayPort, PlatformEndpoint, PluginContext } from '../pipeline/plugin.js';
+import type { ChatInfo, GatewayPort, PluginContext } from '../pipeline/plugin.js';
 import type { MapRecord, MessageMap } from '../store/message-map.js';
-import { PostFailedError } from '../supervisor/chat-outbox.js';
+import { postCopy, type GatewayBot } from './gateway-bot.js';
+import { busOf, GatewayIntake } from './gateway-intake.js';
 import { takesIn, takesOut, type PlannedChannel, type PlannedChat, type PlannedGateway } from './gateway-plan.js';
 import { chatNativeId, nativeIn, recordKeyOf } from './map-keys.js';
-import { chatEndpointId, relayEndpointId, type IncomingMessage, type OutgoingMessage, type OwnPost, type Speaker } from './message.js';
+import { chatEndpointId, relayEndpointId, type OutgoingMessage, type OwnPost } from './message.js';
 import { outgoingFor } from './outgoing-line.js';
-import { chatLineOf, continuationOf, splitForChat } from './render.js';
+import { chatLineOf } from './render.js';
+import type { RelayTag } from './gateway-bot.js';
 
-/** What the bot's outbox keeps with a relayed post, to tell the map once the service stored it. */
-export interface RelayTag {
-  /** The line's record key in the message map. */
-  key: string;
-  bus: boolean;
-  first: boolean;
-  /** For a line too long for one post: which part this is (1, 2, ...; the first part has none). */
-  part?: number;
-}
-
-/** One bot, as the gateways reach it. */
-export interface GatewayBot {
-  name: string;
-  speaker(): Speaker;
-  /** The bot's chat that a bots.yaml entry names (subject or id), once joined. */
-  chat(key: string): ChatInfo | undefined;
-  /** Whether the bot is still logging in and joining its chats (a line for a chat not joined yet waits). */
-  starting(): boolean;
-  /** Queues a relayed post (written to the outbox before it returns); throws PostFailedError when the chat refuses it now. */
-  postRelayed(chat: ChatInfo, text: string, tag: RelayTag): Promise<ChatMessage>;
-  endpoint(instance: string): PlatformEndpoint | undefined;
-  log: Logger;
-}
-
-/** How long a line from a relay waits for its chat to be joined while the bot starts. */
-const JOIN_WAIT_MS = 60_000;
+export type { GatewayBot, RelayTag } from './gateway-bot.js';
 
 /**
  * The gateways at run time: which sides a line goes to, the message map, and the bots' outboxes.
- * The chat is the bus: a line from a relay is posted into the gateway's chats; the bot's own post of
- * it comes back through its chain, marked (`ctx.own.relayed`), and the last step of the chain
- * (`forward`) sends it on to the bot's relays. A chat message (a member's, or the bot's own voice)
- * goes from that same step to the relays and is posted into the gateway's other chats. A line never
- * goes back to its origin, and only ever travels within the gateways of its origin: a relayed post is
- * sent on only from its bus chat, never posted into chats again.
+ * A line from a relay is taken by the intake (GatewayIntake): handed at once to the same bot's other
+ * relays, and posted into the gateway's chats. The bot's own post of it comes back through its chain,
+ * marked (`ctx.own.relayed`); where the chat is the line's bus (another bot's relay said it, or the
+ * gateway keeps `through_chat`), the last step of the chain (`forward`) sends it on to the bot's
+ * relays. A chat message (a member's, or the bot's own voice) goes from that same step to the relays
+ * and is posted into the gateway's other chats. A line never goes back to its origin, and only ever
+ * travels within the gateways of its origin: a relayed post is sent on only from its bus chat, never
+ * posted into chats again.
  */
 export class GatewayRouter {
   private readonly bots = new Map<string, GatewayBot>();
@@ -52,11 +30,15 @@ export class GatewayRouter {
   private readonly chatGateways = new Map<string, Array<{ gateway: PlannedGateway; endpoint: PlannedChat }>>();
   readonly counters = { from_chats: 0, from_relays: 0, posted_to_chats: 0, sent_to_relays: 0, send_failed: 0, already_taken: 0, unrouted: 0 };
 
+  private readonly intake: GatewayIntake;
+
   constructor(
     readonly gateways: readonly PlannedGateway[],
     private readonly map: MessageMap,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    this.intake = new GatewayIntake(gateways, map, this.bots, this.counters, log);
+  }
 
   attach(bot: GatewayBot): void {
     this.bots.set(bot.name, bot);
@@ -73,7 +55,7 @@ export class GatewayRouter {
       .filter((e): e is PlannedChannel => e.kind === 'relay' && e.bot === bot && e.instance === instance);
     return {
       channels: () => [...new Map(channels.map((c) => [c.channelKey, c.channel])).values()],
-      receive: (channel, message) => this.receive(bot, instance, channelKey(channel), message),
+      receive: (channel, message) => this.intake.receive(bot, instance, channelKey(channel), message),
       posted: (key, channel, nativeId) => this.posted(bot, instance, channelKey(channel), key, nativeId),
       nativeOf: (key, channel) => this.nativeOf(bot, instance, channelKey(channel), key),
     };
@@ -149,11 +131,11 @@ export class GatewayRouter {
           postedTo.add(targetId);
           // Another bot's first chat of this gateway is its bus (its relays send the line on from there).
           const other = target.bot !== bot;
-          const bus = other && this.busOf(gateway, target.bot) === target;
+          const bus = other && busOf(gateway, target.bot) === target;
           const first = other && !firstFor.has(target.bot);
           firstFor.add(target.bot);
           try {
-            this.postCopy(targetBot, chat, record, chatLineOf(record, undefined), { key: record.key, bus, first });
+            postCopy(targetBot, chat, record, chatLineOf(record, undefined), { key: record.key, bus, first }, this.counters);
           } catch (error) {
             this.counters.send_failed += 1;
             side.log.error({ err: error, chat: chat.subject, bot: target.bot }, 'a chat message could not be posted into another chat of its gateway');
@@ -180,52 +162,6 @@ export class GatewayRouter {
     return true;
   }
 
-  /** A line said in a relay's channel: posted into the chats of every gateway the channel takes part in. */
-  async receive(bot: string, instance: string, channelKey: string, message: IncomingMessage): Promise<void> {
-    const origin = this.gateways.flatMap((g) => g.endpoints.map((endpoint) => ({ gateway: g, endpoint })))
-      .filter(({ endpoint: e }) => e.kind === 'relay' && e.bot === bot && e.instance === instance && e.channelKey === channelKey);
-    const entering = origin.filter(({ endpoint }) => takesIn(endpoint));
-    if (entering.length === 0) {
-      this.counters.unrouted += 1;
-      return;
-    }
-    const first = origin[0]!.endpoint as PlannedChannel;
-    const originId = relayEndpointId(first.platform, channelKey, bot, instance);
-    const suffix = message.kind === 'edit' ? `~edit~${message.revision ?? message.time ?? Date.now()}` : message.kind === 'delete' ? '~delete' : '';
-    const record = this.map.begin({
-      key: `${originId} ${message.nativeId}${suffix}`, gateway: entering[0]!.gateway.name, origin: originId, platform: first.platform,
-      nativeId: message.nativeId, kind: message.kind, speaker: message.speaker, text: message.text,
-      ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
-      ...(message.namesParent ? { namesParent: true as const } : {}),
-    });
-    this.counters.from_relays += 1;
-    const quoted = message.replyTo !== undefined ? this.map.find(originId, message.replyTo) : undefined;
-    // A deletion quotes what was last said: the newest edit, else the message as first said.
-    const changed = message.kind === 'delete' ? this.map.latestEdit(originId, message.nativeId) ?? this.map.find(originId, message.nativeId)
-      : message.kind === 'edit' ? this.map.find(originId, message.nativeId) : undefined;
-    const line = chatLineOf(record, message.chatText, record.namesParent ? undefined : quoted, changed);
-    const targets: Array<{ bot: GatewayBot; chat: ChatInfo; id: string; bus: boolean }> = [];
-    for (const { gateway } of entering) {
-      for (const target of gateway.endpoints) {
-        if (target.kind !== 'chat' || !takesOut(target)) continue;
-        const targetBot = this.bots.get(target.bot);
-        if (!targetBot) continue;
-        const chat = await this.joined(targetBot, target.chat);
-        const id = chatEndpointId(target.bot, chat.id);
-        const known = targets.find((t) => t.id === id);
-        const bus = this.busOf(gateway, target.bot) === target;
-        if (known) known.bus ||= bus;
-        else targets.push({ bot: targetBot, chat, id, bus });
-      }
-    }
-    const firstOf = new Set<string>();
-    for (const target of targets) {
-      const isFirst = !firstOf.has(target.bot.name);
-      firstOf.add(target.bot.name);
-      this.postCopy(target.bot, target.chat, record, line, { key: record.key, bus: target.bus, first: isFirst });
-    }
-  }
-
   private posted(bot: string, instance: string, channelKey: string, key: string, nativeId: string): void {
     const recordKey = recordKeyOf(key);
     const endpoint = recordKey === undefined ? undefined : this.relayEndpoint(bot, instance, channelKey);
@@ -244,29 +180,11 @@ export class GatewayRouter {
     return platform ? relayEndpointId(platform, channelKey, bot, instance) : undefined;
   }
 
-  /** Posts a line into a chat once: parts the map or the outbox already has are not posted again. */
-  private postCopy(bot: GatewayBot, chat: ChatInfo, record: MapRecord, line: string, tag: RelayTag): void {
-    const endpoint = chatEndpointId(bot.name, chat.id);
-    splitForChat(line, continuationOf(record)).forEach((part, index) => {
-      const where = index === 0 ? endpoint : `${endpoint}#${index}`;
-      if (record.copies[where]) {
-        this.counters.already_taken += 1;
-        return;
-      }
-      const partTag = index === 0 ? tag : { key: tag.key, bus: false, first: false, part: index };
-      bot.postRelayed(chat, part, partTag).then(() => {
-        this.counters.posted_to_chats += 1;
-      }, (error: unknown) => {
-        this.counters.send_failed += 1;
-        bot.log.error({ err: error, chat: chat.subject, line: record.key }, 'a relayed line was taken but could not be posted into the chat');
-      });
-    });
-  }
-
   private sendToRelay(side: GatewayBot, target: PlannedChannel, targetId: string, record: MapRecord, gateway: string, ctx: PluginContext): void {
     const endpoint = side.endpoint(target.instance);
-    if (!endpoint) return;
-    const out = outgoingFor(record, targetId, gateway, ctx, {
+    // A relay that posted the line has its copy in the map (a line the intake handed on, then taken round the chat too).
+    if (!endpoint || record.copies[targetId]) return;
+    const out = outgoingFor(record, targetId, gateway, { time: ctx.message.created, source: { chat: ctx.chat, message: ctx.message } }, {
       quoted: record.replyTo !== undefined ? this.map.find(record.origin, record.replyTo) : undefined,
       changed: record.kind === 'edit' || record.kind === 'delete' ? this.map.find(record.origin, record.nativeId) : undefined,
     });
@@ -295,21 +213,5 @@ export class GatewayRouter {
     return gateway.endpoints.some((e) => e.kind === 'relay'
       ? relayEndpointId(e.platform, e.channelKey, e.bot, e.instance) === endpointId
       : this.bots.get(e.bot)?.chat(e.chat) !== undefined && chatEndpointId(e.bot, this.bots.get(e.bot)!.chat(e.chat)!.id) === endpointId);
-  }
-
-  /** A bot's bus in a gateway: its first chat there that takes out. */
-  private busOf(gateway: PlannedGateway, bot: string): PlannedChat | undefined {
-    return gateway.endpoints.find((e): e is PlannedChat => e.kind === 'chat' && e.bot === bot && takesOut(e));
-  }
-
-  /** The bot's chat for a bots.yaml entry; while the bot starts, waits for it to be joined. */
-  private async joined(bot: GatewayBot, key: string): Promise<ChatInfo> {
-    const until = Date.now() + JOIN_WAIT_MS;
-    for (;;) {
-      const chat = bot.chat(key);
-      if (chat) return chat;
-      if (!bot.starting() || Date.now() > until) throw new PostFailedError(`bot ${bot.name} is not in a chat ${key}`);
-      await sleep(250);
-    }
   }
 }

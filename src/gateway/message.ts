@@ -100,8 +100,15 @@ export interface OutgoingMessage {
   /** For `edit` and `delete`: the native id in THIS channel of the changed message, when this relay posted it. */
   target?: string;
   files?: FileLink[];
-  /** The chat message (in the bot's chat) this line was handed on from: relays keep per-msg_num marks with it. */
-  source: { chat: ChatInfo; message: ChatMessage };
+  /**
+   * Where the line was handed on from. A line said in a chat, or relayed from another bot's relay
+   * through this bot's bus chat: that chat and message (relays keep per-msg_num marks with it). A line
+   * from another relay of the same bot is handed on at the gateway's intake, before any chat has it
+   * (docs/gateways.md): `message` is absent, and `chat` is the bot's bus chat of the gateway (whose
+   * per-chat settings, such as relay-irc's prefix, apply), absent only while the bot has not joined it
+   * yet. Such a line is told apart from others by its `key` alone.
+   */
+  source: { chat?: ChatInfo; message?: ChatMessage };
 }
 
 /** The bot's own post, as the chain sees it (`ctx.own`). */

@@ -1,4 +1,3 @@
-import type { PluginContext } from '../pipeline/plugin.js';
 import type { MapRecord } from '../store/message-map.js';
 import { nativeIn } from './map-keys.js';
 import type { OutgoingMessage } from './message.js';
@@ -7,19 +6,20 @@ import type { OutgoingMessage } from './message.js';
  * What a relay is handed for a line going to channel `targetId`: the line as said, with this channel's
  * native ids of what it answers (`replyTo`, or `replyToKey` when the parent is queued there but not
  * posted yet) and of what an edit or deletion changes (`target`), and a quote of the parent for
- * platforms without threads (none when the line names its parent itself).
+ * platforms without threads (none when the line names its parent itself). `from`: when and where it was
+ * handed on (a chat message, or the gateway's intake: OutgoingMessage.source).
  */
 export function outgoingFor(
   record: MapRecord,
   targetId: string,
   gateway: string,
-  ctx: Pick<PluginContext, 'message' | 'chat'>,
+  from: { time: string; source: OutgoingMessage['source'] },
   related: { quoted: MapRecord | undefined; changed: MapRecord | undefined },
 ): OutgoingMessage {
   const out: OutgoingMessage = {
     key: JSON.stringify([record.key, targetId]), gateway, kind: record.kind as OutgoingMessage['kind'], text: record.text, speaker: record.speaker,
     origin: { endpoint: record.origin, platform: record.platform, nativeId: record.nativeId },
-    time: ctx.message.created, source: { chat: ctx.chat, message: ctx.message },
+    time: from.time, source: from.source,
   };
   const { quoted, changed } = related;
   if (quoted) {

@@ -132,6 +132,7 @@ export interface PluginSpec {
 export interface GatewaySpec {
   name: string;
   endpoints: Array<Record<string, string>>;
+  through_chat?: boolean;
 }
 
 export interface BotSpec {

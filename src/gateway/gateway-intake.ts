@@ -1,0 +1,151 @@
+import type { Logger } from 'pino';
+import type { ChatInfo } from '../pipeline/plugin.js';
+import type { MapRecord, MessageMap } from '../store/message-map.js';
+import { joined, postCopy, type GatewayBot, type PostCounters } from './gateway-bot.js';
+import { takesIn, takesOut, type PlannedChannel, type PlannedChat, type PlannedEndpoint, type PlannedGateway } from './gateway-plan.js';
+import { chatEndpointId, relayEndpointId, type IncomingMessage } from './message.js';
+import { outgoingFor } from './outgoing-line.js';
+import { chatLineOf } from './render.js';
+
+export interface IntakeCounters extends PostCounters {
+  from_relays: number;
+  sent_to_relays: number;
+  unrouted: number;
+}
+
+/** A relay channel of the same bot that takes a line at intake, and the gateway it is reached in. */
+interface RelayTarget {
+  gateway: PlannedGateway;
+  endpoint: PlannedChannel;
+  id: string;
+}
+
+/** Where a channel's lines go: the gateways it takes in from, and the same bot's relays they reach. */
+interface Route {
+  entering: PlannedGateway[];
+  relays: RelayTarget[];
+  /** Some gateway the line enters keeps today's path (`through_chat`): the relays get it from the chat. */
+  throughChat: boolean;
+}
+
+/**
+ * The gateway's intake: a line said in a relay's channel (`env.gateway.receive`). It is begun in the
+ * message map, handed at once to the same bot's other relays in the channel's gateways (their durable
+ * queues), and posted into the gateways' chats, all before the first await, so lines of one origin
+ * keep their order. The chat is one side among the others: the bot's post of the line is marked as no
+ * bus for its own bot (its relays had the line), so the chain's last step does not send it on again;
+ * another bot's chat stays that bot's bus (its relays may run in another worker: docs/scale-out.md).
+ * A gateway with `through_chat` keeps the older path: relays get the line from the bot's post once
+ * the chain saw it (a filter in the chain can then keep it from them).
+ */
+export class GatewayIntake {
+  private readonly routes = new Map<string, Route>();
+
+  constructor(
+    private readonly gateways: readonly PlannedGateway[],
+    private readonly map: MessageMap,
+    private readonly bots: ReadonlyMap<string, GatewayBot>,
+    private readonly counters: IntakeCounters,
+    private readonly log: Logger,
+  ) {}
+
+  async receive(bot: string, instance: string, channelKey: string, message: IncomingMessage): Promise<void> {
+    const here = (e: PlannedEndpoint): e is PlannedChannel => e.kind === 'relay' && e.bot === bot && e.instance === instance && e.channelKey === channelKey;
+    const first = this.gateways.flatMap((g) => g.endpoints).find(here);
+    const route = first && this.route(bot, instance, channelKey, here, first.platform);
+    if (!first || !route || route.entering.length === 0) {
+      this.counters.unrouted += 1;
+      return;
+    }
+    const originId = relayEndpointId(first.platform, channelKey, bot, instance);
+    const suffix = message.kind === 'edit' ? `~edit~${message.revision ?? message.time ?? Date.now()}` : message.kind === 'delete' ? '~delete' : '';
+    const record = this.map.begin({
+      key: `${originId} ${message.nativeId}${suffix}`, gateway: route.entering[0]!.name, origin: originId, platform: first.platform,
+      nativeId: message.nativeId, kind: message.kind, speaker: message.speaker, text: message.text,
+      ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
+      ...(message.namesParent ? { namesParent: true as const } : {}),
+    });
+    this.counters.from_relays += 1;
+    const quoted = message.replyTo !== undefined ? this.map.find(originId, message.replyTo) : undefined;
+    // A deletion quotes what was last said: the newest edit, else the message as first said.
+    const changed = message.kind === 'delete' ? this.map.latestEdit(originId, message.nativeId) ?? this.map.find(originId, message.nativeId)
+      : message.kind === 'edit' ? this.map.find(originId, message.nativeId) : undefined;
+    const side = this.bots.get(bot);
+    const direct = side !== undefined && !route.throughChat;
+    if (direct) this.sendToRelays(side, route, record, message, quoted);
+    const line = chatLineOf(record, message.chatText, record.namesParent ? undefined : quoted, changed);
+    const targets: Array<{ bot: GatewayBot; chat: ChatInfo; id: string; bus: boolean }> = [];
+    for (const gateway of route.entering) {
+      for (const target of gateway.endpoints) {
+        if (target.kind !== 'chat' || !takesOut(target)) continue;
+        const targetBot = this.bots.get(target.bot);
+        if (!targetBot) continue;
+        const chat = targetBot.chat(target.chat) ?? await joined(targetBot, target.chat);
+        const id = chatEndpointId(target.bot, chat.id);
+        const known = targets.find((t) => t.id === id);
+        // The origin's own bot sent the line to its relays already (unless the gateway keeps it through the chat).
+        const isBus = busOf(gateway, target.bot) === target && (target.bot !== bot || !direct);
+        if (known) known.bus ||= isBus;
+        else targets.push({ bot: targetBot, chat, id, bus: isBus });
+      }
+    }
+    const firstOf = new Set<string>();
+    for (const target of targets) {
+      const isFirst = !firstOf.has(target.bot.name);
+      firstOf.add(target.bot.name);
+      postCopy(target.bot, target.chat, record, line, { key: record.key, bus: target.bus, first: isFirst }, this.counters);
+    }
+  }
+
+  /**
+   * The line to each of the bot's other relays in its gateways, once each, never to its origin: with
+   * the key the chain's last step gives it (so a line handed on the old way before an upgrade is not
+   * sent again), its native ids there of what it answers or changes, and the bot's bus chat of the
+   * gateway as its source. A relay that posted it already (the map has its copy: the line taken again)
+   * is skipped; one that has it queued, or remembers it, knows the key.
+   */
+  private sendToRelays(side: GatewayBot, route: Route, record: MapRecord, message: IncomingMessage, quoted: MapRecord | undefined): void {
+    const changed = record.kind === 'edit' || record.kind === 'delete' ? this.map.find(record.origin, record.nativeId) : undefined;
+    const time = message.time ?? new Date().toISOString();
+    for (const target of route.relays) {
+      if (record.copies[target.id]) continue;
+      const endpoint = side.endpoint(target.endpoint.instance);
+      if (!endpoint) continue;
+      const bus = busOf(target.gateway, side.name);
+      const chat = bus && side.chat(bus.chat);
+      try {
+        endpoint.send(target.endpoint.channel, outgoingFor(record, target.id, target.gateway.name, { time, source: chat ? { chat } : {} }, { quoted, changed }));
+        this.counters.sent_to_relays += 1;
+      } catch (error) {
+        this.counters.send_failed += 1;
+        this.log.error({ err: error, channel: target.endpoint.channel, plugin: target.endpoint.instance, line: record.key }, 'a line could not be queued for a relay');
+      }
+    }
+  }
+
+  /** The gateways a channel's lines enter and the same bot's relays they reach (the plan does not change while running). */
+  private route(bot: string, instance: string, channelKey: string, here: (e: PlannedEndpoint) => e is PlannedChannel, platform: string): Route {
+    const cacheKey = `${bot}\u0000${instance}\u0000${channelKey}`;
+    const known = this.routes.get(cacheKey);
+    if (known) return known;
+    const originId = relayEndpointId(platform, channelKey, bot, instance);
+    const entering = this.gateways.filter((g) => g.endpoints.some((e) => here(e) && takesIn(e)));
+    const relays: RelayTarget[] = [];
+    for (const gateway of entering) {
+      for (const target of gateway.endpoints) {
+        if (target.kind !== 'relay' || target.bot !== bot || !takesOut(target)) continue;
+        const id = relayEndpointId(target.platform, target.channelKey, bot, target.instance);
+        if (id === originId || relays.some((r) => r.id === id)) continue;
+        relays.push({ gateway, endpoint: target, id });
+      }
+    }
+    const route = { entering, relays, throughChat: entering.some((g) => g.throughChat) };
+    this.routes.set(cacheKey, route);
+    return route;
+  }
+}
+
+/** A bot's bus in a gateway: its first chat there that takes out. */
+export function busOf(gateway: PlannedGateway, bot: string): PlannedChat | undefined {
+  return gateway.endpoints.find((e): e is PlannedChat => e.kind === 'chat' && e.bot === bot && takesOut(e));
+}
