@@ -108,6 +108,8 @@ describe('gateways: the endpoint interface', () => {
     expect(hub.sent.b!.map((s) => [s.speaker.name, s.text, s.origin.platform])).toEqual([['uma', 'hello from a', 'memory'], ['Alice Owner', 'hello from the chat', 'chat']]);
 
     // The chain saw the relayed lines as the bot's own posts with their remote sender, answerable there.
+    // (The other relay had the lines at once: the chain sees the bot's posts of them when they come back.)
+    await waitFor('the chain saw both relayed posts', () => (probes().seen.chain ?? []).filter((s) => s.own === 'memory').length === 2);
     const seen = probes().seen.chain!;
     const relayed = seen.filter((s) => s.own === 'memory');
     expect(relayed.map((s) => [s.sender, s.answerable])).toEqual([['memory:uma', true], ['memory:bea', true]]);

@@ -134,6 +134,28 @@ describe('relay-irc: a gateway line is queued once', () => {
     expect(again.toIrc.counters).toEqual({ relayed_messages: 1, queued_lines: 1, refused_queue_full: 0 });
   });
 
+  test('a line from another relay goes out once however it comes: from the intake (with or without its chat), again, round the chat, after a restart', () => {
+    const relay = open();
+    const before = relay.outbound.queued;
+    const fromIrc = (source: OutgoingMessage['source']) => line({
+      key: JSON.stringify(['irc:#a@bot/relay-irc-2 x1', 'irc:#other@bot/relay-irc']), text: 'from the other network',
+      speaker: { platform: 'irc', id: 'uma!u@h', name: 'uma' }, origin: { endpoint: 'irc:#a@bot/relay-irc-2', platform: 'irc', nativeId: 'x1' }, source,
+    });
+    relay.toIrc.send('#other', fromIrc({}));
+    relay.toIrc.send('#other', fromIrc({ chat }));
+    relay.toIrc.send('#other', fromIrc({ chat, message: { msg_num: 9, id: '9', message: '<uma> from the other network', type: 'chat_msg_type_normal' } as ChatMessage }));
+    expect(relay.outbound.queued).toBe(before + 1);
+    // A line the chain sent on before the intake did (an upgrade): known under its chat.
+    const older = line({ key: JSON.stringify(['irc:#a@bot/relay-irc-2 x2', 'irc:#other@bot/relay-irc']), origin: { endpoint: 'irc:#a@bot/relay-irc-2', platform: 'irc', nativeId: 'x2' } });
+    relay.toIrc.send('#other', older);
+    relay.toIrc.send('#other', { ...older, source: { chat } });
+    expect(relay.outbound.queued).toBe(before + 2);
+    const again = open();
+    again.toIrc.send('#other', fromIrc({ chat }));
+    again.toIrc.send('#other', { ...older, source: { chat } });
+    expect(again.outbound.queued).toBe(before + 2);
+  });
+
   test('lines are told apart by key, not msg_num: an answer in parts, then the message\'s own line, then a late answer all go out', () => {
     const relay = open();
     const before = relay.outbound.queued;
