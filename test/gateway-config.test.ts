@@ -88,16 +88,19 @@ describe('gateways in bots.yaml', () => {
     expect(found).toEqual([expect.stringMatching(/:15:\d+: an endpoint names one side: .*this one names chat, irc/)]);
   });
 
-  it('refuses a gateway where lines from one relay could not reach another (no chat to travel through)', async () => {
-    const found = await problems(file([...IRC('{}'), ...SLACK('{}')], [
+  it('refuses a gateway with through_chat where lines from one relay could not reach another (no chat to travel through); without it the intake hands them on', async () => {
+    const gateway = (throughChat: boolean) => [
       '  - name: nochat',
+      ...(throughChat ? ['    through_chat: true'] : []),
       '    endpoints:',
       '      - { irc: "#a" }',
       '      - { slack: C0123456789 }',
       '      - { chat: general, direction: in }',
-    ]));
-    expect(found.some((p) => /gateway nochat: lines for slack C0123456789 \(bot a\) travel through a chat of bot a that takes out/.test(p))).toBe(true);
+    ];
+    const found = await problems(file([...IRC('{}'), ...SLACK('{}')], gateway(true)));
+    expect(found.some((p) => /gateway nochat: lines for slack C0123456789 \(bot a\) travel through a chat of bot a that takes out \(through_chat: true\)/.test(p))).toBe(true);
     expect(found.some((p) => /lines for irc #a/.test(p))).toBe(true);
+    expect((await plan(file([...IRC('{}'), ...SLACK('{}')], gateway(false)))).problems).toEqual([]);
   });
 
   it('groupwire check shows each gateway as resolved, from another folder', { timeout: 30_000 }, async () => {

@@ -15,11 +15,12 @@ import type { ServiceProcess } from '../lib/service-process.js';
  * process of its own with a fresh state dir:
  *
  * - `gateway`: one bot with relay-irc and relay-slack, and a named gateway joining chat general, the
- *   IRC channel and the fake Slack's C0GENERAL1 (IRC ⇄ chat ⇄ Slack);
+ *   IRC channel and the fake Slack's C0GENERAL1 (IRC ⇄ chat ⇄ Slack); `gateway-chat` is the same bot,
+ *   with lines said by a chat member rather than on IRC;
  * - `bare-irc`: the same bot with relay-irc alone, mapping general to the channel (its own pair);
  * - `bare-slack`: the same bot with relay-slack alone, mapping general to C0GENERAL1.
  */
-export type Setup = 'gateway' | 'bare-irc' | 'bare-slack';
+export type Setup = 'gateway' | 'gateway-chat' | 'bare-irc' | 'bare-slack';
 
 export const IRC_CHANNEL = '#bench';
 export const SLACK_CHANNEL = 'C0GENERAL1';
@@ -39,7 +40,7 @@ export interface Sides {
 }
 
 function plugins(setup: Setup, sides: Sides): unknown[] {
-  const inGateway = setup === 'gateway';
+  const inGateway = setup === 'gateway' || setup === 'gateway-chat';
   const irc = {
     use: 'relay-irc',
     // rate: off, as in relay-latency: ngircd's penalties are off, and the relay's pacing is not what is measured.
@@ -52,12 +53,12 @@ function plugins(setup: Setup, sides: Sides): unknown[] {
       channels: inGateway ? {} : { general: SLACK_CHANNEL },
     },
   };
-  return setup === 'gateway' ? [irc, slack] : setup === 'bare-irc' ? [irc] : [slack];
+  return inGateway ? [irc, slack] : setup === 'bare-irc' ? [irc] : [slack];
 }
 
 /** groupwire's supervisor for one setup, from a bots.yaml of its own; its log (warnings and errors) goes to our stderr. */
 export function startGroupwire(setup: Setup, sides: Sides, dir: string, run: string): Running {
-  const gateways = setup === 'gateway'
+  const gateways = setup === 'gateway' || setup === 'gateway-chat'
     ? [{ name: 'general', endpoints: [{ chat: 'general' }, { irc: IRC_CHANNEL }, { slack: SLACK_CHANNEL }] }]
     : undefined;
   return startBridge(sides.service, dir, run, plugins(setup, sides), gateways);

@@ -140,8 +140,9 @@ export class SlackRelay {
       const item = plan.item;
       if (!chat || !message) {
         // A line from another relay of the bot, handed on at the gateway's intake: no chat message to
-        // mark. The same key again finds it queued here, or (once posted) the map's copy of it stops the
-        // gateway from handing it on again.
+        // mark. The intake hands a line on once (only while the map does not know it yet); should the
+        // bot die between the two, the same key finds it queued here, or Slack's history has it (its key
+        // is in the post's metadata: post-lookup.ts) once a try was marked.
         if (!this.outbound.holds(item.key)) this.outbound.push(item);
         return;
       }

@@ -40,6 +40,8 @@ interface Route {
  */
 export class GatewayIntake {
   private readonly routes = new Map<string, Route>();
+  /** Copies that relays told of (`posted`) while being handed a line, before the map noted the line; noted right after. */
+  private readonly early = new Map<string, Array<{ endpoint: string; id: string }>>();
 
   constructor(
     private readonly gateways: readonly PlannedGateway[],
@@ -59,12 +61,12 @@ export class GatewayIntake {
     }
     const originId = relayEndpointId(first.platform, channelKey, bot, instance);
     const suffix = message.kind === 'edit' ? `~edit~${message.revision ?? message.time ?? Date.now()}` : message.kind === 'delete' ? '~delete' : '';
-    const record = this.map.begin({
+    const fields = {
       key: `${originId} ${message.nativeId}${suffix}`, gateway: route.entering[0]!.name, origin: originId, platform: first.platform,
       nativeId: message.nativeId, kind: message.kind, speaker: message.speaker, text: message.text,
       ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
       ...(message.namesParent ? { namesParent: true as const } : {}),
-    });
+    };
     this.counters.from_relays += 1;
     const quoted = message.replyTo !== undefined ? this.map.find(originId, message.replyTo) : undefined;
     // A deletion quotes what was last said: the newest edit, else the message as first said.
@@ -72,7 +74,22 @@ export class GatewayIntake {
       : message.kind === 'edit' ? this.map.find(originId, message.nativeId) : undefined;
     const side = this.bots.get(bot);
     const direct = side !== undefined && !route.throughChat;
-    if (direct) this.sendToRelays(side, route, record, message, quoted);
+    // A line the map knows was taken before (a relay handing it again: a retry, a redelivery after a
+    // crash, a resync): the relays had it then, before the map noted it, or (taken by a version before
+    // the intake) get it from the chat. Only a new line is handed on, and before the map notes it, so
+    // a kill between the two can only hand it on again (under the same keys), never lose it.
+    const handOn = direct && !this.map.get(fields.key);
+    if (handOn) {
+      this.early.set(fields.key, []);
+      this.sendToRelays(side, route, { ...fields, at: Date.now(), copies: {} }, message, quoted);
+    }
+    let record: MapRecord;
+    try {
+      record = this.map.begin(fields);
+      for (const copy of this.early.get(fields.key) ?? []) this.map.addCopy(record.key, copy.endpoint, { id: copy.id });
+    } finally {
+      this.early.delete(fields.key);
+    }
     const line = chatLineOf(record, message.chatText, record.namesParent ? undefined : quoted, changed);
     const targets: Array<{ bot: GatewayBot; chat: ChatInfo; id: string; bus: boolean }> = [];
     for (const gateway of route.entering) {
@@ -97,18 +114,23 @@ export class GatewayIntake {
     }
   }
 
+  /** A relay posted line `key` at once, while the intake was handing it on: kept for the map, which notes the line next (false: not such a line). */
+  earlyCopy(key: string, endpoint: string, id: string): boolean {
+    const copies = this.early.get(key);
+    copies?.push({ endpoint, id });
+    return copies !== undefined;
+  }
+
   /**
    * The line to each of the bot's other relays in its gateways, once each, never to its origin: with
    * the key the chain's last step gives it (so a line handed on the old way before an upgrade is not
    * sent again), its native ids there of what it answers or changes, and the bot's bus chat of the
-   * gateway as its source. A relay that posted it already (the map has its copy: the line taken again)
-   * is skipped; one that has it queued, or remembers it, knows the key.
+   * gateway as its source. An edit or a deletion changes each relay's copy of the message as first said.
    */
   private sendToRelays(side: GatewayBot, route: Route, record: MapRecord, message: IncomingMessage, quoted: MapRecord | undefined): void {
     const changed = record.kind === 'edit' || record.kind === 'delete' ? this.map.find(record.origin, record.nativeId) : undefined;
     const time = message.time ?? new Date().toISOString();
     for (const target of route.relays) {
-      if (record.copies[target.id]) continue;
       const endpoint = side.endpoint(target.endpoint.instance);
       if (!endpoint) continue;
       const bus = busOf(target.gateway, side.name);

@@ -179,21 +179,23 @@ function impliedGateways(loaded: LoadedConfig, plugins: readonly LoadedPlugin[][
 }
 
 /**
- * The chat is the bus: a line from a relay's channel reaches the bot's other relays through a chat of
- * that bot in the gateway that takes `out` (the line is posted there, and sent on when it comes back).
- * A gateway where that cannot happen would drop lines silently, so it is refused.
+ * A line from another bot's side (its relay or chat), or from a relay of the same bot in a gateway
+ * with `through_chat`, reaches a bot's relay through a chat of that bot in the gateway that takes
+ * `out` (the line is posted there, and sent on when it comes back). A gateway where that cannot happen
+ * would drop lines silently, so it is refused. Lines between relays of one bot need no chat otherwise:
+ * the intake hands them on.
  */
 function busProblems(gateways: PlannedGateway[], loaded: LoadedConfig): string[] {
   const problems: string[] = [];
   for (const gateway of gateways) {
     for (const target of gateway.endpoints) {
       if (target.kind !== 'relay' || !takesOut(target)) continue;
-      // A chat of the same bot reaches the relay straight from its chain; anything else goes through the bus.
-      const needsBus = gateway.endpoints.some((e) => e !== target && takesIn(e) && (e.kind === 'relay' || e.bot !== target.bot));
+      // A chat of the same bot reaches the relay straight from its chain, a relay of it from the intake; anything else goes through the bus.
+      const needsBus = gateway.endpoints.some((e) => e !== target && takesIn(e) && (e.bot !== target.bot || (e.kind === 'relay' && gateway.throughChat)));
       const bus = gateway.endpoints.some((e) => e.kind === 'chat' && e.bot === target.bot && takesOut(e));
       if (!needsBus || bus) continue;
       const where = gateway.implied ? loaded.source.file : loaded.source.where(['gateways', loaded.config.gateways.findIndex((g) => g.name === gateway.name), 'name']);
-      problems.push(`${where}: gateway ${gateway.name}: lines for ${target.platform} ${target.channel} (bot ${target.bot}) travel through a chat of bot ${target.bot} that takes out, and the gateway has none; add one of its chats to the gateway (lines from elsewhere are posted there and sent on)`);
+      problems.push(`${where}: gateway ${gateway.name}: lines for ${target.platform} ${target.channel} (bot ${target.bot}) travel through a chat of bot ${target.bot} that takes out${gateway.throughChat ? ' (through_chat: true)' : ''}, and the gateway has none; add one of its chats to the gateway (lines from elsewhere are posted there and sent on)`);
     }
   }
   return problems;

@@ -165,7 +165,7 @@ export class GatewayRouter {
   private posted(bot: string, instance: string, channelKey: string, key: string, nativeId: string): void {
     const recordKey = recordKeyOf(key);
     const endpoint = recordKey === undefined ? undefined : this.relayEndpoint(bot, instance, channelKey);
-    if (recordKey !== undefined && endpoint) this.map.addCopy(recordKey, endpoint, { id: nativeId });
+    if (recordKey !== undefined && endpoint && !this.intake.earlyCopy(recordKey, endpoint, nativeId)) this.map.addCopy(recordKey, endpoint, { id: nativeId });
   }
 
   private nativeOf(bot: string, instance: string, channelKey: string, key: string): string | undefined {
