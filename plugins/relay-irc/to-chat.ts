@@ -21,8 +21,8 @@ interface Pending {
 
 /**
  * IRC to the gateways: each PRIVMSG or ACTION in one of the relay's channels is handed to
- * `env.gateway.receive`, which posts it into the gateway's chats (durably) and from there on to its
- * other sides. Our own nick and `ignore_nicks` are left out (NOTICEs never get here, CTCP is dropped).
+ * `env.gateway.receive`, which hands it to the gateway's other relays and posts it into its chats
+ * (durably). Our own nick and `ignore_nicks` are left out (NOTICEs never get here, CTCP is dropped).
  *
  * Lines of a channel go one at a time, in order. When a chat would not take a line now (PostFailedError:
  * the bot has not joined it yet, since plugins start first) the line waits and is tried again, with

@@ -90,6 +90,10 @@ export class GatewayIntake {
     } finally {
       this.early.delete(fields.key);
     }
+    // The relays' queues took the line; their senders go on once this returns to the event loop (their
+    // awaits are microtasks). The chat's post waits one turn, so it is not in their way: lines of one
+    // origin still reach the chats in order (a relay hands them on one at a time, and turns keep order).
+    if (handOn && route.relays.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     const line = chatLineOf(record, message.chatText, record.namesParent ? undefined : quoted, changed);
     const targets: Array<{ bot: GatewayBot; chat: ChatInfo; id: string; bus: boolean }> = [];
     for (const gateway of route.entering) {

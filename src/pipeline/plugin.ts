@@ -135,10 +135,11 @@ export interface GatewayPort {
   /** This plugin's channels that gateways join (those its own options map, and those bots.yaml's `gateways` name). */
   channels(): string[];
   /**
-   * Something said in one of the channels: posted into the gateway's chats (durably, in the bot's
-   * outbox), whence it goes on to the gateway's other sides. Resolves once every chat took it; rejects
-   * with PostFailedError when a chat would not take it now (closed, not joined): try again later, and
-   * what was already taken is not posted twice (the same channel and nativeId, kind and revision).
+   * Something said in one of the channels: handed to the gateway's other relays of the bot (their
+   * durable queues, before the first await) and posted into the gateway's chats (durably, in the bot's
+   * outbox), docs/gateways.md. Resolves once every chat took it; rejects with PostFailedError when a
+   * chat would not take it now (closed, not joined): try again later, and what was already taken is
+   * not handed on or posted twice (the same channel and nativeId, kind and revision).
    */
   receive(channel: string, message: IncomingMessage): Promise<void>;
   /** The relay posted the line `key` in `channel` under the platform's id `nativeId` (for threads, edits and deletions). */
