@@ -106,10 +106,12 @@ describe('gateways in bots.yaml', () => {
   it('groupwire check shows each gateway as resolved, from another folder', { timeout: 30_000 }, async () => {
     const path = file([...IRC('{ general: "#general" }'), ...SLACK('{}')], [
       '  - name: announcements', '    endpoints:', '      - { chat: random, direction: in }', '      - { slack: C0ANNOUNCE1, direction: out }',
+      '  - name: moderated', '    through_chat: true', '    endpoints:', '      - { chat: general }', '      - { irc: "#mod" }', '      - { slack: C0MODERATE1 }',
     ]);
     const result = await runCli(['check', path], { ...process.env }, files.dir);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('  gateway announcements: chat random (a), in ⇄ slack C0ANNOUNCE1 (a/relay-slack), out');
+    expect(result.stdout).toContain('  gateway announcements: chat random (a), in ⇄ slack C0ANNOUNCE1 (a/relay-slack), out\n  gateway moderated:');
+    expect(result.stdout).toContain('  gateway moderated: chat general (a) ⇄ irc #mod (a/relay-irc) ⇄ slack C0MODERATE1 (a/relay-slack)\n    through_chat: lines between its relays go through the chat first');
     expect(result.stdout).toContain('  gateway general (from the relays\' channels:): chat general (a) ⇄ irc #general (a/relay-irc)');
   });
 });
