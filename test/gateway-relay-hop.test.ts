@@ -29,6 +29,23 @@ export default definePlugin({
 });
 `;
 
+/**
+ * A relay of a platform of its own that hands a line to the gateway while it starts (as the HTTP API's
+ * intake or a catch-up may), before the relays after it in bots.yaml are running.
+ */
+const EARLY = `import { definePlugin } from ${JSON.stringify(INDEX)};
+export default definePlugin({
+  name: 'relay-early', options: { safeParse: (value) => ({ success: true, data: value ?? {} }) },
+  platform: { name: 'early', channels: () => [] },
+  create: (options, env) => ({
+    start() {
+      env.gateway.receive('lobby', { kind: 'message', text: 'said-while-starting', nativeId: 'early-1', speaker: { platform: 'early', id: 'eve', name: 'eve' } }).catch(() => {});
+    },
+    endpoint: { send() {} },
+  }),
+});
+`;
+
 const GENERAL = 'C0GENERAL1';
 const RANDOM = 'C0RANDOM01';
 
@@ -51,26 +68,28 @@ afterEach(async () => {
  * The bridge: the chat, #one (relay-irc), #two (relay-irc-2), Slack's general and random, and a filter
  * first in the chain; alice on #one, wendy on #two.
  */
-async function bridge(bot: Partial<BotSpec> = {}, gateway: Partial<GatewaySpec> = {}): Promise<Env> {
+async function bridge(bot: Partial<BotSpec> = {}, gateway: Partial<GatewaySpec> = {}, early = false): Promise<Env> {
   server = await IrcServer.start({ kind: 'ngircd' });
   slack = await FakeSlack.start();
   alice = await IrcWatcher.connect(server.port, 'alice', ['#one']);
   wendy = await IrcWatcher.connect(server.port, 'wendy', ['#two']);
   env = await makeEnv([]);
   writeFileSync(join(env.dir, 'hide.mjs'), FILTER);
+  writeFileSync(join(env.dir, 'early.mjs'), EARLY);
   env.writeConfig([{
     chats: [{ chat: 'general' }],
     reply_rate: { per_second: 50, burst: 50 },
     ...bot,
     plugins: [
       { use: './hide.mjs' },
+      ...(early ? [{ use: './early.mjs' }] : []),
       relayPlugin(server, { channels: {} }),
       relayPlugin(server, { channels: {}, nick: 'gwbottwo' }),
       { use: RELAY_PLUGIN, with: { token: TOKENS.bot, app_token: TOKENS.app, api_url: slack.apiUrl, channels: {} } },
     ],
   }], [{
     name: 'hop',
-    endpoints: [{ chat: 'general' }, { irc: '#one', plugin: 'relay-irc' }, { irc: '#two', plugin: 'relay-irc-2' }, { slack: GENERAL }, { slack: RANDOM }],
+    endpoints: [{ chat: 'general' }, { irc: '#one', plugin: 'relay-irc' }, { irc: '#two', plugin: 'relay-irc-2' }, { slack: GENERAL }, { slack: RANDOM }, ...(early ? [{ early: 'lobby' }] : [])],
     ...gateway,
   }]);
   await env.start();
@@ -148,5 +167,15 @@ describe('a gateway hands a line from one relay straight to the others', () => {
     // Lines of one origin keep their order: had the hidden line gone on, it would be there before the shown one.
     expect([onIrc(wendy!, '#two'), inSlack(GENERAL), inSlack(RANDOM)].map((lines) => count(lines, 'hidden-irc'))).toEqual([0, 0, 0]);
     expect(count(await inChat(), 'hidden-irc')).toBe(1);
+  });
+
+  test('a line a relay hands on while the bot\'s plugins still start (the relays after it not running yet) reaches them from the chat, once each', { timeout: 60_000 }, async () => {
+    await bridge({}, {}, true);
+    await waitFor('the early line on every relay', () => count(onIrc(alice!, '#one'), 'said-while-starting') === 1 && count(onIrc(wendy!, '#two'), 'said-while-starting') === 1 &&
+      count(inSlack(GENERAL), 'said-while-starting') === 1 && count(inSlack(RANDOM), 'said-while-starting') === 1);
+    await post(env!.svc, 'general', 'carol', 'chat-marker');
+    await waitFor('the chat marker on the relays', () => count(onIrc(alice!, '#one'), 'chat-marker') === 1 && count(inSlack(RANDOM), 'chat-marker') === 1);
+    expect([onIrc(alice!, '#one'), onIrc(wendy!, '#two'), inSlack(GENERAL), inSlack(RANDOM)].map((lines) => count(lines, 'said-while-starting'))).toEqual([1, 1, 1, 1]);
+    expect(count(await inChat(), 'said-while-starting')).toBe(1);
   });
 });

@@ -73,7 +73,11 @@ export class GatewayIntake {
     const changed = message.kind === 'delete' ? this.map.latestEdit(originId, message.nativeId) ?? this.map.find(originId, message.nativeId)
       : message.kind === 'edit' ? this.map.find(originId, message.nativeId) : undefined;
     const side = this.bots.get(bot);
-    const direct = side !== undefined && !route.throughChat;
+    // A relay not running yet (the bot's plugins still starting, a relay that could not start) has no
+    // queue to take the line: the line then goes the older way, from the bot's post in the chat, which
+    // the chain sees only once every plugin has started (a relay that hands on lines while it starts,
+    // as the HTTP API's intake or a catch-up does, would otherwise lose them for the later relays).
+    const direct = side !== undefined && !route.throughChat && route.relays.every((t) => side.endpoint(t.endpoint.instance) !== undefined);
     // A line the map knows was taken before (a relay handing it again: a retry, a redelivery after a
     // crash, a resync): the relays had it then, before the map noted it, or (taken by a version before
     // the intake) get it from the chat. Only a new line is handed on, and before the map notes it, so
@@ -135,8 +139,7 @@ export class GatewayIntake {
     const changed = record.kind === 'edit' || record.kind === 'delete' ? this.map.find(record.origin, record.nativeId) : undefined;
     const time = message.time ?? new Date().toISOString();
     for (const target of route.relays) {
-      const endpoint = side.endpoint(target.endpoint.instance);
-      if (!endpoint) continue;
+      const endpoint = side.endpoint(target.endpoint.instance)!; // receive() checked every one
       const bus = busOf(target.gateway, side.name);
       const chat = bus && side.chat(bus.chat);
       try {
