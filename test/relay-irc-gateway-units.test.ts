@@ -114,7 +114,7 @@ describe('relay-irc: a gateway line is queued once', () => {
     const channels = routes.channels(['#other']);
     const link = new IrcLink({
       server: '127.0.0.1', port: 6667, tls: false, verify: true, nick: 'gwbot', username: 'gw', realname: 'gw', channels, reconnect: { minMs: 100, maxMs: 100 },
-    }, UNPACED, log, { ready() {}, down() {}, joined() {}, left() {}, serverMessage() {}, channelMessage() {} });
+    }, UNPACED, log, { ready() {}, down() {}, joined() {}, left() {}, serverMessage() {}, channelMessage() {}, replayed() {} });
     const outbound = new Outbound({ dataDir: dir, nick: 'gwbot', channels, maxLines: 100, warnAt: 0.5, inFlight: 5, maxAttempts: 2, confirmTimeoutMs: 60_000 }, link, UNPACED, log);
     return { toIrc: new ToIrc(options, routes, outbound, SentKeys.open(dir), log), outbound };
   }

@@ -15,6 +15,11 @@ export interface IrcChannelLine {
   tags?: Record<string, string | boolean>;
   /** The server's time of the line (server-time), in ms, when it gives one. */
   time?: number;
+  /**
+   * The id to hand on when the server gives no msgid: made of the line's server-time, nick and text
+   * (catch-up.ts), the same when the line is seen live and in a replay.
+   */
+  id?: string;
 }
 
 /** irc-framework's privmsg and action events (node_modules/irc-framework/src/commands/handlers/messaging.js). */
@@ -27,7 +32,7 @@ export interface ChannelEvent {
   from_server: boolean;
   tags?: Record<string, string | boolean>;
   time?: number;
-  batch?: { type?: string };
+  batch?: { id?: string; type?: string };
 }
 
 export function channelLine(kind: IrcChannelLine['kind'], event: ChannelEvent): IrcChannelLine {
@@ -70,7 +75,7 @@ export function incomingFromIrc(line: IrcChannelLine, format: ToChatFormat, ids:
     kind: line.kind === 'action' ? 'action' : 'message',
     text,
     speaker: { platform: 'irc', id: `${part(line.nick)}!${part(line.ident)}@${part(line.hostname)}`, name: nick },
-    nativeId: typeof msgid === 'string' && msgid !== '' ? msgid : ids.next(),
+    nativeId: typeof msgid === 'string' && msgid !== '' ? msgid : line.id ?? ids.next(),
     chatText,
     time: new Date(line.time ?? Date.now()).toISOString(),
     ...(typeof replyTo === 'string' && replyTo !== '' ? { replyTo } : {}),

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { definePlugin } from '../../src/index.js';
+import { IrcCatchUp } from './catch-up.js';
+import { PositionStore } from './catch-up-position.js';
 import { IrcLink } from './irc-link.js';
 import { relayOptions } from './options.js';
 import { Outbound } from './outbound.js';
@@ -39,6 +41,9 @@ export default definePlugin({
 
     let outbound: Outbound | undefined;
     let toChat: IrcToChat | undefined;
+    let catchUp: IrcCatchUp | undefined;
+    /** The connection (link.generation) whose server the catch-up was last told of. */
+    let toldOf = 0;
     const link = new IrcLink({
       server: options.server,
       port: options.port ?? (options.tls ? 6697 : 6667),
@@ -55,10 +60,17 @@ export default definePlugin({
     }, bucket, log, {
       ready: (mode) => outbound?.onReady(mode),
       down: () => outbound?.onDown(),
-      joined: (key) => outbound?.onJoined(key),
+      joined: (key, time) => {
+        outbound?.onJoined(key);
+        // ISUPPORT and the capabilities are all in by the first join of a connection.
+        if (toldOf !== link.generation) catchUp?.onRegistered(link.serverInfo());
+        toldOf = link.generation;
+        catchUp?.onJoined(key, time);
+      },
       left: (key) => outbound?.onLeft(key),
       serverMessage: (message) => outbound?.onServerMessage(message),
-      channelMessage: (line) => toChat?.onChannelMessage(line),
+      channelMessage: (line) => catchUp?.onLive(line),
+      replayed: (channel, lines) => catchUp?.onReplayed(channel, lines),
     });
     outbound = new Outbound({
       dataDir: env.dataDir,
@@ -76,6 +88,12 @@ export default definePlugin({
       // The nick we asked for is ours too while we speak under another (nick_): what it says there is an
       // earlier connection of this relay still leaving (a worker that lost the bot, docs/scale-out.md), never a person.
       options.ignore_nicks, (nick) => link.isSelf(nick) || ircLower(nick) === ircLower(options.nick), log);
+    const positions = new PositionStore(env.dataDir, env.storage);
+    catchUp = new IrcCatchUp({
+      positions, log, send: (line) => link.send(line),
+      deliver: (line, late, position) => toChat!.onChannelMessage(line, late, position),
+    });
+    toChat.onTaken = (key, position) => positions.set(key, position);
     const toIrc = new ToIrc(options, routes, outbound, SentKeys.open(env.dataDir, env.storage), log);
     const known = new Set(channels.map((channel) => channel.key));
     /** A gateway line for a channel not known at the start gets a queue and a JOIN (not expected: the core names them all). */
@@ -133,6 +151,7 @@ export default definePlugin({
           in_flight_lines: outbound!.inFlight,
           ...prefixed('to_irc_', { ...toIrc.counters, ...outbound!.counters }),
           ...prefixed('to_chat_', { ...toChat!.counters, waiting: toChat!.waiting }),
+          ...prefixed('catch_up_', catchUp!.counters),
         };
       },
     };

@@ -38,6 +38,7 @@ export function ircClient(settings: ClientSettings, onUnsafeLine: (line: string)
     encoding: 'utf8',
     transport: relayTransport({ tls: settings.tls, verify: settings.verify, ca: settings.ca, onUnsafeLine }),
   });
-  client.requestCap(['labeled-response']);
+  // draft/chathistory: lines said while the relay was away are asked for after the last one relayed (catch-up.ts).
+  client.requestCap(['labeled-response', 'draft/chathistory']);
   return client;
 }

@@ -69,7 +69,7 @@ declare module 'irc-framework' {
 
   export interface NetworkInfo {
     options: Record<string, unknown>;
-    cap: { enabled: string[]; isEnabled(cap: string): boolean };
+    cap: { enabled: string[]; available: Map<string, string>; isEnabled(cap: string): boolean };
     supports(name: string): unknown;
   }
 

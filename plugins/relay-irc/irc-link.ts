@@ -17,13 +17,22 @@ export type ConfirmMode = 'labeled' | 'barrier';
 export interface LinkHandlers {
   ready(mode: ConfirmMode): void;
   down(): void;
-  joined(channelKey: string): void;
+  /** We are in the channel; `time`: the server-time of our JOIN, when the server gives it. */
+  joined(channelKey: string, time?: number): void;
   left(channelKey: string): void;
   /** Every line from the server, as it arrives (for delivery confirmations). */
   serverMessage(message: IrcMessage): void;
   /** A PRIVMSG or ACTION in a channel (ours too, when the server echoes them). */
   channelMessage(line: IrcChannelLine): void;
+  /**
+   * A channel's history as the server replayed it (a `chathistory` batch: InspIRCd's +H on join, an
+   * answer to CHATHISTORY; ZNC's `znc.in/playback`), oldest first, ours included.
+   */
+  replayed(channel: string, lines: IrcChannelLine[]): void;
 }
+
+/** A batch of replayed history: a bouncer's playback, or a server's channel history. */
+const REPLAY_BATCH = /chathistory|playback/i;
 
 const JOIN_ERRORS = ['channel_is_full', 'invite_only_channel', 'banned_from_channel', 'bad_channel_key', 'too_many_channels'];
 const TLS_TRUST = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME|UNABLE_TO_GET_ISSUER/;
@@ -54,6 +63,8 @@ export class IrcLink {
   /** The server takes IRCv3 client tags (`message-tags`): a reply can carry `+draft/reply`. */
   clientTags = false;
   readonly counters = { connects: 0, disconnects: 0, unsafe_lines: 0 };
+  /** Replay batches being read (irc-framework hands a batch's lines between its start and end events). */
+  private readonly replays = new Map<string, { channel: string; lines: IrcChannelLine[] }>();
 
   constructor(
     private readonly settings: LinkSettings,
@@ -112,6 +123,12 @@ export class IrcLink {
 
   isJoined(channelKey: string): boolean {
     return this.joinedChannels.has(channelKey);
+  }
+
+  /** The capabilities the server offers and its ISUPPORT tokens (complete once a channel is joined). */
+  serverInfo(): { caps: string[]; supports(token: string): unknown } {
+    const network = this.client.network;
+    return { caps: [...network.cap.available.keys()], supports: (token) => network.supports(token) };
   }
 
   isSelf(nick: string): boolean {
@@ -198,6 +215,7 @@ export class IrcLink {
     const wasRegistered = this.registered;
     this.registered = false;
     this.joinedChannels.clear();
+    this.replays.clear();
     this.nicks.stop();
     this.counters.disconnects += 1;
     if (wasRegistered) this.handlers.down();
@@ -225,12 +243,21 @@ export class IrcLink {
       if (error) this.closeError = error;
     });
     client.on('close', () => this.onClosed());
-    client.on('join', (event: { nick: string; channel: string }) => {
+    client.on('join', (event: { nick: string; channel: string; time?: number }) => {
       if (!this.isSelf(event.nick)) return;
       const key = ircLower(event.channel);
       this.joinedChannels.add(key);
       this.log.info({ channel: event.channel }, 'joined IRC channel');
-      this.handlers.joined(key);
+      this.handlers.joined(key, typeof event.time === 'number' ? event.time : undefined);
+    });
+    client.on('batch start', (event: { id: string; type?: string; params?: string[] }) => {
+      const channel = event.params?.[0];
+      if (REPLAY_BATCH.test(event.type ?? '') && channel) this.replays.set(event.id, { channel, lines: [] });
+    });
+    client.on('batch end', (event: { id: string }) => {
+      const replay = this.replays.get(event.id);
+      this.replays.delete(event.id);
+      if (replay) this.handlers.replayed(replay.channel, replay.lines);
     });
     client.on('kick', (event: { kicked: string; nick: string; channel: string; message: string }) => {
       if (!this.isSelf(event.kicked)) return;
@@ -247,9 +274,11 @@ export class IrcLink {
     client.on('loggedin', (event: { account: string }) => this.log.info({ account: event.account }, 'SASL login accepted'));
     for (const kind of ['privmsg', 'action'] as const) {
       client.on(kind, (event: ChannelEvent) => {
-        // History a server replays on join (a chathistory or playback batch) was said before: not new.
-        if (event.from_server || !event.nick || /chathistory|playback/i.test(event.batch?.type ?? '')) return;
-        this.handlers.channelMessage(channelLine(kind, event));
+        if (event.from_server || !event.nick) return;
+        // History a server replays (a chathistory or playback batch) was said before: the catch-up reads it.
+        const replay = event.batch?.id !== undefined ? this.replays.get(event.batch.id) : undefined;
+        if (replay) replay.lines.push(channelLine(kind, event));
+        else if (!REPLAY_BATCH.test(event.batch?.type ?? '')) this.handlers.channelMessage(channelLine(kind, event));
       });
     }
   }

@@ -3,7 +3,9 @@ import { failureFields, PostFailedError, sleep } from '../../src/index.js';
 import type { IncomingMessage } from '../../src/gateway/message.js';
 import type { GatewayPort } from '../../src/pipeline/plugin.js';
 import type { ToChatFormat } from './format.js';
+import type { CatchUpPosition } from './catch-up-position.js';
 import { incomingFromIrc, LineIds, type IrcChannelLine } from './incoming.js';
+import { lateChatText } from './late-mark.js';
 import { ircLower } from './routes.js';
 
 /** Lines from IRC held per channel while the gateway's chats do not take them (not joined yet), at most. */
@@ -17,6 +19,9 @@ interface Pending {
   channel: string;
   message: IncomingMessage;
   since: number;
+  /** The channel's catch-up position once this line is taken (persisted then). */
+  position?: CatchUpPosition;
+  late: boolean;
 }
 
 /**
@@ -38,7 +43,9 @@ export class IrcToChat {
   private readonly ids = new LineIds();
   private readonly stopper = new AbortController();
   private closed = false;
-  readonly counters = { posted: 0, post_failed: 0, dropped_pending: 0, missed_while_stopping: 0 };
+  readonly counters = { posted: 0, posted_late: 0, post_failed: 0, dropped_pending: 0, missed_while_stopping: 0 };
+  /** A line was taken by its gateway's chats: the channel's catch-up position moves to `position`. */
+  onTaken: ((channelKey: string, position: CatchUpPosition) => void) | undefined;
 
   constructor(
     private readonly gateway: () => GatewayPort,
@@ -56,7 +63,8 @@ export class IrcToChat {
     return count;
   }
 
-  onChannelMessage(line: IrcChannelLine): void {
+  /** A channel line; `late`: said while the relay was away (caught up), shown with the time it was said. */
+  onChannelMessage(line: IrcChannelLine, late = false, position?: CatchUpPosition): void {
     if (this.isSelf(line.nick) || this.ignored.has(ircLower(line.nick))) return;
     if (this.closed) {
       this.counters.missed_while_stopping += 1;
@@ -66,10 +74,11 @@ export class IrcToChat {
     if (line.text.startsWith('\x01')) return;
     const message = incomingFromIrc(line, this.format, this.ids);
     if (!message) return;
+    if (late && line.time !== undefined && message.chatText !== undefined) message.chatText = lateChatText(message.chatText, line.time);
     const key = ircLower(line.channel);
     const queue = this.queues.get(key) ?? [];
     this.queues.set(key, queue);
-    queue.push({ channel: line.channel, message, since: Date.now() });
+    queue.push({ channel: line.channel, message, since: Date.now(), late, ...(position ? { position } : {}) });
     if (queue.length > MAX_PENDING) {
       const dropped = queue.splice(0, queue.length - MAX_PENDING);
       this.counters.dropped_pending += dropped.length;
@@ -87,7 +96,7 @@ export class IrcToChat {
     this.closed = true;
     this.stopper.abort();
     if (this.counters.missed_while_stopping > 0) {
-      this.log.warn({ lines: this.counters.missed_while_stopping }, 'lines said on IRC while the bot was stopping were not posted (IRC keeps no history to fetch them later)');
+      this.log.warn({ lines: this.counters.missed_while_stopping }, 'lines said on IRC while the bot was stopping were not posted (unless the server keeps history the relay catches up from at the next start: docs/plugins/relay-irc.md)');
     }
     const left = [...this.queues.values()].flat();
     if (left.length > 0) {
@@ -115,6 +124,8 @@ export class IrcToChat {
           await this.gateway().receive(item.channel, item.message);
           queue.shift();
           this.counters.posted += 1;
+          if (item.late) this.counters.posted_late += 1;
+          if (item.position) this.onTaken?.(key, item.position);
           retryMs = RETRY_MIN_MS;
           this.warned.delete(key);
         } catch (error) {

@@ -215,10 +215,10 @@ export class IrcWatcher {
     const watcher = new IrcWatcher(socket, nick);
     const capRequest = caps.length > 0 ? `CAP REQ :${caps.join(' ')}\r\n` : '';
     watcher.send(`${capRequest}${password ? `PASS ${password}\r\n` : ''}NICK ${nick}\r\nUSER ${nick} 0 * :groupwire test watcher${caps.length > 0 ? '\r\nCAP END' : ''}`);
-    await watcher.waitForLine(new RegExp(`^:\\S+ 001 ${nick} `), 10_000);
+    await watcher.waitForLine(new RegExp(`^(?:@\\S+ )?:\\S+ 001 ${nick} `), 10_000);
     for (const channel of channels) {
       watcher.send(`JOIN ${channel}`);
-      await watcher.waitForLine(new RegExp(`^:${nick}!\\S+ JOIN :?${channel.replace(/[#\\]/g, '\\$&')}$`, 'i'), 10_000);
+      await watcher.waitForLine(new RegExp(`^(?:@\\S+ )?:${nick}!\\S+ JOIN :?${channel.replace(/[#\\]/g, '\\$&')}$`, 'i'), 10_000);
     }
     return watcher;
   }

@@ -1,0 +1,224 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { advance, lineHash, saidAfter } from '../plugins/relay-irc/catch-up-position.js';
+import { chathistoryAfter, historyKind } from '../plugins/relay-irc/catch-up.js';
+import { lateChatText } from '../plugins/relay-irc/late-mark.js';
+import { IrcServer, IrcWatcher, relayPlugin } from './helpers/irc-server.js';
+import { chatOf, history, kill, makeEnv, post, waitFor, type Env } from './helpers/supervisor.js';
+import { ZncBouncer } from './helpers/znc.js';
+
+/**
+ * Lines said on IRC while the bot was away (stopped with SIGTERM, killed with SIGKILL, killed again in
+ * the middle of catching up) reach the chat once each, in order, marked with the time they were said,
+ * and none of the bot's own lines come back: on InspIRCd with channel history (+H, replayed on join
+ * with msgids and whole-second server-times), and through a ZNC bouncer in front of ngircd (its buffer
+ * played back with millisecond server-times, no msgids). On ngircd alone nothing can be caught up: the
+ * relay says so once at start. Two people say 10 lines in each gap (the issue's 20 are in two gaps).
+ */
+
+describe('catch-up positions (units)', () => {
+  const at = (time: number, nick: string, text: string, msgid?: string) => ({ time, nick, text, ...(msgid ? { msgid } : {}) });
+
+  test('after the position\'s msgid: every later line; without it: later server-times, and the same millisecond told apart by nick and text', () => {
+    const replay = [at(1000, 'a', 'one', 'm1'), at(2000, 'b', 'two', 'm2'), at(3000, 'a', 'three', 'm3')];
+    expect(saidAfter(replay, { msgid: 'm1', time: 1000 }).map((l) => l.text)).toEqual(['two', 'three']);
+    const same = [at(1500, 'a', 'x'), at(1500, 'b', 'y'), at(1600, 'a', 'z')];
+    const position = advance(undefined, same[0]!);
+    expect(position).toEqual({ time: 1500, same: [lineHash(same[0]!)] });
+    expect(saidAfter(same, position).map((l) => l.text)).toEqual(['y', 'z']);
+    // The relay never saw the channel: its past is not relayed.
+    expect(saidAfter(replay, undefined)).toEqual([]);
+    // A replay of whole seconds (InspIRCd's +H) cannot order lines within the position's second: kept (their msgids dedupe).
+    expect(saidAfter([at(5000, 'a', 'p', 'q1'), at(6000, 'b', 'r', 'q2')], { msgid: 'gone', time: 5400 }).map((l) => l.text)).toEqual(['p', 'r']);
+  });
+
+  test('which history a server offers, the CHATHISTORY request, the late mark', () => {
+    const none = { supports: () => undefined };
+    expect(historyKind({ ...none, caps: ['draft/chathistory'] })).toBe('chathistory');
+    expect(historyKind({ ...none, caps: ['batch', 'znc.in/self-message'] })).toBe('bouncer');
+    expect(historyKind({ caps: [], supports: (t) => (t === 'CHANMODES' ? 'b,k,Hl,imnpst' : undefined) })).toBe('replay-on-join');
+    expect(historyKind({ caps: [], supports: (t) => (t === 'CHANMODES' ? 'beI,k,l,imMnOPQRstVz' : undefined) })).toBe('none');
+    expect(chathistoryAfter('#g', { msgid: 'abc', time: 0 }, 100)).toBe('CHATHISTORY AFTER #g msgid=abc 100');
+    expect(chathistoryAfter('#g', { time: Date.UTC(2026, 0, 2, 3, 4, 5, 6) }, 50)).toBe('CHATHISTORY AFTER #g timestamp=2026-01-02T03:04:05.006Z 50');
+    const now = Date.UTC(2026, 10, 27, 16, 0);
+    expect(lateChatText('<alice> hi', Date.UTC(2026, 10, 27, 14, 3), now)).toBe('[14:03 UTC] <alice> hi');
+    expect(lateChatText('<alice> hi', Date.UTC(2026, 10, 26, 14, 3), now)).toBe('[2026-11-26 14:03 UTC] <alice> hi');
+  });
+});
+
+const BOB = '<B\u200bob M\u200bember>';
+/** Lines said on IRC as the chat shows them: `nick: text`, with `late` when they carry the time mark. */
+async function chatLines(env: Env): Promise<Array<{ said: string; late: boolean }>> {
+  const carol = env.client('carol');
+  const messages = await history(carol, (await chatOf(carol, 'general'))!.id);
+  return messages.flatMap((m) => {
+    const line = /^(\[[^\]]+ UTC\] )?<([^>]+)> (.*)$/.exec(m.message);
+    return line ? [{ said: `${line[2]}: ${line[3]}`, late: line[1] !== undefined }] : [];
+  });
+}
+
+/** Two people say `count` lines in turns: `alice: <tag> 1`, `dave: <tag> 2`, ... */
+async function sayInTurns(alice: IrcWatcher, dave: IrcWatcher, tag: string, count: number): Promise<string[]> {
+  const said: string[] = [];
+  for (let n = 1; n <= count; n += 1) {
+    const who = n % 2 === 1 ? alice : dave;
+    const other = who === alice ? dave : alice;
+    who.send(`PRIVMSG #general :${tag} ${n}`);
+    said.push(`${who.nick}: ${tag} ${n}`);
+    // Each in turn, as people talk: the next speaker has seen the line before answering.
+    await other.waitForLine(new RegExp(`^:${who.nick}!\\S+ PRIVMSG #general :${tag} ${n}$`), 5000);
+  }
+  return said;
+}
+
+function expectOnceInOrder(lines: Array<{ said: string; late: boolean }>, expected: string[]): void {
+  const seen = lines.map((l) => l.said);
+  expect(seen.filter((said) => expected.includes(said))).toEqual(expected);
+  // The bot's own lines (relayed from the chat) never come back into it.
+  expect(seen.filter((said) => said.startsWith('gwbot'))).toEqual([]);
+}
+
+describe('relay-irc catch-up on inspircd with +H', () => {
+  let server: IrcServer;
+  let env: Env;
+  let alice: IrcWatcher;
+  let dave: IrcWatcher;
+  let bot: ChildProcess | undefined;
+  const joins = () => alice.lines.filter((line) => /^:gwbot!\S+ JOIN/i.test(line)).length;
+
+  beforeAll(async () => {
+    server = await IrcServer.start({ kind: 'inspircd', history: true });
+    alice = await IrcWatcher.connect(server.port, 'alice', ['#general']);
+    dave = await IrcWatcher.connect(server.port, 'dave', ['#general']);
+    alice.send('MODE #general +H 200:1h');
+    await alice.waitForLine(/ MODE #general \+H/);
+    env = await makeEnv([]);
+    // Relayed lines posted 8 a second: the catch-up takes a few seconds, and the second kill lands inside it.
+    env.writeConfig([{ chats: [{ chat: 'general' }], reply_rate: { per_second: 8, burst: 1 }, plugins: [relayPlugin(server)] }]);
+  }, 30_000);
+
+  afterAll(async () => {
+    alice?.close();
+    dave?.close();
+    await env?.close();
+    await server?.close();
+  });
+
+  async function startBot(): Promise<void> {
+    const before = joins();
+    bot = await env.spawn();
+    await waitFor('the relay in the channel', () => joins() > before);
+  }
+
+  test('stopped (SIGTERM): what two people said meanwhile reaches the chat once, in order, marked late', { timeout: 40_000 }, async () => {
+    await startBot();
+    alice.send('PRIVMSG #general :before');
+    await post(env.svc, 'general', 'bob', 'from the chat');
+    await waitFor('the chat\'s line on IRC', () => alice.texts('#general', 'gwbot').includes(`${BOB} from the chat`));
+    await waitFor('the first line in the chat', async () => (await chatLines(env)).some((l) => l.said === 'alice: before'));
+
+    await kill(bot!, 'SIGTERM');
+    await alice.waitForLine(/^:gwbot!\S+ QUIT/);
+    const gap = await sayInTurns(alice, dave, 'gap one', 10);
+    await startBot();
+    await waitFor('every line in the chat', async () => (await chatLines(env)).some((l) => l.said === gap.at(-1)));
+    // What came after them is relayed live, after them.
+    alice.send('PRIVMSG #general :live again');
+    await waitFor('the live line', async () => (await chatLines(env)).some((l) => l.said === 'alice: live again'));
+    const lines = await chatLines(env);
+    expectOnceInOrder(lines, ['alice: before', ...gap, 'alice: live again']);
+    expect(lines.filter((l) => gap.includes(l.said)).every((l) => l.late)).toBe(true);
+    expect(lines.find((l) => l.said === 'alice: live again')?.late).toBe(false);
+  });
+
+  test('killed (SIGKILL), then killed again while catching up: each line once, in order', { timeout: 40_000 }, async () => {
+    await kill(bot!, 'SIGKILL');
+    await post(env.svc, 'general', 'bob', 'said in the chat while the bot is down');
+    const gap = await sayInTurns(alice, dave, 'gap two', 10);
+    await startBot();
+    // Killed again as soon as the catch-up has begun to reach the chat.
+    await waitFor('the catch-up begun', async () => (await chatLines(env)).some((l) => l.said === gap[0]), 20_000);
+    await kill(bot!, 'SIGKILL');
+    const caughtUpBeforeTheKill = (await chatLines(env)).filter((l) => gap.includes(l.said)).length;
+    expect(caughtUpBeforeTheKill).toBeLessThan(gap.length);
+    await startBot();
+    await waitFor('every line in the chat', async () => (await chatLines(env)).some((l) => l.said === gap.at(-1)));
+    await waitFor('the chat\'s line on IRC', () => alice.texts('#general', 'gwbot').includes(`${BOB} said in the chat while the bot is down`));
+    alice.send('PRIVMSG #general :live at last');
+    await waitFor('the live line', async () => (await chatLines(env)).some((l) => l.said === 'alice: live at last'));
+    expectOnceInOrder(await chatLines(env), ['alice: before', ...(await chatLines(env)).filter((l) => l.said.includes('gap one')).map((l) => l.said), ...gap, 'alice: live at last']);
+    await kill(bot!, 'SIGTERM');
+  });
+});
+
+describe('relay-irc catch-up through a ZNC bouncer in front of ngircd', () => {
+  let server: IrcServer;
+  let znc: ZncBouncer;
+  let env: Env;
+  let alice: IrcWatcher;
+  let dave: IrcWatcher;
+
+  beforeAll(async () => {
+    server = await IrcServer.start({ kind: 'ngircd' });
+    alice = await IrcWatcher.connect(server.port, 'alice', ['#general']);
+    dave = await IrcWatcher.connect(server.port, 'dave', ['#general']);
+    znc = await ZncBouncer.start(server.port, ['#general']);
+    await alice.waitForLine(/^:gwbot!\S+ JOIN/i, 15_000);
+    env = await makeEnv([]);
+    env.writeConfig([{ chats: [{ chat: 'general' }], plugins: [{ ...relayPlugin(server), with: { ...relayPlugin(server).with, port: znc.port, password: znc.password } }] }]);
+  }, 30_000);
+
+  afterAll(async () => {
+    alice?.close();
+    dave?.close();
+    await env?.close();
+    await znc?.close();
+    await server?.close();
+  });
+
+  test('killed (SIGKILL): the buffer played back on reconnect brings what was said meanwhile, once, in order; its replay of older lines does not double them', { timeout: 40_000 }, async () => {
+    let bot = await env.spawn();
+    // The relay is attached to the bouncer once the chat's line comes out of it (a JOIN would not show: ZNC stays in the channel).
+    await post(env.svc, 'general', 'bob', 'from the chat');
+    await waitFor('the chat\'s line on IRC', () => alice.texts('#general', 'gwbot').includes(`${BOB} from the chat`));
+    alice.send('PRIVMSG #general :before');
+    await waitFor('the first line in the chat', async () => (await chatLines(env)).some((l) => l.said === 'alice: before'));
+    // Said live: the buffer keeps it too and plays it back after the kill; it must not come twice.
+    dave.send('PRIVMSG #general :live before the kill');
+    await waitFor('the live line in the chat', async () => (await chatLines(env)).some((l) => l.said === 'dave: live before the kill'));
+
+    await kill(bot, 'SIGKILL');
+    const gap = await sayInTurns(alice, dave, 'away', 10);
+    bot = await env.spawn();
+    await waitFor('every line in the chat', async () => (await chatLines(env)).some((l) => l.said === gap.at(-1)));
+    alice.send('PRIVMSG #general :live after');
+    await waitFor('the live line', async () => (await chatLines(env)).some((l) => l.said === 'alice: live after'));
+    const lines = await chatLines(env);
+    expectOnceInOrder(lines, ['alice: before', 'dave: live before the kill', ...gap, 'alice: live after']);
+    expect(lines.filter((l) => gap.includes(l.said)).every((l) => l.late)).toBe(true);
+    await kill(bot, 'SIGTERM');
+  });
+});
+
+describe('relay-irc on ngircd alone', () => {
+  let server: IrcServer;
+  let env: Env;
+
+  afterAll(async () => {
+    await env?.close();
+    await server?.close();
+  });
+
+  test('nothing can be caught up: said once at start, after connecting', { timeout: 30_000 }, async () => {
+    server = await IrcServer.start({ kind: 'ngircd' });
+    const alice = await IrcWatcher.connect(server.port, 'alice', ['#general']);
+    env = await makeEnv([]);
+    env.writeConfig([{ chats: [{ chat: 'general' }], plugins: [relayPlugin(server)] }]);
+    await env.start();
+    await alice.waitForLine(/^:gwbot!\S+ JOIN/i);
+    alice.close();
+    const said = () => env.log.lines.filter((line) => /keeps no history the relay can read.*are lost/.test(String(line.msg)));
+    await waitFor('the log line', () => said().length === 1);
+    expect(said()[0]!.level).toBe(40);
+  });
+});
