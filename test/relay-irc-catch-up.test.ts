@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { advance, lineHash, saidAfter } from '../plugins/relay-irc/catch-up-position.js';
 import { chathistoryAfter, historyKind } from '../plugins/relay-irc/catch-up.js';
 import { lateChatText } from '../plugins/relay-irc/late-mark.js';
+import { isOwnNick } from '../plugins/relay-irc/own-nick.js';
 import { IrcServer, IrcWatcher, relayPlugin } from './helpers/irc-server.js';
 import { chatOf, history, kill, makeEnv, post, waitFor, type Env } from './helpers/supervisor.js';
 import { ZncBouncer } from './helpers/znc.js';
@@ -43,6 +44,11 @@ describe('catch-up positions (units)', () => {
     const now = Date.UTC(2026, 10, 27, 16, 0);
     expect(lateChatText('<alice> hi', Date.UTC(2026, 10, 27, 14, 3), now)).toBe('[14:03 UTC] <alice> hi');
     expect(lateChatText('<alice> hi', Date.UTC(2026, 10, 26, 14, 3), now)).toBe('[2026-11-26 14:03 UTC] <alice> hi');
+  });
+
+  test('the relay\'s own lines in a replay: its nick now, the nick it asked for and its nick_ forms (an earlier connection)', () => {
+    expect(['gwbot', 'GWBOT', 'gwbot_', 'gwbot__', 'gw1234'].map((nick) => isOwnNick(nick, 'gwbot', 'gw1234'))).toEqual([true, true, true, true, true]);
+    expect(['gwbot_x', 'gwbo', 'alice', '_gwbot'].map((nick) => isOwnNick(nick, 'gwbot', 'gwbot'))).toEqual([false, false, false, false]);
   });
 });
 

@@ -6,6 +6,7 @@ import { PositionStore } from './catch-up-position.js';
 import { IrcLink } from './irc-link.js';
 import { relayOptions } from './options.js';
 import { Outbound } from './outbound.js';
+import { isOwnNick } from './own-nick.js';
 import { ircLower, Routes, type ChannelToJoin } from './routes.js';
 import { SentKeys } from './sent-keys.js';
 import { TokenBucket, UNPACED } from './timing.js';
@@ -85,9 +86,9 @@ export default definePlugin({
       onPosted: (line, channel, msgid) => env.gateway?.posted(line, channel, msgid),
     }, link, bucket, log);
     toChat = new IrcToChat(() => env.gateway, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
-      // The nick we asked for is ours too while we speak under another (nick_): what it says there is an
-      // earlier connection of this relay still leaving (a worker that lost the bot, docs/scale-out.md), never a person.
-      options.ignore_nicks, (nick) => link.isSelf(nick) || ircLower(nick) === ircLower(options.nick), log);
+      // The nick we asked for, and its nick_ forms, are ours too while we speak under another: what they say is
+      // an earlier connection of this relay (still leaving, or in a replayed history), never a person.
+      options.ignore_nicks, (nick) => isOwnNick(nick, options.nick, link.nick), log);
     const positions = new PositionStore(env.dataDir, env.storage);
     catchUp = new IrcCatchUp({
       positions, log, send: (line) => link.send(line),
