@@ -1,0 +1,130 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, expect, test } from 'vitest';
+import { chatOf, history, makeEnv, waitFor, type Env } from './helpers/supervisor.js';
+
+/**
+ * IRCv3 `draft/chathistory`, which no IRC server in Debian offers (Ergo, UnrealIRCd 6 and soju do): a
+ * tiny scripted server, not a real one. It speaks just enough IRC for the relay (CAP, registration,
+ * ISUPPORT `CHATHISTORY=`, JOIN with server-time, PING) and answers `CHATHISTORY AFTER #chan
+ * timestamp=…|msgid=… <limit>` from a list of lines, in a `chathistory` batch, at most `limit` at a
+ * time, as the specification has it. What is checked is the relay's side: it asks from where it last
+ * was, pages on when a page is full, and relays each line once, in order, marked late.
+ */
+
+interface Line { time: number; msgid: string; nick: string; text: string }
+
+class ScriptedServer {
+  readonly lines: Line[] = [];
+  readonly requests: string[] = [];
+  port = 0;
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(private readonly pageLimit: number) {
+    this.server = createServer((socket) => this.serve(socket));
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((ready) => this.server.listen(0, '127.0.0.1', ready));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((closed) => this.server.close(closed));
+  }
+
+  say(nick: string, text: string): void {
+    const time = Date.now() + this.lines.length;
+    this.lines.push({ time, msgid: `m${this.lines.length + 1}`, nick, text });
+  }
+
+  private serve(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let nick = '*';
+    let buffer = '';
+    let capping = false;
+    let user = false;
+    const send = (line: string) => socket.write(`${line}\r\n`);
+    const at = (time: number) => `@time=${new Date(time).toISOString()}`;
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n')) {
+        const [command = '', ...params] = buffer.slice(0, end).replace(/\r$/, '').split(' ');
+        buffer = buffer.slice(end + 1);
+        // Registration waits for CAP END, as servers do.
+        const welcome = () => {
+          send(`:irc.test 001 ${nick} :Welcome`);
+          send(`:irc.test 005 ${nick} CHANTYPES=# CHANMODES=b,k,l,imnpst CHATHISTORY=${this.pageLimit} :are supported`);
+          send(`:irc.test 422 ${nick} :No MOTD`);
+        };
+        if (command === 'CAP' && params[0] === 'LS') {
+          capping = true;
+          send(':irc.test CAP * LS :batch server-time message-tags draft/chathistory');
+        } else if (command === 'CAP' && params[0] === 'REQ') send(`:irc.test CAP * ACK ${params.slice(1).join(' ')}`);
+        else if (command === 'CAP' && params[0] === 'END') {
+          capping = false;
+          if (user) welcome();
+        } else if (command === 'NICK') nick = params[0]!;
+        else if (command === 'USER') {
+          user = true;
+          if (!capping) welcome();
+        } else if (command === 'PING') send(`:irc.test PONG irc.test ${params.join(' ')}`);
+        else if (command === 'JOIN') {
+          send(`${at(Date.now())} :${nick}!gw@127.0.0.1 JOIN ${params[0]}`);
+          send(`:irc.test 366 ${nick} ${params[0]} :End of /NAMES list.`);
+        } else if (command === 'CHATHISTORY') this.answer(params, send, at);
+        else if (command === 'QUIT') socket.end();
+      }
+    });
+  }
+
+  private answer(params: string[], send: (line: string) => void, at: (time: number) => string): void {
+    this.requests.push(params.join(' '));
+    const [sub, target, from = '', limit = '0'] = params;
+    if (sub !== 'AFTER') return;
+    const [kind, value = ''] = from.split('=');
+    const start = kind === 'msgid' ? this.lines.findIndex((l) => l.msgid === value) + 1 : this.lines.findIndex((l) => l.time > Date.parse(value));
+    const page = start < 0 ? [] : this.lines.slice(start, start + Math.min(Number(limit), this.pageLimit));
+    send(`:irc.test BATCH +h1 chathistory ${target}`);
+    for (const line of page) send(`${at(line.time)};msgid=${line.msgid};batch=h1 :${line.nick}!${line.nick}@127.0.0.1 PRIVMSG ${target} :${line.text}`);
+    send(':irc.test BATCH -h1');
+  }
+}
+
+let env: Env | undefined;
+let server: ScriptedServer | undefined;
+
+afterAll(async () => {
+  await env?.close();
+  await server?.close();
+});
+
+test('a scripted draft/chathistory server: the relay asks CHATHISTORY AFTER its position, page by page, and relays each line once, in order, late', { timeout: 30_000 }, async () => {
+  server = new ScriptedServer(4);
+  await server.listen();
+  env = await makeEnv([]);
+  env.writeConfig([{ chats: [{ chat: 'general' }], plugins: [{ use: 'relay-irc', with: {
+    server: '127.0.0.1', port: server.port, tls: false, nick: 'gwbot', channels: { general: '#general' }, rate: 'off',
+  } }] }]);
+  await env.start();
+  const log = () => env!.log.lines.map((line) => String(line.msg));
+  await waitFor('the first join', () => server!.requests.length === 1 && log().some((msg) => /caught up from CHATHISTORY/.test(msg)));
+  await env.supervisor!.stop();
+  server.requests.length = 0;
+
+  // Said while the relay was away: two people, and a line of the relay's own (never relayed back).
+  for (let n = 1; n <= 9; n += 1) server.say(n === 5 ? 'gwbot' : n % 2 === 1 ? 'alice' : 'dave', `away ${n}`);
+  await env.start();
+  const carol = env.client('carol');
+  const texts = async () => (await history(carol, (await chatOf(carol, 'general'))!.id)).map((m) => m.message);
+  await waitFor('the last line in the chat', async () => (await texts()).some((text) => text.endsWith('<alice> away 9')));
+  const said = (await texts()).map((text) => /^\[\d\d:\d\d UTC\] <(\w+)> (away \d)$/.exec(text)).filter((m) => m !== null).map((m) => `${m[1]}: ${m[2]}`);
+  expect(said).toEqual(['alice: away 1', 'dave: away 2', 'alice: away 3', 'dave: away 4', 'dave: away 6', 'alice: away 7', 'dave: away 8', 'alice: away 9']);
+  // From the position (the first join's time), then after the last line of each full page.
+  expect(server.requests[0]).toMatch(/^AFTER #general timestamp=\S+Z 4$/);
+  expect(server.requests.slice(1)).toEqual(['AFTER #general msgid=m4 4', 'AFTER #general msgid=m8 4']);
+});
