@@ -4,6 +4,7 @@ import { channelLine, type ChannelEvent, type IrcChannelLine } from './incoming.
 import { ircClient, type ClientSettings } from './irc-client.js';
 import { ircLower, type ChannelToJoin } from './routes.js';
 import { NickKeeper } from './nick-keeper.js';
+import { ReplayBatches } from './replay-batches.js';
 import { Backoff, type Pacer } from './timing.js';
 
 export interface LinkSettings extends ClientSettings {
@@ -30,9 +31,6 @@ export interface LinkHandlers {
    */
   replayed(channel: string, lines: IrcChannelLine[]): void;
 }
-
-/** A batch of replayed history: a bouncer's playback, or a server's channel history. */
-const REPLAY_BATCH = /chathistory|playback/i;
 
 const JOIN_ERRORS = ['channel_is_full', 'invite_only_channel', 'banned_from_channel', 'bad_channel_key', 'too_many_channels'];
 const TLS_TRUST = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME|UNABLE_TO_GET_ISSUER/;
@@ -63,8 +61,7 @@ export class IrcLink {
   /** The server takes IRCv3 client tags (`message-tags`): a reply can carry `+draft/reply`. */
   clientTags = false;
   readonly counters = { connects: 0, disconnects: 0, unsafe_lines: 0 };
-  /** Replay batches being read (irc-framework hands a batch's lines between its start and end events). */
-  private readonly replays = new Map<string, { channel: string; lines: IrcChannelLine[] }>();
+  private readonly replays = new ReplayBatches();
 
   constructor(
     private readonly settings: LinkSettings,
@@ -250,13 +247,9 @@ export class IrcLink {
       this.log.info({ channel: event.channel }, 'joined IRC channel');
       this.handlers.joined(key, typeof event.time === 'number' ? event.time : undefined);
     });
-    client.on('batch start', (event: { id: string; type?: string; params?: string[] }) => {
-      const channel = event.params?.[0];
-      if (REPLAY_BATCH.test(event.type ?? '') && channel) this.replays.set(event.id, { channel, lines: [] });
-    });
+    client.on('batch start', (event: { id: string; type?: string; params?: string[] }) => this.replays.start(event));
     client.on('batch end', (event: { id: string }) => {
-      const replay = this.replays.get(event.id);
-      this.replays.delete(event.id);
+      const replay = this.replays.end(event);
       if (replay) this.handlers.replayed(replay.channel, replay.lines);
     });
     client.on('kick', (event: { kicked: string; nick: string; channel: string; message: string }) => {
@@ -276,9 +269,7 @@ export class IrcLink {
       client.on(kind, (event: ChannelEvent) => {
         if (event.from_server || !event.nick) return;
         // History a server replays (a chathistory or playback batch) was said before: the catch-up reads it.
-        const replay = event.batch?.id !== undefined ? this.replays.get(event.batch.id) : undefined;
-        if (replay) replay.lines.push(channelLine(kind, event));
-        else if (!REPLAY_BATCH.test(event.batch?.type ?? '')) this.handlers.channelMessage(channelLine(kind, event));
+        if (!this.replays.take(kind, event)) this.handlers.channelMessage(channelLine(kind, event));
       });
     }
   }
