@@ -98,9 +98,11 @@ export class IrcCatchUp {
     const key = ircLower(line.channel);
     if (!this.front.has(key)) this.front.set(key, this.settings.positions.get(key));
     const made = this.madeId(line, this.liveCounts(key));
-    const position = advance(this.front.get(key), line);
+    const before = this.front.get(key);
+    const position = advance(before, made);
     this.front.set(key, position);
-    this.settings.deliver(made, false, position);
+    // A line without server-time or msgid (ngircd) moves nothing: nothing to write when it is taken.
+    this.settings.deliver(made, false, position !== before ? position : undefined);
   }
 
   /** A replayed history of `channel` (a batch, oldest first): what was said after the position goes on, late. */
