@@ -1,7 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { advance, lineHash, saidAfter } from '../plugins/relay-irc/catch-up-position.js';
-import { chathistoryAfter, historyKind } from '../plugins/relay-irc/catch-up.js';
+import { advance, lineHash, PositionStore, saidAfter, type CatchUpPosition } from '../plugins/relay-irc/catch-up-position.js';
+import { chathistoryAfter, historyKind, IrcCatchUp } from '../plugins/relay-irc/catch-up.js';
+import type { IrcChannelLine } from '../plugins/relay-irc/incoming.js';
 import { lateChatText } from '../plugins/relay-irc/late-mark.js';
 import { isOwnNick } from '../plugins/relay-irc/own-nick.js';
 import { IrcServer, IrcWatcher, relayPlugin } from './helpers/irc-server.js';
@@ -44,6 +49,27 @@ describe('catch-up positions (units)', () => {
     const now = Date.UTC(2026, 10, 27, 16, 0);
     expect(lateChatText('<alice> hi', Date.UTC(2026, 10, 27, 14, 3), now)).toBe('[14:03 UTC] <alice> hi');
     expect(lateChatText('<alice> hi', Date.UTC(2026, 10, 26, 14, 3), now)).toBe('[2026-11-26 14:03 UTC] <alice> hi');
+  });
+
+  test('a live line moves the position to its msgid; a replay then brings only what came after it, late', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'groupwire-catch-up-'));
+    try {
+      const delivered: Array<{ text: string; late: boolean; position?: CatchUpPosition }> = [];
+      const catchUp = new IrcCatchUp({
+        positions: new PositionStore(dir), log: pino({ level: 'silent' }), send: () => true,
+        deliver: (line, late, position) => delivered.push({ text: line.text, late, ...(position ? { position } : {}) }),
+      });
+      const line = (text: string, time: number, msgid: string): IrcChannelLine => ({ kind: 'privmsg', nick: 'alice', ident: 'a', hostname: 'h', channel: '#g', text, time, tags: { msgid } });
+      catchUp.onJoined('#g', 1_000);
+      catchUp.onLive(line('live', 2_345, 'm1'));
+      expect(delivered[0]).toMatchObject({ text: 'live', late: false, position: { msgid: 'm1', time: 2_345 } });
+      // InspIRCd's replay: whole seconds; only what follows m1 is new.
+      catchUp.onReplayed('#g', [line('older', 1_000, 'm0'), line('live', 2_000, 'm1'), line('said away', 2_000, 'm2')]);
+      expect(delivered.slice(1).map((d) => [d.text, d.late])).toEqual([['said away', true]]);
+      expect(new PositionStore(dir).get('#g')).toEqual({ time: 1_000, same: [] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('the relay\'s own lines in a replay: its nick now, the nick it asked for and its nick_ forms (an earlier connection)', () => {
