@@ -96,7 +96,7 @@ describe('relay-irc under a backlog', () => {
     // A link that is never connected: the lines wait.
     const link = new IrcLink({
       server: '127.0.0.1', port: 6667, tls: false, verify: true, nick: 'gwbot', username: 'gw', realname: 'gw', channels, reconnect: { minMs: 100, maxMs: 100 },
-    }, UNPACED, log, { ready() {}, down() {}, joined() {}, left() {}, serverMessage() {}, channelMessage() {} });
+    }, UNPACED, log, { ready() {}, down() {}, joined() {}, left() {}, serverMessage() {}, channelMessage() {}, replayed() {} });
     const outbound = new Outbound({ dataDir: data, nick: 'gwbot', channels, maxLines: 200_000, warnAt: 0.99, inFlight: 5, maxAttempts: 2, confirmTimeoutMs: 60_000 }, link, UNPACED, log);
     const toIrc = new ToIrc(options, routes, outbound, SentKeys.open(data), log);
     const reads = { value: 0 };
