@@ -130,7 +130,8 @@ export async function checkCommand(args: string[]): Promise<number> {
   const loaded = await loadBotsConfig(options.file);
   const plugins = await Supervisor.check(loaded);
   const summary = loaded.config.bots.map((bot, index) =>
-    `  ${bot.name}: ${bot.chats.length} chat(s), plugins: ${plugins[index]!.map((p) => p.name).join(', ') || 'none'}`);
+    `  ${bot.name}: ${bot.chats.length} chat(s), plugins: ${plugins[index]!.map((p) => p.name).join(', ') || 'none'}; `
+    + `its own lines go out as ${bot.speaker_name ? `"${bot.speaker_name}" (speaker_name)` : 'its account\'s display name (set speaker_name: to choose)'}`);
   // The gateways as resolved (the relays' own channels: included), so a user sees what will be joined to what.
   for (const gateway of planGateways(loaded, plugins).gateways) {
     summary.push(`  gateway ${gateway.name}${gateway.implied ? ' (from the relays\' channels:)' : ''}: ${gateway.endpoints.map(describeEndpoint).join(' ⇄ ')}`);

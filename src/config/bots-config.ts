@@ -34,6 +34,11 @@ const login = z.union([
 const bot = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a bot name (letters, digits, _ . -)'),
   login,
+  /**
+   * The name the bot's own lines (its answers, its announcements) go out under on the other sides of its
+   * gateways (IRC, XMPP, the HTTP API...). Default: its account's display name, as the chat shows it.
+   */
+  speaker_name: z.string().trim().min(1, 'a name of at least one character').max(100).optional(),
   chats: z.array(chatEntry).min(1),
   plugins: z.array(pluginEntry).default([]),
   /**

@@ -76,6 +76,8 @@ export class Bot {
   private startedOnce = false;
   /** Set first thing in stop(): no chat starts after it. */
   private stopping = false;
+  /** The name the chat shows for the bot's account (its full name, else its user name), learnt at login. */
+  private displayName: string | undefined;
 
   /** Where the bot's state is kept. */
   readonly storage: Storage;
@@ -123,9 +125,13 @@ export class Bot {
     };
   }
 
-  /** The bot as a speaker: its voice in the gateways. */
+  /**
+   * The bot as a speaker: its voice in the gateways, under one name everywhere: bots.yaml's
+   * `speaker_name`, else the name the chat shows for its account (full name, else user name), else
+   * (before the first login) its bots.yaml name.
+   */
   private speaker(): Speaker {
-    return { platform: 'chat', id: this.info?.userId ?? '', name: this.name };
+    return { platform: 'chat', id: this.info?.userId ?? '', name: this.config.speaker_name ?? this.displayName ?? this.name };
   }
 
   /** The bot's chats, each a ChatRunner. */
@@ -200,6 +206,7 @@ export class Bot {
     if (this.client.session.canLogIn) await this.client.login();
     else await this.client.csrf();
     const user = this.client.session.user!;
+    this.displayName = user.full_name || user.user_name || undefined;
     // A login fixed in bots.yaml may be another account: plugins hold this same object.
     if (this.info) this.info.userId = user.id;
     else this.info = { name: config.name, userId: user.id };

@@ -127,6 +127,7 @@ function botChanges(before: BotConfig, oldPlugins: LoadedPlugin[], after: BotCon
       changes.push(`bot ${after.name}: ${setting} changed; it applies to chats started from now on`);
     }
   }
+  if (before.speaker_name !== after.speaker_name) changes.push(`bot ${after.name}: speaker_name changed; the bot's lines go out under the new name from now on`);
   const { restarted, chainChanged } = pluginChanges(before.plugins, oldPlugins, after.plugins, plugins);
   if (changes.length === 0 && !chainChanged) return undefined;
   return { config: after, plugins, chatsAdded, chatsRemoved, pluginsRestarted: restarted, chainChanged, changes };
