@@ -72,7 +72,7 @@ describe('BacklogWatch', () => {
     expect(warnings()).toHaveLength(2);
     const snapshot = {
       version: '0.1.0', now: new Date(clock.now).toISOString(), startedAt: new Date(0).toISOString(), uptimeSeconds: 1, pid: 1, ready: true,
-      bots: [], backlogs: watch.status(), errors: [], process: { rssBytes: 0, heapUsedBytes: 0, eventLoopLagMs: 0 },
+      bots: [], backlogs: watch.status(), gateways: [], errors: [], process: { rssBytes: 0, heapUsedBytes: 0, eventLoopLagMs: 0 },
     } satisfies StatusSnapshot;
     const text = statusTable(snapshot, 'http://127.0.0.1:9464');
     expect(text).toMatch(/Falling behind:\n  bridge: relay-irc #soak is falling behind: lines arrive at [0-9.]+\/s and it takes [0-9.]+\/s \(limited by rate: 10\/s, burst 4\)/);

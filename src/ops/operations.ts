@@ -6,7 +6,9 @@ import { packageRoot } from '../config/package-root.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';
 import type { Bot } from '../supervisor/bot.js';
+import type { PlannedGateway } from '../gateway/gateway-plan.js';
 import { BacklogWatch, backlogSides } from './backlog-watch.js';
+import { GatewayWatch } from './gateway-watch.js';
 import { LagProbe } from './lag-probe.js';
 import { mkdirPrivateSync, writeFilePrivateSync } from '../store/private-files.js';
 import { createMetrics } from './metrics.js';
@@ -33,6 +35,8 @@ export interface OpsHost {
   readonly upgradeGate: UpgradeGate;
   /** A worker's placement (which worker holds which unit). */
   status?(): CoordinationStatus;
+  /** The gateways as planned now (the status page shows each with its sides). */
+  gatewayPlan?(): readonly PlannedGateway[];
 }
 
 export interface OperationsOptions {
@@ -50,6 +54,8 @@ export interface OperationsOptions {
   freePortIfTaken?: boolean;
   /** How often /status/events pushes (default 1 s; tests go faster). */
   pushEveryMs?: number;
+  /** How often the gateways' sides are sampled for their history (default 5 s; tests go faster). */
+  gatewaySampleEveryMs?: number;
 }
 
 /** How long to wait before trying a port that was in use again (an old process may still be stopping). */
@@ -71,9 +77,13 @@ export class Operations {
   private readonly backlogs: BacklogWatch;
   /** The last listen that failed, while the endpoint waits to try again (ops.json carries it). */
   private listenError: OpsListenError | undefined;
+  /** Each gateway's sides and their last 15 minutes, sampled whether or not the endpoint runs (a page opened later draws them). */
+  private readonly gatewaySides: GatewayWatch;
 
   constructor(private readonly options: OperationsOptions) {
     this.backlogs = new BacklogWatch(() => backlogSides(options.supervisor.bots), options.log.child({ component: 'backlog' }));
+    const { supervisor } = options;
+    this.gatewaySides = new GatewayWatch({ bots: () => supervisor.bots, gateways: () => supervisor.gatewayPlan?.() ?? [] }, options.gatewaySampleEveryMs);
   }
 
   get url(): string | undefined {
@@ -90,7 +100,10 @@ export class Operations {
     await this.stopEndpoint();
     this.options.config = config;
     this.writeOpsFile();
-    if (!this.closed) this.backlogs.start();
+    if (!this.closed) {
+      this.backlogs.start();
+      this.gatewaySides.start();
+    }
     if (!config) return;
     const { supervisor, log } = this.options;
     const sources: SnapshotSources = {
@@ -101,6 +114,7 @@ export class Operations {
       eventLoopLagMs: () => this.lag.read(),
       lastReload: () => this.options.lastReload?.(),
       backlogs: () => this.backlogs.status(),
+      gateways: () => this.gatewaySides.status(),
       ...(supervisor.status ? { coordination: () => supervisor.status!() } : {}),
     };
     const metrics = createMetrics({
@@ -152,6 +166,7 @@ export class Operations {
   async close(): Promise<void> {
     this.closed = true;
     this.backlogs.stop();
+    this.gatewaySides.stop();
     await this.stopEndpoint();
     this.lag.stop();
     rmSync(join(this.options.stateDir, OPS_FILE), { force: true });

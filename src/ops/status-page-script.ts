@@ -5,6 +5,11 @@
  * their text changes, so nothing flickers and a selection survives. Every text from the snapshot goes
  * in through textContent (subjects, errors and details are user-controlled), never as HTML.
  */
+import { STATUS_PAGE_GATEWAYS_SCRIPT } from './status-page-gateways-script.js';
+
+/**
+ * (The gateways' part, with the relays' sides, is in status-page-gateways-script.ts, inlined below.)
+ */
 export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
 (function () {
   var token = new URLSearchParams(location.search).get('token');
@@ -107,8 +112,12 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
     var plugins = table(PLUGIN_HEADINGS, PLUGIN_NUMERIC);
     section.appendChild(plugins.wrap);
     section.parts.noPlugins = section.appendChild(el('p', 'empty', 'No plugins.'));
+    section.parts.relayHeading = section.appendChild(el('h3', '', 'Relay sides'));
+    var relaySides = table(RELAY_SIDE_HEADINGS, RELAY_SIDE_NUMERIC);
+    section.parts.relayTable = section.appendChild(relaySides.wrap);
     section.parts.chats = chats.body;
     section.parts.plugins = plugins.body;
+    section.parts.relaySides = relaySides.body;
     return section;
   }
   function updateBot(section, bot, now) {
@@ -123,6 +132,11 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
       function (tr, chat) { updateChat(tr, chat, now); });
     reconcile(parts.plugins, bot.plugins, function (plugin) { return plugin.instance; },
       function () { return row(PLUGIN_HEADINGS.length, PLUGIN_NUMERIC, [5, 6]); }, updatePlugin);
+    var relaySides = relaySidesOf(bot);
+    parts.relayHeading.hidden = parts.relayTable.hidden = relaySides.length === 0;
+    reconcile(parts.relaySides, relaySides, function (item) { return item.instance + ' ' + item.side.side; },
+      function () { return row(RELAY_SIDE_HEADINGS.length, RELAY_SIDE_NUMERIC, []); },
+      function (tr, item) { updateRelaySide(tr, item, now); });
   }
   function updateChat(tr, chat, now) {
     var c = tr.cells;
@@ -153,7 +167,10 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
     setData(tr, 'plugin', plugin.instance);
     setText(c[0], plugin.instance);
     setText(c[1], plugin.plugin);
-    setText(c[2], plugin.handled);
+    // A relay's lines do not pass its handle(): its lines in and out are what it handled (per side below).
+    var sum = function (key) { return plugin.sides.reduce(function (total, side) { return total + side[key]; }, 0); };
+    setText(c[2], plugin.sides ? 'in ' + sum('linesIn') + ' · out ' + sum('linesOut') : plugin.handled,
+      plugin.sides ? plugin.handled + ' messages of the chat passed its handle()' : '');
     setText(c[3], plugin.errors);
     setText(c[4], plugin.timeouts);
     if (plugin.connection) {
@@ -234,6 +251,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
     box.replaceChildren.apply(box, warnings.children.length > 0 ? [t.wrap, warnings] : [t.wrap]);
   }
 
+${STATUS_PAGE_GATEWAYS_SCRIPT}
   function show(snapshot) {
     var ready = $('ready');
     setData(ready, 'ready', String(snapshot.ready));
@@ -249,6 +267,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`'use strict';
     $('no-bots').hidden = snapshot.bots.length > 0;
     reconcile($('bots'), snapshot.bots, function (bot) { return bot.name; }, createBot,
       function (section, bot) { updateBot(section, bot, snapshot.now); });
+    showGateways(snapshot.gateways || [], snapshot.now);
     showBacklogs(snapshot.backlogs || []);
     showReload(snapshot.lastReload, snapshot.now);
     showErrors(snapshot.errors);

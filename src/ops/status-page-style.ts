@@ -47,4 +47,11 @@ tr:last-child td { border-bottom: none; }
 body[data-live="false"] #banner { display: block; }
 body[data-live="false"] main { opacity: .6; }
 ul.plain { margin: 2px 0; padding-left: 18px; }
+.gateway + .gateway { border-top: 1px solid var(--line); margin-top: 10px; }
+.charts { display: flex; flex-wrap: wrap; gap: 8px 20px; margin-top: 8px; }
+svg.chart { background: var(--bg); border: 1px solid var(--line); border-radius: 4px; max-width: 100%; height: auto; }
+svg.chart .axis { stroke: var(--line); }
+svg.chart .tick { fill: var(--muted); font-size: 10px; }
+.legend { margin: 4px 0 0; color: var(--muted); font-size: 12px; }
+.legend .key { border-left: 10px solid; padding-left: 5px; margin-right: 14px; }
 `;

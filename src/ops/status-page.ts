@@ -33,6 +33,7 @@ export function statusPage(): string {
 <main>
   <div id="bots"></div>
   <p id="no-bots" class="empty" hidden>No bots.</p>
+  <section><h2>Gateways</h2><div id="gateways"></div><p id="no-gateways" class="empty">No gateways.</p></section>
   <section><h2>Backlogs</h2><div id="backlogs"><p class="empty">No sides yet.</p></div></section>
   <section><h2>Last reload</h2><div id="reload"><p class="empty">No reload since the start.</p></div></section>
   <section><h2>Recent warnings and errors</h2><div id="errors"><p class="empty">None since the start.</p></div></section>

@@ -3,6 +3,7 @@ import type { CoordinationStatus } from '../coordination/coordination-status.js'
 import type { Bot } from '../supervisor/bot.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
 import type { BacklogStatus } from './backlog-watch.js';
+import type { GatewaySideStatus, GatewayStatus } from './gateway-watch.js';
 import type { RecentError, RecentErrors } from './recent-errors.js';
 
 /** What `/status`, `/status.json`, `/readyz` and `groupwire status` show (docs/operations.md). */
@@ -21,6 +22,11 @@ export interface StatusSnapshot {
    * the rates over the last minute, and a warning while it falls behind (docs/operations.md "Backlogs").
    */
   backlogs: BacklogStatus[];
+  /**
+   * Each gateway: its sides (a chat, a relay's channel), each side's state, lines in and out, queue,
+   * last line and lag, and its last 15 minutes sampled (docs/operations.md "Gateways").
+   */
+  gateways: GatewayStatus[];
   /** The process's last warnings and errors, newest first. */
   errors: RecentError[];
   process: { rssBytes: number; heapUsedBytes: number; eventLoopLagMs: number };
@@ -73,7 +79,12 @@ export interface PluginStatusLine {
   timeouts: number;
   connection?: { state: string; detail?: string };
   queues?: Record<string, number>;
+  /** A relay's sides (its channels in gateways): lines in and out, queue, last line and lag. */
+  sides?: RelaySideStatus[];
 }
+
+/** One channel of a relay, as its row on the status page shows it (a GatewaySideStatus, without its history). */
+export type RelaySideStatus = Pick<GatewaySideStatus, 'side' | 'state' | 'linesIn' | 'linesOut' | 'queue' | 'lastLineAt' | 'lastLineSeconds' | 'lagSeconds'>;
 
 export interface SnapshotSources {
   bots(): readonly Bot[];
@@ -86,12 +97,15 @@ export interface SnapshotSources {
   coordination?(): CoordinationStatus;
   /** Every side's backlog (BacklogWatch.status). */
   backlogs?(): BacklogStatus[];
+  /** Every gateway and its sides (GatewayWatch.status). */
+  gateways?(): GatewayStatus[];
 }
 
 /** The whole process as the status page shows it, read now (cheap: counters and states, no I/O). */
 export function takeSnapshot(sources: SnapshotSources): StatusSnapshot {
   const now = Date.now();
-  const bots = sources.bots().map((bot) => botStatus(bot, now));
+  const gateways = sources.gateways?.() ?? [];
+  const bots = sources.bots().map((bot) => botStatus(bot, now, gateways));
   const memory = process.memoryUsage();
   const lastReload = sources.lastReload();
   const coordination = sources.coordination?.();
@@ -106,6 +120,7 @@ export function takeSnapshot(sources: SnapshotSources): StatusSnapshot {
     ready,
     bots,
     backlogs: sources.backlogs?.() ?? [],
+    gateways,
     errors: sources.errors.list(),
     process: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, eventLoopLagMs: Math.round(sources.eventLoopLagMs() * 100) / 100 },
     ...(lastReload ? { lastReload } : {}),
@@ -113,20 +128,37 @@ export function takeSnapshot(sources: SnapshotSources): StatusSnapshot {
   };
 }
 
-function botStatus(bot: Bot, now: number): BotStatus {
+function botStatus(bot: Bot, now: number, gateways: readonly GatewayStatus[]): BotStatus {
   const phase = bot.phase;
   const chats = bot.runners.map((runner) => chatStatus(runner, now));
-  const plugins = bot.pluginReports().map((report): PluginStatusLine => ({
-    instance: report.instance, plugin: report.plugin, ...report.chain,
-    ...(report.status.connection ? { connection: report.status.connection } : {}),
-    ...(report.status.queues ? { queues: report.status.queues } : {}),
-  }));
+  const plugins = bot.pluginReports().map((report): PluginStatusLine => {
+    const sides = relaySides(gateways, bot.name, report.instance);
+    return {
+      instance: report.instance, plugin: report.plugin, ...report.chain,
+      ...(report.status.connection ? { connection: report.status.connection } : {}),
+      ...(report.status.queues ? { queues: report.status.queues } : {}),
+      ...(sides.length > 0 ? { sides } : {}),
+    };
+  });
   let reason: string | undefined;
   if (phase === 'login_refused') reason = `login refused: ${bot.loginRefusal?.said ?? 'see the log'}`;
   else if (phase === 'starting') reason = 'starting (logging in, joining its chats)';
   else if (phase === 'stopping') reason = 'stopping';
   else if (chats.some((chat) => !chat.ready)) reason = 'some chats are not open';
   return { name: bot.name, phase, ready: reason === undefined, ...(reason ? { reason } : {}), chats, plugins };
+}
+
+/** A relay's channels in the gateways, once each (a channel may be in several gateways). */
+function relaySides(gateways: readonly GatewayStatus[], bot: string, instance: string): RelaySideStatus[] {
+  const sides = new Map<string, RelaySideStatus>();
+  for (const gateway of gateways) {
+    for (const side of gateway.sides) {
+      if (side.kind !== 'relay' || side.bot !== bot || side.instance !== instance || sides.has(side.side)) continue;
+      const { side: name, state, linesIn, linesOut, queue, lastLineAt, lastLineSeconds, lagSeconds } = side;
+      sides.set(name, { side: name, state, linesIn, linesOut, queue, lastLineAt, lastLineSeconds, lagSeconds });
+    }
+  }
+  return [...sides.values()];
 }
 
 function chatStatus(runner: ChatRunner, now: number): ChatStatus {

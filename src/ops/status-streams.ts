@@ -94,9 +94,14 @@ export class StatusStreams {
  * `lastMessageAt` and `now`): when this is unchanged, a tick says all there is to say.
  */
 function contentOf(snapshot: StatusSnapshot): string {
-  const { now: _now, uptimeSeconds: _uptime, process: _process, bots, ...rest } = snapshot;
+  const { now: _now, uptimeSeconds: _uptime, process: _process, bots, gateways, ...rest } = snapshot;
   return JSON.stringify({
     ...rest,
-    bots: bots.map((bot) => ({ ...bot, chats: bot.chats.map(({ secondsSinceLastMessage: _seconds, ...chat }) => chat) })),
+    bots: bots.map((bot) => ({
+      ...bot, chats: bot.chats.map(({ secondsSinceLastMessage: _seconds, ...chat }) => chat),
+      plugins: bot.plugins.map((plugin) => (plugin.sides ? { ...plugin, sides: plugin.sides.map(({ lastLineSeconds: _seconds, ...side }) => side) } : plugin)),
+    })),
+    // The sides' ages are worked out by the page from lastLineAt and now; the history changes at each sample.
+    gateways: (gateways ?? []).map((gateway) => ({ ...gateway, sides: gateway.sides.map(({ lastLineSeconds: _seconds, ...side }) => side) })),
   });
 }

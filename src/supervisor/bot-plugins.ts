@@ -15,6 +15,7 @@ import type {
 import { KeyValueStore } from '../store/kv-store.js';
 import type { Storage } from '../store/storage.js';
 import { gatewayStep, isGatewayStep } from './gateway-step.js';
+import { relaySideKey, type SideTraffic } from './side-traffic.js';
 import { carryOver, restartReasons, stopLink } from './reload-chain.js';
 
 
@@ -35,6 +36,8 @@ export interface BotPluginsOptions {
   chats(): ChatInfo[];
   /** The gateways of the process: relays get their port, and the chain ends with the gateway step. */
   gateways?: GatewayRouter;
+  /** Counts the lines each side hands to the gateways (the status page's "in"). */
+  linesIn?: SideTraffic;
 }
 
 /** The port of a relay no gateway uses (or of a plugin that is not a relay): it joins nothing. */
@@ -124,9 +127,13 @@ export class BotPlugins {
    */
   private portOf(bot: string, instance: string, channelKey?: (channel: string) => string): GatewayPort {
     const current = () => this.gateways?.port(bot, instance, channelKey) ?? NO_GATEWAY;
+    const key = channelKey ?? ((channel: string) => channel);
     return {
       channels: () => current().channels(),
-      receive: (channel, message) => current().receive(channel, message),
+      receive: (channel, message) => {
+        this.options.linesIn?.note(relaySideKey(instance, key(channel)));
+        return current().receive(channel, message);
+      },
       posted: (key, channel, nativeId) => current().posted(key, channel, nativeId),
       nativeOf: (key, channel) => current().nativeOf(key, channel),
     };
@@ -136,7 +143,7 @@ export class BotPlugins {
   private withGatewayStep(links: ChainLink[]): ChainLink[] {
     const bot = this.bot!.name;
     const gateways = this.gateways;
-    return gateways?.involves(bot) ? [...links, gatewayStep(gateways, bot, this.options.log.child({ plugin: 'gateway' }))] : links;
+    return gateways?.involves(bot) ? [...links, gatewayStep(gateways, bot, this.options.log.child({ plugin: 'gateway' }), this.options.linesIn)] : links;
   }
 
   /** Hands a member's message through the chain (start() must have run); while a reload swaps the chain, it waits. */

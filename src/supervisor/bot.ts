@@ -15,6 +15,7 @@ import type { BotInfo, ChatInfo, ChatTarget, PluginInstance } from '../pipeline/
 import { CursorStore } from '../store/cursor-store.js';
 import { OutboxFile } from '../store/outbox-file.js';
 import { FILE_STORAGE, type Storage } from '../store/storage.js';
+import { SideTraffic } from './side-traffic.js';
 import { sayRefusedChats, setUpChats, type ChatSetupSide } from './bot-chat-setup.js';
 import { BotPlugins, type PluginReport } from './bot-plugins.js';
 import { ChatSetupError } from './chat-directory.js';
@@ -81,6 +82,8 @@ export class Bot {
 
   /** Where the bot's state is kept. */
   readonly storage: Storage;
+  /** Lines each of the bot's sides handed to the gateways (the status page's "in" per side). */
+  readonly linesIn = new SideTraffic();
 
   constructor(private readonly options: BotOptions) {
     this.storage = options.storage ?? FILE_STORAGE;
@@ -95,7 +98,7 @@ export class Bot {
       stopping: this.stoppingSignal.signal, stopped: this.stopper.signal,
       send: (chat, text) => this.send(chat, text),
       chats: () => this.runners.map((r) => r.info),
-      gateways: options.gateways, storage: this.storage,
+      gateways: options.gateways, storage: this.storage, linesIn: this.linesIn,
     });
     options.gateways?.attach(this.gatewaySide());
     const bot = this;

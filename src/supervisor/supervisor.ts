@@ -166,6 +166,11 @@ export class Supervisor {
     };
   }
 
+  /** The gateways as planned now (none without gateways): the status page shows each with its sides. */
+  gatewayPlan(): readonly PlannedGateway[] {
+    return this.gateways?.gateways ?? [];
+  }
+
   /** The embedded service, when bots.yaml asked for one. */
   get localService(): LocalService | undefined {
     return this.service;
