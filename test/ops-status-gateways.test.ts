@@ -141,7 +141,7 @@ describe('ops endpoint: the gateways on the status page', () => {
 
   test('each side keeps at most 180 samples (15 minutes at 5 s): a process up for days holds no more', () => {
     let clock = 0;
-    const plan = [{ name: 'g', implied: false, endpoints: [{ kind: 'chat' as const, bot: 'nobody', chat: 'general', direction: 'inout' as const }] }];
+    const plan = [{ name: 'g', implied: false, throughChat: false, endpoints: [{ kind: 'chat' as const, bot: 'nobody', chat: 'general', direction: 'inout' as const }] }];
     const watch = new GatewayWatch({ bots: () => [], gateways: () => plan }, GATEWAY_SAMPLING.everyMs, () => clock);
     for (let n = 0; n < 1_000; n += 1) {
       watch.sample();
