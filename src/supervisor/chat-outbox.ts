@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ChatMessage } from '../api/types.js';
 import { sleep } from '../chat/backoff.js';
+import { readUntilDone } from './history-retry.js';
 import type { QueueBacklog } from '../store/durable-queue.js';
 import type { OutboxFile, OutboxItem } from '../store/outbox-file.js';
 import { chatSafeText, postableText } from '../text/chat-safe-text.js';
@@ -68,6 +69,9 @@ export class ChatOutbox {
   /** False from a (re)open until its catch-up is done: a post sent meanwhile could be mistaken for a lost one. */
   private ready = false;
   private confirmTimer: NodeJS.Timeout | undefined;
+  /** Opens of the socket so far: a reconcile of an older one stops once a newer one began. */
+  private opens = 0;
+  private stopped = false;
   private lastLookUp = 0;
   /** Refusals the socket brought that no post was matched with yet, oldest first. */
   private readonly refusals: Array<{ type: string; extra: string }> = [];
@@ -296,16 +300,18 @@ export class ChatOutbox {
     this.options.file.changed();
   }
 
-  /** Reads the history for the oldest sent post onwards; errors only delay confirmation. */
-  private async lookUp(): Promise<void> {
+  /** Reads the history for the oldest sent post onwards; errors only delay confirmation. Whether it was read (or nothing needed it). */
+  private async lookUp(): Promise<boolean> {
     const sent = this.sent();
-    if (sent.length === 0) return;
+    if (sent.length === 0) return true;
     const after = Math.min(...sent.map((item) => item.sentAfter ?? 0));
     this.lastLookUp = performance.now();
     try {
       await this.options.lookUp(after);
+      return true;
     } catch (error) {
       this.options.log.debug({ err: error }, 'could not read the history to confirm posts');
+      return false;
     }
   }
 
@@ -315,8 +321,10 @@ export class ChatOutbox {
    * plugin that awaits one of these very posts.
    */
   async reconcile(): Promise<void> {
-    await this.lookUp();
-    this.caughtUp();
+    const open = (this.opens += 1);
+    this.stopped = false; // an open after a stop runs again
+    // Only a read that succeeded tells which posts are missing; another open or a stop ends this one.
+    if (await readUntilDone(() => this.lookUp(), () => open === this.opens && !this.stopped, this.options.log)) this.caughtUp();
   }
 
   /**
@@ -368,6 +376,7 @@ export class ChatOutbox {
   }
 
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.confirmTimer);
     // Promises of this process end here; the posts stay in the file for the next start.
     this.promises.rejectAll(new PostFailedError('the bot stopped before the post was confirmed; it stays queued'));
