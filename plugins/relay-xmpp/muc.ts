@@ -94,7 +94,7 @@ export function errorCondition(stanza: Element): string {
   return stanza.getChild('error')?.children.find((child): child is Element => typeof child !== 'string' && child.attrs.xmlns === NS.stanzas)?.name ?? 'error';
 }
 
-export type JoinOutcome = { joined: true; nick: string } | { joined: false; condition: string; lasting: boolean };
+export type JoinOutcome = { joined: true; nick: string } | { joined: false; condition: string };
 
 /**
  * Joins `room` as `nick` with no history replayed (the archive is read instead, from the relay's own
@@ -108,15 +108,13 @@ export async function joinRoom(client: Client, room: string, nick: string, timeo
       (stanza.attrs.type === 'error' || (stanza.getChild('x', NS.mucUser)?.getChildren('status').some((s) => s.attrs.code === '110') ?? false)), timeoutMs);
     await client.send(xml('presence', { to: occupant }, xml('x', { xmlns: NS.muc }, xml('history', { maxstanzas: '0' }))));
     const presence = await answer;
-    if (!presence) return { joined: false, condition, lasting: false };
+    if (!presence) return { joined: false, condition };
     if (presence.attrs.type !== 'error') return { joined: true, nick: tried };
     condition = errorCondition(presence);
-    if (condition !== 'conflict') {
-      // Banned, members only, a password, no such service: the room's settings, not a moment's trouble.
-      return { joined: false, condition, lasting: ['forbidden', 'registration-required', 'not-authorized', 'item-not-found', 'not-allowed', 'remote-server-not-found'].includes(condition) };
-    }
+    // Banned, members only, a password, locked, no such room: the relay decides what to do.
+    if (condition !== 'conflict') return { joined: false, condition };
   }
-  return { joined: false, condition, lasting: false };
+  return { joined: false, condition };
 }
 
 /** Whether the room keeps an archive the relay can read (disco#info feature urn:xmpp:mam:2). */

@@ -95,11 +95,12 @@ export class XmppOutbound {
 
   /** The room was joined and its archive read in this session: lines may go to it. */
   roomReady(room: string): void {
+    this.gone.delete(room);
     this.ready.add(room);
     this.drain.wake();
   }
 
-  /** The room will not have the relay (banned, members only, no such room): its lines are dropped. */
+  /** The room will not have the relay by its settings (banned, members only, a password): its lines are dropped until it does. */
   roomGone(room: string): void {
     this.gone.add(room);
     this.drain.wake();

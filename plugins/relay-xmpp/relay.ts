@@ -6,6 +6,7 @@ import { XmppConnection } from './connection.js';
 import { XmppInbound } from './inbound.js';
 import { bareOf, errorCondition, hasArchive, joinRoom, NS, readRoomMessage } from './muc.js';
 import type { RelayXmppOptions } from './options.js';
+import { RoomAbsences } from './room-absences.js';
 import { XmppOutbound, type OutboundItem } from './outbound.js';
 import { renderLine } from './render.js';
 
@@ -14,7 +15,12 @@ type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
 /** The relay's posts: the room's stanza-id → the message id it was sent with (XEP-0308 corrections name the latter). */
 const POSTS = 'posts';
 const POSTS_KEPT = 2_000;
-const REJOIN_MS = 5_000;
+/**
+ * Refusals that are the room's settings (banned, members only, a password): an owner must change them,
+ * so the relay's lines for the room are dropped meanwhile (one queue serves every room: they would hold
+ * up the lines of the others). The relay still tries the room again, at the backoff's pace.
+ */
+const SETTINGS_REFUSALS = new Set(['forbidden', 'registration-required', 'not-authorized']);
 /** How long a stop waits for a room's chain (a join or an archive read in flight ends with the stream anyway). */
 const STOP_WAIT_MS = 5_000;
 
@@ -40,6 +46,10 @@ export class XmppRelay {
   private rooms: string[] = [];
   /** Counts sessions, so a join of an old session does not mark a room ready in a new one. */
   private session = 0;
+  /** Rooms not joined (yet), each tried again with backoff: the relay shows as down while there is one. */
+  private readonly absences = new RoomAbsences((room) => {
+    if (!this.stopper.signal.aborted && this.connection.online) this.join(room);
+  });
 
   constructor(
     private readonly options: RelayXmppOptions,
@@ -59,6 +69,8 @@ export class XmppRelay {
         offline: (reason) => {
           if (this.state === 'connected') this.state = 'connecting';
           this.detail = reason;
+          // A new session joins every room anyway; a resumed one still has them.
+          this.absences.pause();
           this.outbound.offline();
         },
         stanza: (stanza) => this.stanza(stanza),
@@ -92,7 +104,7 @@ export class XmppRelay {
       start: () => this.start(),
       stop: () => this.stop(),
       endpoint: { send: (channel, message) => this.send(channel, message) },
-      stats: () => ({ ...this.counters, queued: this.outbound.size }),
+      stats: () => ({ ...this.counters, queued: this.outbound.size, rooms: this.rooms.length, rooms_not_joined: this.absences.size, room_refusals: this.absences.refusals }),
       status: () => this.status(),
     };
   }
@@ -136,17 +148,19 @@ export class XmppRelay {
     const session = this.session;
     this.nicks.delete(room);
     this.caughtUp.delete(room);
+    this.absences.joining(room);
     void this.inbound.inOrder(room, async () => {
       try {
         await this.joinAndCatchUp(room, session);
       } catch (error) {
         // A new session joins every room anyway.
         if (session !== this.session || this.stopper.signal.aborted || !this.connection.online) return;
-        // An iq that timed out, an archive page refused: the room stays closed to the queue until it is read.
-        this.env.log.warn({ room, ...failureFields(error) }, 'could not join the XMPP room or read its archive; trying again');
-        setTimeout(() => {
-          if (session === this.session && !this.stopper.signal.aborted) this.join(room);
-        }, REJOIN_MS).unref();
+        // Locked, not made yet, the MUC service away, an iq that timed out, an archive page refused: the
+        // room stays closed to the queue (its lines wait) until it is joined and read.
+        const condition = error instanceof RoomRefusal ? error.condition : 'error';
+        const waitMs = this.absences.refused(room, condition);
+        this.env.log.warn({ room, condition, wait_ms: waitMs, ...(error instanceof RoomRefusal ? {} : failureFields(error)) },
+          'could not join the XMPP room or read its archive; trying again');
       }
     });
   }
@@ -155,18 +169,21 @@ export class XmppRelay {
     const client = this.connection.client;
     const joined = await joinRoom(client, room, this.options.nick);
     if (session !== this.session || this.stopper.signal.aborted) return;
-    if (!joined.joined && !joined.lasting) throw new Error(`the room did not let the relay in (${joined.condition})`);
     if (!joined.joined) {
-      this.env.log.error({ room, condition: joined.condition }, 'the XMPP room will not have the relay: lines for it are dropped');
-      this.outbound.roomGone(room);
-      return;
+      if (SETTINGS_REFUSALS.has(joined.condition)) {
+        this.env.log.error({ room, condition: joined.condition }, 'the XMPP room will not have the relay (its settings): lines for it are dropped until it does');
+        this.outbound.roomGone(room);
+      }
+      throw new RoomRefusal(joined.condition);
     }
     this.nicks.set(room, joined.nick);
     this.counters.joins += 1;
     if (await hasArchive(client, room)) await this.inbound.catchUp(client, room);
     else this.env.log.warn({ room }, 'the room keeps no archive (XEP-0313): what it says while the relay is away is not relayed, and a line lost in a crash may be sent twice');
-    if (session !== this.session) return;
+    // Put out of the room while its archive was read (a kick): the rejoin already waits its turn.
+    if (session !== this.session || !this.nicks.has(room)) return;
     this.caughtUp.add(room);
+    this.absences.joined(room);
     this.outbound.roomReady(room);
   }
 
@@ -195,22 +212,26 @@ export class XmppRelay {
     if (message) this.inbound.live(message);
   }
 
-  /** The relay's own presence in a room went away (kicked, the room shut down or restarted): it joins again. */
+  /**
+   * The relay's own presence in a room went away (kicked, the room destroyed, shut down or restarted):
+   * it joins again after the room's backoff wait (a room destroyed may be made again later).
+   */
   private presence(room: string, stanza: Element): void {
     const nick = this.nicks.get(room);
     const from = stanza.attrs.from ?? '';
     if (stanza.attrs.type !== 'unavailable' || nick === undefined || from.slice(from.indexOf('/') + 1) !== nick || this.stopper.signal.aborted) return;
-    const codes = stanza.getChild('x', NS.mucUser)?.getChildren('status').map((status) => status.attrs.code) ?? [];
-    // 301 banned, 321/322 no longer a member: the room will not have the relay back.
-    if (codes.some((code) => code === '301' || code === '321' || code === '322')) {
-      this.env.log.error({ room, codes }, 'the relay was removed from the XMPP room for good');
-      this.nicks.delete(room);
-      this.outbound.roomGone(room);
-      return;
-    }
-    this.env.log.warn({ room, codes }, 'the relay left the XMPP room; joining again');
+    const x = stanza.getChild('x', NS.mucUser);
+    const codes = x?.getChildren('status').map((status) => status.attrs.code) ?? [];
+    this.nicks.delete(room);
+    this.caughtUp.delete(room);
     this.outbound.roomLost(room);
-    this.join(room);
+    // 301 banned, 321/322 no longer a member: the room's settings; its lines are dropped until it lets the relay in.
+    const banned = codes.some((code) => code === '301' || code === '321' || code === '322');
+    if (banned) this.outbound.roomGone(room);
+    const why = banned ? 'banned' : x?.getChild('destroy') ? 'destroyed' : codes.includes('307') ? 'kicked' : codes.includes('332') ? 'service shut down' : 'left';
+    const waitMs = this.absences.refused(room, why);
+    const line = banned ? 'the relay was removed from the XMPP room: lines for it are dropped until it is let in again; trying again' : 'the relay is out of the XMPP room; joining again';
+    this.env.log[banned ? 'error' : 'warn']({ room, codes, why, wait_ms: waitMs }, line);
   }
 
   private connected(): void {
@@ -260,6 +281,7 @@ export class XmppRelay {
 
   private async stop(): Promise<void> {
     this.stopper.abort();
+    this.absences.pause();
     if (this.state !== 'failed') this.state = 'stopped';
     await this.outbound.stop();
     await this.connection.stop();
@@ -267,7 +289,18 @@ export class XmppRelay {
   }
 
   private status(): PluginStatus {
-    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_xmpp: this.outbound.size },
+    // Connected but out of a room (refused, kicked, still joining): down for /readyz, with the rooms and why.
+    const connection = this.state === 'connected' && this.absences.size > 0
+      ? { state: 'rooms-missing', detail: this.absences.describe(this.rooms.length) }
+      : { state: this.state, ...(this.detail ? { detail: this.detail } : {}) };
+    return { connection, queues: { to_xmpp: this.outbound.size },
       backlogs: { to_xmpp: { ...this.outbound.backlog, limit: 'the XMPP server (one line at a time, each confirmed by its reflection)' } } };
+  }
+}
+
+/** A room's refusal of the relay's join (a stanza error's condition, or `no answer`). */
+class RoomRefusal extends Error {
+  constructor(readonly condition: string) {
+    super(`the room did not let the relay in (${condition})`);
   }
 }

@@ -35,9 +35,15 @@ export class Prosody {
   tlsPort = 0;
   private child: ChildProcess | undefined;
   output = '';
+  private admins: string[] | undefined;
 
-  static async start(users: Record<string, string>): Promise<Prosody> {
+  /**
+   * `rooms.admins` may make rooms (no one else may: `restrict_room_creation = "admin"`), and a room
+   * made is locked until its owner configures it (`muc_room_locking`), as a real server's may be.
+   */
+  static async start(users: Record<string, string>, rooms: { admins?: string[] } = {}): Promise<Prosody> {
     const server = new Prosody();
+    server.admins = rooms.admins;
     server.port = await freePort();
     server.tlsPort = await freePort();
     await server.writeFiles();
@@ -133,13 +139,13 @@ allow_registration = false
 c2s_require_encryption = true
 ssl = { certificate = "${dir}/server.crt", key = "${dir}/server.key" }
 log = { { levels = { min = "info" }, to = "console" } }
--- A resumable session (XEP-0198) outlives a short drop.
+${this.admins ? `admins = { ${this.admins.map((user) => `"${user}@${this.domain}"`).join(', ')} }\n` : ''}-- A resumable session (XEP-0198) outlives a short drop.
 smacks_hibernation_time = 60
 VirtualHost "${this.domain}"
 Component "${this.muc}" "muc"
   modules_enabled = { "muc_mam" }
-  muc_room_locking = false
-  muc_room_default_persistent = true
+  muc_room_locking = ${this.admins ? 'true' : 'false'}
+${this.admins ? '  restrict_room_creation = "admin"\n' : ''}  muc_room_default_persistent = true
   muc_log_by_default = true
   muc_log_all_rooms = true
   max_history_messages = 50
@@ -224,6 +230,25 @@ export class RoomUser {
   /** As a moderator: sends `nick` out of the room (XEP-0045 kick). */
   async kick(nick: string): Promise<void> {
     await this.connection.request(xml('iq', { type: 'set', to: this.room }, xml('query', { xmlns: 'http://jabber.org/protocol/muc#admin' }, xml('item', { nick, role: 'none' }))));
+  }
+
+  /** Enters the room again (one destroyed is made anew by an admin's entering, locked until unlock()). */
+  async enter(): Promise<void> {
+    this.inRoom = false;
+    await this.connection.send(xml('presence', { to: `${this.room}/${this.nick}` }, xml('x', { xmlns: 'http://jabber.org/protocol/muc' }, xml('history', { maxstanzas: '0' }))));
+    await waitFor(`${this.nick} in ${this.room} again`, () => this.inRoom);
+  }
+
+  /** As the owner of a room just made (locked): accepts the default configuration, which unlocks it (XEP-0045 10.1.2). */
+  async unlock(): Promise<void> {
+    await this.connection.request(xml('iq', { type: 'set', to: this.room },
+      xml('query', { xmlns: 'http://jabber.org/protocol/muc#owner' }, xml('x', { xmlns: 'jabber:x:data', type: 'submit' }))));
+  }
+
+  /** As the owner: destroys the room (XEP-0045 10.9); its occupants are told and put out. */
+  async destroy(): Promise<void> {
+    await this.connection.request(xml('iq', { type: 'set', to: this.room },
+      xml('query', { xmlns: 'http://jabber.org/protocol/muc#owner' }, xml('destroy', {}, xml('reason', {}, 'made again')))));
   }
 
   /** As an owner: bans the account `jid` from the room (affiliation outcast). */
