@@ -24,8 +24,12 @@ export interface Counters {
   skipped: number;
   /** Socket Mode connections opened again after the first. */
   reconnects: number;
+  /** Messages read back from channel history (conversations.history / .replies) after the relay was away; duplicates of events included. */
+  caught_up: number;
+  /** conversations.history / .replies calls made to catch up. */
+  catch_up_requests: number;
 }
 
 export function counters(): Counters {
-  return { relayed_out: 0, recovered: 0, edited_out: 0, deleted_out: 0, dropped: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0 };
+  return { relayed_out: 0, recovered: 0, edited_out: 0, deleted_out: 0, dropped: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0, caught_up: 0, catch_up_requests: 0 };
 }

@@ -68,7 +68,7 @@ interface EventCallback {
 }
 
 /** Message subtypes that are new messages; other subtypes (joins, topics, bots, ...) are not relayed. */
-const NEW_MESSAGE_SUBTYPES = new Set([undefined, 'me_message', 'thread_broadcast', 'file_share']);
+export const NEW_MESSAGE_SUBTYPES = new Set<string | undefined>([undefined, 'me_message', 'thread_broadcast', 'file_share']);
 
 export type Admission = { item: InboundItem; keys: string[] } | { ignored: string };
 

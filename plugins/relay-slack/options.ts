@@ -44,6 +44,19 @@ export const relaySlackOptions = z.strictObject({
   unfurl: z.boolean().default(false),
   /** At most this many posts wait for Slack; past it, a post is refused loudly (never dropped silently). */
   queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
+  /**
+   * Reading back what channels said while the relay was away (conversations.history, .replies): at
+   * start, and after a reconnect that followed a gap of `after_gap_seconds` or more. Slack allows most
+   * apps 50 calls a minute (Tier 3); an app made since 29 May 2025 for distribution outside the
+   * Marketplace only 1 a minute of 15 messages: `requests_per_minute: 1, page_size: 15`.
+   */
+  catch_up: z.strictObject({
+    enabled: z.boolean().default(true),
+    /** Slack retries an event three times, the last about 5 minutes after the first try: a shorter gap relies on those. 0: after every reconnect. */
+    after_gap_seconds: z.number().int().min(0).max(86_400).default(300),
+    requests_per_minute: z.number().min(0.1).max(600).default(50),
+    page_size: z.number().int().min(1).max(999).default(200),
+  }).prefault({}),
   /** How long one Web API call may take. */
   request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
 });

@@ -22,8 +22,8 @@ export interface SocketOptions {
   onEnvelope(envelope: Envelope): void;
   /** The app token is refused: the link stops for good. */
   onFatal(failure: SlackFailure): void;
-  /** Every connection after the first. */
-  onReconnect(): void;
+  /** Every connection after the first, with how long the relay was without one (ms). */
+  onReconnect(downMs: number): void;
   /** apps.connections.open was rate limited. */
   onRateLimited(): void;
 }
@@ -90,6 +90,8 @@ export class SocketModeLink {
     const { log } = this.options;
     const signal = this.stopper.signal;
     let attempt = 0;
+    /** When the last open connection ended (the gap a reconnect closes starts there). */
+    let endedAt = Date.now();
     while (!signal.aborted) {
       let retryAfterMs = 0;
       this.state = 'connecting';
@@ -98,11 +100,12 @@ export class SocketModeLink {
         await this.connect();
         if (signal.aborted) break;
         this.connections += 1;
-        if (this.connections > 1) this.options.onReconnect();
+        if (this.connections > 1) this.options.onReconnect(Date.now() - endedAt);
         this.state = 'open';
         log.info({ connections: this.connections }, 'Socket Mode connected');
         const openedAt = Date.now();
         await this.untilDisconnected();
+        endedAt = Date.now();
         if (Date.now() - openedAt >= STABLE_MS) attempt = 0;
         if (signal.aborted) break;
         log.info('Socket Mode connection ended; connecting again');

@@ -20,12 +20,18 @@ const HISTORY_LIMIT = { fallback: 100, max: 999 };
 const REPLIES_LIMIT = { fallback: 1000, max: 1000 };
 
 export function conversationsHistory(messages: Iterable<StoredMessage>, args: Record<string, string>): Listing {
-  const inChannel = [...messages].filter((m) => !m.thread_ts || m.thread_ts === m.ts || m.subtype === 'thread_broadcast');
+  const all = [...messages];
+  const inChannel = all.filter((m) => !m.thread_ts || m.thread_ts === m.ts || m.subtype === 'thread_broadcast');
   const page = paged(inChannel, (a, b) => compareTs(b, a), args, HISTORY_LIMIT);
   if ('error' in page) return page;
+  // A thread's parent carries its thread_ts (its own ts), reply_count and latest_reply, as Slack's does.
+  const withThread = (m: StoredMessage): StoredMessage => {
+    const replies = all.filter((r) => r.thread_ts === m.ts && r.ts !== m.ts);
+    return replies.length === 0 ? m : { ...m, thread_ts: m.ts, reply_count: replies.length, latest_reply: replies.map((r) => r.ts).sort(compareTs).at(-1)! } as StoredMessage;
+  };
   return {
     body: {
-      messages: page.messages.map((m) => present(m, args)), has_more: page.hasMore, pin_count: 0,
+      messages: page.messages.map((m) => present(withThread(m), args)), has_more: page.hasMore, pin_count: 0,
       channel_actions_ts: null, channel_actions_count: 0, response_metadata: { next_cursor: page.next },
     },
   };

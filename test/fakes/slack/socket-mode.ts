@@ -45,6 +45,14 @@ export class SocketMode {
   readonly sent: SentEnvelope[] = [];
   /** Connections opened (hello sent), in all. */
   opened = 0;
+  /**
+   * How long Slack goes on trying an event no connection took: its Events API retries a failed
+   * delivery three times, nearly at once, after a minute and after five minutes, then drops it. An
+   * envelope still waiting for a connection past this is dropped (kept in `expired`).
+   */
+  giveUpAfterMs = 5 * 60_000;
+  readonly expired: SentEnvelope[] = [];
+  private readonly firstTried = new WeakMap<SentEnvelope, number>();
   private readonly server = new WebSocketServer({ noServer: true });
   private readonly tickets = new Set<string>();
   private readonly connections = new Set<Connection>();
@@ -80,7 +88,10 @@ export class SocketMode {
       debug_info: { host: `applink-fake-${connection.id}`, build_number: 1, approximate_connection_time: 18060 },
       connection_info: { app_id: APP_ID },
     }));
-    for (const envelope of this.pending.splice(0)) this.deliver(envelope);
+    for (const envelope of this.pending.splice(0)) {
+      if (Date.now() - (this.firstTried.get(envelope) ?? Date.now()) > this.giveUpAfterMs) this.expired.push(envelope);
+      else this.deliver(envelope);
+    }
   }
 
   private received(connection: Connection, text: string): void {
@@ -138,6 +149,7 @@ export class SocketMode {
   private deliver(envelope: SentEnvelope): void {
     const connection = this.openConnections().at(-1);
     if (!connection) {
+      if (!this.firstTried.has(envelope)) this.firstTried.set(envelope, Date.now());
       this.pending.push(envelope);
       return;
     }
