@@ -66,4 +66,25 @@ describe('relay-slack: catch-up from history', () => {
     expect(setup.stats().caught_up).toBe(8);
     expect(setup.stats().ignored).toBeGreaterThanOrEqual(1);
   });
+
+  test('a reconnect after a gap longer than after_gap_seconds reads the channel back: what Slack dropped arrives once, in order', { timeout: 30_000 }, async () => {
+    setup = await relaySetup({ with: { catch_up: { after_gap_seconds: 0, requests_per_minute: 600 } } });
+    const { slack } = setup;
+    slack.socket.giveUpAfterMs = 200;
+    await setup.start();
+    await setup.connections(1);
+    slack.message(GENERAL, ALICE, 'connected');
+    await waitFor('the first line', async () => (await setup!.relayed('general')).length === 1);
+    const callsBefore = setup.stats().catch_up_requests ?? 0;
+    // The link drops and Socket Mode refuses three new connections: the relay is away for a few seconds.
+    slack.fault('apps.connections.open', { times: 3, error: 'internal_error' });
+    slack.socket.drop();
+    for (let n = 1; n <= 3; n += 1) slack.message(GENERAL, BOB, `during the drop ${n}`);
+    await setup.connections(2);
+    await waitFor('the dropped lines', async () => (await setup!.relayed('general')).length === 4);
+    expect(await setup.relayed('general')).toEqual(['<alice.l> connected', ...[1, 2, 3].map((n) => `<Bob Builder> during the drop ${n}`)]);
+    expect(slack.socket.expired).toHaveLength(3);
+    expect(setup.stats()).toMatchObject({ caught_up: 3, failed: 0, reconnects: 1 });
+    expect(setup.stats().catch_up_requests).toBeGreaterThan(callsBefore);
+  });
 });

@@ -2,6 +2,8 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { KeyValueStore } from '../../src/index.js';
 import { classify, failureReason } from './errors.js';
+import { NEW_MESSAGE_SUBTYPES } from './intake.js';
+import type { Envelope } from './socket.js';
 import { sleep } from './timing.js';
 
 /** What catch-up reads of a Slack message (conversations.history / .replies). */
@@ -30,9 +32,9 @@ export interface CatchUpOptions {
   channels(): string[];
   /** A message read from history, oldest first: taken through the same intake and dedupe as a live event. */
   take(channel: string, message: HistoryMessage): void;
-  /** Live new messages held back for `channel` while it was read: handed back when it is done. */
-  release(channel: string): void;
-  counters: { caught_up: number; catch_up_requests: number; rate_limited: number };
+  /** A live new message held back while its channel was read, taken now (false: it could not be queued). */
+  takeHeld(envelope: Envelope): boolean;
+  counters: { caught_up: number; catch_up_requests: number; rate_limited: number; failed: number };
   signal: AbortSignal;
 }
 
@@ -60,6 +62,8 @@ export class SlackCatchUp {
   private readonly marks: Record<string, string>;
   private readonly threads: Record<string, string[]>;
   private readonly reading = new Set<string>();
+  /** Live new messages of channels being read back, by channel: taken once the read is done. */
+  private readonly held = new Map<string, Envelope[]>();
   private lastCall = 0;
   private running: Promise<void> = Promise.resolve();
 
@@ -68,9 +72,19 @@ export class SlackCatchUp {
     this.threads = { ...(options.store.get<Record<string, string[]>>(THREADS) ?? {}) };
   }
 
-  /** Whether live new messages of `channel` are held back now (it is being read). */
-  holding(channel: string): boolean {
-    return this.reading.has(channel);
+  /**
+   * A live new message of a channel whose history is being read is held back (and may be acknowledged:
+   * were the relay to stop first, the next read finds it), so that it follows what was said before it.
+   * Answers whether it was held.
+   */
+  hold(envelope: Envelope): boolean {
+    const event = (envelope.body as { event?: { type?: string; subtype?: string; channel?: string } } | undefined)?.event;
+    if (envelope.type !== 'events_api' || event?.type !== 'message' || !event.channel || !NEW_MESSAGE_SUBTYPES.has(event.subtype)) return false;
+    if (!this.reading.has(event.channel)) return false;
+    const held = this.held.get(event.channel) ?? [];
+    held.push(envelope);
+    this.held.set(event.channel, held);
+    return true;
   }
 
   /** A new message was taken (live or read): the channel's mark moves to it; a reply's thread is remembered. */
@@ -87,6 +101,7 @@ export class SlackCatchUp {
     if (!this.options.settings.enabled) return Promise.resolve();
     const channels = this.options.channels();
     for (const channel of channels) this.reading.add(channel);
+    // all() catches what a channel's read throws: the chain never rejects.
     this.running = this.running.then(() => this.all(channels));
     return this.running;
   }
@@ -104,7 +119,7 @@ export class SlackCatchUp {
         this.options.log.warn({ channel, code: classify(error).code, reason: failureReason(error) }, 'reading a Slack channel\'s history failed; the next catch-up starts from the same message');
       } finally {
         this.reading.delete(channel);
-        this.options.release(channel);
+        this.release(channel);
       }
     }
   }
@@ -137,6 +152,25 @@ export class SlackCatchUp {
     const newest = read.at(-1)?.ts;
     if (newest) this.taken(channel, newest);
     if (read.length > 0) this.options.log.info({ channel, read: read.length, since: mark }, 'read what the Slack channel said while the relay was away');
+  }
+
+  /** The channel was read back: what came live meanwhile is taken now, oldest first (what the read took is seen already). */
+  private release(channel: string): void {
+    const held = this.held.get(channel) ?? [];
+    this.held.delete(channel);
+    const tsOf = (envelope: Envelope) => String((envelope.body as { event?: { ts?: string } }).event?.ts ?? '');
+    for (const envelope of held.sort((a, b) => compareTs(tsOf(a), tsOf(b)))) {
+      let taken = false;
+      try {
+        taken = this.options.takeHeld(envelope);
+      } catch (error) {
+        this.options.log.debug({ err: error, channel }, 'a held Slack message failed');
+      }
+      if (!taken) {
+        this.options.counters.failed += 1;
+        this.options.log.error({ channel }, 'a Slack message held during a catch-up could not be queued; the next catch-up reads it again');
+      }
+    }
   }
 
   /** Every message of a paged method, page by page, each call paced and a 429 waited out. */

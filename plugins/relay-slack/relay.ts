@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
 import { DurableQueue, failureFields, MsgNumMarks, QueueFullError, type ChatReset, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
-import { compareTs, SlackCatchUp, type HistoryMessage } from './catch-up.js';
+import { SlackCatchUp, type HistoryMessage } from './catch-up.js';
 import { ChannelIds } from './channel-ids.js';
 import { ChannelMap, channelKey } from './channels.js';
 import { counters } from './counters.js';
 import { SlackDirectory } from './directory.js';
 import { classify, describe, failureReason, type SlackFailure } from './errors.js';
-import { admit, NEW_MESSAGE_SUBTYPES, type InboundItem, type SlackSelf } from './intake.js';
+import { admit, type InboundItem, type SlackSelf } from './intake.js';
 import { Inbound } from './inbound.js';
 import type { RelaySlackOptions } from './options.js';
 import { Outbound, type OutboundItem } from './outbound.js';
@@ -42,8 +42,6 @@ export class SlackRelay {
   private readonly marks: MsgNumMarks;
   private readonly self: SlackSelf = {};
   private readonly catchUp: SlackCatchUp;
-  /** Live new messages of channels being read back, by channel: handed on once the read is done. */
-  private readonly held = new Map<string, Envelope[]>();
   private readonly stopper = new AbortController();
   private failure: SlackFailure | undefined;
   private booting: Promise<void> | undefined;
@@ -87,7 +85,7 @@ export class SlackRelay {
       web: this.web, store: env.store, log, settings: options.catch_up, counters: this.counters, signal: this.stopper.signal,
       channels: () => [...new Set(this.env.gateway.channels().flatMap((ref) => ids.idOf(ref) ?? []))],
       take: (channel, message) => this.caughtUp(channel, message),
-      release: (channel) => this.release(channel),
+      takeHeld: (envelope) => this.admit(envelope),
     });
     this.socket = new SocketModeLink({
       appToken: options.app_token, apiUrl: options.api_url, timeoutMs: options.request_timeout_ms, log,
@@ -200,7 +198,7 @@ export class SlackRelay {
    */
   private take(envelope: Envelope): void {
     try {
-      if (!this.hold(envelope) && !this.admit(envelope)) return;
+      if (!this.catchUp.hold(envelope) && !this.admit(envelope)) return;
     } catch (error) {
       this.counters.failed += 1;
       this.env.log.error({ err: error, envelope: envelope.envelope_id }, 'a Slack envelope could not be handled; it is not acknowledged');
@@ -233,35 +231,6 @@ export class SlackRelay {
       if (item.kind === 'message' || item.kind === 'action') this.catchUp.taken(item.channel, item.ts, item.thread_ts);
     }
     return true;
-  }
-
-  /**
-   * A live new message of a channel whose history is being read is held back (and acknowledged: were
-   * the relay to stop first, the next read finds it), so that it follows what was said before it.
-   */
-  private hold(envelope: Envelope): boolean {
-    const event = (envelope.body as { event?: { type?: string; subtype?: string; channel?: string } } | undefined)?.event;
-    if (envelope.type !== 'events_api' || event?.type !== 'message' || !event.channel || !NEW_MESSAGE_SUBTYPES.has(event.subtype)) return false;
-    if (!this.catchUp.holding(event.channel)) return false;
-    const held = this.held.get(event.channel) ?? [];
-    held.push(envelope);
-    this.held.set(event.channel, held);
-    return true;
-  }
-
-  /** The channel was read back: what came live meanwhile is taken now, oldest first (what the read took already is seen). */
-  private release(channel: string): void {
-    const held = this.held.get(channel) ?? [];
-    this.held.delete(channel);
-    const tsOf = (envelope: Envelope) => String((envelope.body as { event?: { ts?: string } }).event?.ts ?? '');
-    for (const envelope of held.sort((a, b) => compareTs(tsOf(a), tsOf(b)))) {
-      try {
-        this.admit(envelope);
-      } catch (error) {
-        this.counters.failed += 1;
-        this.env.log.error({ err: error, channel }, 'a Slack message held during a catch-up could not be handled; the next catch-up reads it again');
-      }
-    }
   }
 
   /** A message read from a channel's history: the intake of a live event, without an event id (its channel+ts is the dedupe key). */
