@@ -65,6 +65,8 @@ export class XmppRelay {
           this.counters.resumes += 1;
           this.connected();
           this.outbound.resumed(this.caughtUp);
+          // The rooms it was not in (their retries paused with the drop, or a join cut short) are tried now.
+          for (const room of this.absences.rooms()) this.join(room);
         },
         offline: (reason) => {
           if (this.state === 'connected') this.state = 'connecting';

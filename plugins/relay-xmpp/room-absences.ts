@@ -33,6 +33,11 @@ export class RoomAbsences {
     return this.absent.size;
   }
 
+  /** The rooms missing now. */
+  rooms(): string[] {
+    return [...this.absent.keys()];
+  }
+
   /** The room is being joined (a new session, a rejoin): missing until it is joined and read. */
   joining(room: string): void {
     const absence = this.absent.get(room);
