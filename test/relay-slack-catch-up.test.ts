@@ -76,8 +76,8 @@ describe('relay-slack: catch-up from history', () => {
     slack.message(GENERAL, ALICE, 'connected');
     await waitFor('the first line', async () => (await setup!.relayed('general')).length === 1);
     const callsBefore = setup.stats().catch_up_requests ?? 0;
-    // The link drops and Socket Mode refuses three new connections: the relay is away for a few seconds.
-    slack.fault('apps.connections.open', { times: 3, error: 'internal_error' });
+    // The link drops and Socket Mode refuses two new connections: the relay is away for a few seconds.
+    slack.fault('apps.connections.open', { times: 2, error: 'internal_error' });
     slack.socket.drop();
     for (let n = 1; n <= 3; n += 1) slack.message(GENERAL, BOB, `during the drop ${n}`);
     await setup.connections(2);
