@@ -28,7 +28,7 @@ export class IdempotencyKeys {
   }
 
   static open(path: string, storage: Storage, ttlMs: number): IdempotencyKeys {
-    return new IdempotencyKeys(DurableQueue.open<Remembered>(path, { storage, maxItems: MAX_KEPT }), ttlMs);
+    return new IdempotencyKeys(DurableQueue.open<Remembered>(path, { storage, maxItems: MAX_KEPT, window: Number.POSITIVE_INFINITY }), ttlMs);
   }
 
   private static id(client: string, key: string): string {

@@ -31,7 +31,7 @@ export class ChannelLog {
   }
 
   static open(path: string, storage: Storage, keep: number): ChannelLog {
-    return new ChannelLog(DurableQueue.open<LogEntry>(path, { storage, maxItems: keep + 1 }), keep);
+    return new ChannelLog(DurableQueue.open<LogEntry>(path, { storage, maxItems: keep + 1, window: Number.POSITIVE_INFINITY }), keep);
   }
 
   /** The newest line's number (0 before the first). */

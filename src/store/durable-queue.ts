@@ -1,4 +1,6 @@
+import { readSync, openSync, closeSync } from 'node:fs';
 import { JsonLinesFile } from './json-lines-file.js';
+import { QueueFile, type QueueEntry } from './queue-file.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 export interface QueueOptions<T = unknown> {
@@ -16,7 +18,16 @@ export interface QueueOptions<T = unknown> {
   keyOf?: (item: T) => string;
   /** The clock of queuedAt (tests). */
   now?: () => number;
+  /**
+   * Items kept in memory from the head (files storage only; default DEFAULT_WINDOW): the rest wait in
+   * the journal alone and are read back a batch at a time as the head drains. Infinity keeps them all
+   * (a queue whose owner reads it at random, bounded by maxItems). Redis storage keeps every item in memory.
+   */
+  window?: number;
 }
+
+/** Items of a file-backed queue held in memory, from the head (#32 part 3, docs/operations.md "Backlogs"). */
+export const DEFAULT_WINDOW = 1000;
 
 /**
  * What a queue says of its backlog (#32 part 3), read in O(1): how many items wait, when the oldest was
@@ -42,52 +53,100 @@ const COMPACT_AFTER = 1000;
 const CUT_AFTER = 1024;
 
 /**
- * One line of the queue's journal: items pushed (`at`: when, ms since the epoch; absent in files of
- * earlier versions), so many items taken from the front, or the queue's note set (with a shift, or alone).
- */
-type QueueEntry<T> = { push: T[]; at?: number } | { shift: number; note?: unknown } | { note: unknown };
-
-/**
  * A first-in first-out queue kept in a file, for relays that must not lose what they have not
  * delivered yet. Every change is appended to the file synchronously before the call returns (a
  * journal of JSON lines, see JsonLinesFile), so an item pushed is an item that survives a crash; the
  * file is rewritten with only the waiting items once the journal is twice as long as they are (and
  * at least COMPACT_AFTER lines). A push or a shift costs the same at 50,000 waiting as at 10 (#32 part
  * 3): one line appended, no pass over the items (a shift moves an index; hasKey() is a look-up), and the
- * rewrites, amortised, at most one item's line per change. Every waiting item is held in memory
- * (docs/operations.md "Backlogs": maxItems bounds it).
+ * rewrites, amortised, at most one item's line per change.
+ *
+ * Memory (files storage): at most `window` items from the head are held (QueueFile keeps the rest in
+ * the journal and reads the next batch once fewer than half the window remain), plus the newest item
+ * and, with keyOf, a count per key of every waiting item (docs/operations.md "Backlogs"). Other
+ * storages hold every waiting item (maxItems bounds them).
  *
  * A queue also keeps one small note, written in the same journal (so with the same durability, and in
  * the same append as a shift): what its owner must remember about delivery along with the items, such
  * as the server's id of the last item delivered, or that the head item's sending has begun.
  */
 export class DurableQueue<T> {
-  /** The waiting items are items[start..]: a shift moves `start`, the array is cut now and then (amortised O(1)). */
+  /** The items in memory are items[start..]: a shift moves `start`, the array is cut now and then (amortised O(1)). */
   private items: T[] = [];
   /** When each item was pushed (ms since the epoch), beside items. */
   private times: number[] = [];
   private start = 0;
+  /** The newest waiting item (it may be on disk only). */
+  private tail: T | undefined;
   private currentNote: unknown;
   private warned = false;
   private readonly keys = new Map<string, number>();
   private pushed = 0;
   private taken = 0;
+  private readonly window: number;
 
   private constructor(
-    private readonly file: Journal | undefined,
+    /** A journal holding every waiting item in memory (Redis, tests), or a windowed file. */
+    private readonly file: Journal | QueueFile<T> | undefined,
     private readonly options: QueueOptions<T>,
-  ) {}
+  ) {
+    this.window = file instanceof QueueFile ? Math.max(2, options.window ?? DEFAULT_WINDOW) : Number.POSITIVE_INFINITY;
+  }
 
   static open<T>(path: string, options: QueueOptions<T> = {}): DurableQueue<T> {
     const storage = options.storage ?? FILE_STORAGE;
     const now = (options.now ?? Date.now)();
+    if (storage === FILE_STORAGE) return DurableQueue.openFile(path, options, now);
     const { items, times, note } = DurableQueue.parse<T>(storage.readText(path), path, now);
     const queue = new DurableQueue<T>(storage.journal(path, DurableQueue.snapshot(items, times, note)), options);
     queue.items = items;
     queue.times = times;
+    queue.tail = items.at(-1);
     queue.currentNote = note;
     for (const item of items) queue.countKey(item, 1);
     return queue;
+  }
+
+  /** A queue in a file, read line by line: the window's items from the head are held, the rest stays on disk. */
+  private static openFile<T>(path: string, options: QueueOptions<T>, now: number): DurableQueue<T> {
+    const window = Math.max(2, options.window ?? DEFAULT_WINDOW);
+    const tail: { item?: T } = {};
+    const keys = new Map<string, number>();
+    let opened: { file: QueueFile<T>; head: { items: T[]; times: number[] }; note: unknown };
+    if (DurableQueue.firstByte(path) === '[') {
+      // Files written before the journal held the whole queue as one JSON array: read whole, once.
+      const { items, times } = DurableQueue.parse<T>(JsonLinesFile.readText(path), path, now);
+      opened = { file: QueueFile.create(path, { items, times }, undefined), head: { items, times }, note: undefined };
+      tail.item = items.at(-1);
+    } else {
+      opened = QueueFile.open<T>(path, now, window, (item) => {
+        tail.item = item;
+        DurableQueue.count(keys, options.keyOf, item, 1);
+      });
+    }
+    const queue = new DurableQueue<T>(opened.file, options);
+    queue.items = opened.head.items;
+    queue.times = opened.head.times;
+    queue.tail = tail.item;
+    queue.currentNote = opened.note;
+    if (keys.size > 0) for (const [key, count] of keys) queue.keys.set(key, count);
+    else for (const item of queue.items) queue.countKey(item, 1);
+    return queue;
+  }
+
+  private static firstByte(path: string): string | undefined {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch {
+      return undefined;
+    }
+    try {
+      const byte = Buffer.alloc(1);
+      return readSync(fd, byte, 0, 1, 0) === 1 ? byte.toString('latin1') : undefined;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** The items waiting in a queue's file, without opening it (tools and tests; the owner may be writing). */
@@ -153,7 +212,17 @@ export class DurableQueue<T> {
   }
 
   get size(): number {
+    return this.inMemory + this.onDisk;
+  }
+
+  /** Waiting items held in memory (at most the window, but for a file of an earlier version read whole). */
+  get inMemory(): number {
     return this.items.length - this.start;
+  }
+
+  /** Waiting items kept in the journal only. */
+  private get onDisk(): number {
+    return this.file instanceof QueueFile ? this.file.onDisk : 0;
   }
 
   get maxItems(): number {
@@ -170,13 +239,20 @@ export class DurableQueue<T> {
       throw new QueueFullError(`queue full (${this.size} of ${this.maxItems})`);
     }
     const at = (this.options.now ?? Date.now)();
-    for (const item of items) {
-      this.items.push(item);
-      this.times.push(at);
+    const entry: QueueEntry<T> = { push: items, at };
+    // Written first: the line's offset is where the items past the window are found again.
+    const offset = this.file instanceof QueueFile ? this.file.append(entry) : -1;
+    items.forEach((item, index) => {
+      if (this.file instanceof QueueFile && (this.file.onDisk > 0 || this.inMemory >= this.window)) this.file.addOnDisk(offset, index);
+      else {
+        this.items.push(item);
+        this.times.push(at);
+      }
       this.countKey(item, 1);
-    }
+    });
+    if (items.length > 0) this.tail = items.at(-1);
     this.pushed += items.length;
-    this.write({ push: items, at });
+    this.write(entry);
     const mark = this.maxItems * (this.options.highWater ?? 0.8);
     if (this.size >= mark && !this.warned) {
       this.warned = true;
@@ -190,18 +266,27 @@ export class DurableQueue<T> {
 
   /** The newest item. */
   last(): T | undefined {
-    return this.size > 0 ? this.items[this.items.length - 1] : undefined;
+    return this.size > 0 ? this.tail : undefined;
   }
 
   /** The first `count` items, oldest first, without taking them. */
   head(count: number): T[] {
-    return this.items.slice(this.start, this.start + Math.max(0, count));
+    return this.range(0, count);
   }
 
-  /** `count` items from the `from`th waiting one (0: the oldest), without taking them. */
+  /** `count` items from the `from`th waiting one (0: the oldest), without taking them (past the window: read from the journal). */
   range(from: number, count: number): T[] {
     const begin = this.start + Math.max(0, from);
-    return this.items.slice(begin, Math.min(this.items.length, begin + Math.max(0, count)));
+    const end = begin + Math.max(0, count);
+    const found = this.items.slice(begin, Math.min(this.items.length, end));
+    if (end <= this.items.length || !(this.file instanceof QueueFile) || this.file.onDisk === 0) return found;
+    let index = this.items.length;
+    for (const item of this.file.values()) {
+      if (index >= end) break;
+      if (index >= begin) found.push(item);
+      index += 1;
+    }
+    return found;
   }
 
   /** Whether an item of this key (options.keyOf) waits: a look-up, not a pass. */
@@ -216,6 +301,8 @@ export class DurableQueue<T> {
    */
   shift(count = 1, note?: unknown): T[] {
     const taken = this.head(count);
+    // Items past the window (a shift longer than what is in memory) are read back before they go.
+    if (taken.length > this.inMemory) this.refill(taken.length - this.inMemory);
     this.start += taken.length;
     for (const item of taken) this.countKey(item, -1);
     this.taken += taken.length;
@@ -223,6 +310,7 @@ export class DurableQueue<T> {
     if (note !== undefined) this.currentNote = note;
     if (taken.length > 0) this.write(note !== undefined ? { shift: taken.length, note } : { shift: taken.length });
     else if (note !== undefined) this.write({ note });
+    if (this.onDisk > 0 && this.inMemory < this.window / 2) this.refill(this.window - this.inMemory);
     return taken;
   }
 
@@ -237,15 +325,28 @@ export class DurableQueue<T> {
     this.write({ note: note ?? null });
   }
 
-  /** The items, oldest first, one at a time (no copy; do not change the queue while iterating). */
+  /** The items, oldest first, one at a time (no copy; past the window read from the journal; do not change the queue while iterating). */
   *values(): IterableIterator<T> {
     for (let index = this.start; index < this.items.length; index += 1) yield this.items[index]!;
+    if (this.file instanceof QueueFile) yield* this.file.values();
   }
 
-  /** Every item, oldest first (the array is cut to them first: call it at open or rarely, not per item). */
+  /** Every item, oldest first (the array is cut to them first: call it at open or rarely, not per item; past the window, a copy). */
   all(): readonly T[] {
+    if (this.onDisk > 0) return [...this.values()];
     if (this.start > 0) this.cut();
     return this.items;
+  }
+
+  /** Reads up to `count` more items from the journal into memory. */
+  private refill(count: number): void {
+    if (!(this.file instanceof QueueFile)) return;
+    const more = this.file.take(count);
+    if (this.start > 0) this.cut();
+    for (let index = 0; index < more.items.length; index += 1) {
+      this.items.push(more.items[index]!);
+      this.times.push(more.times[index]!);
+    }
   }
 
   /** Drops the taken items from the front of the arrays. */
@@ -256,18 +357,31 @@ export class DurableQueue<T> {
   }
 
   private countKey(item: T, change: 1 | -1): void {
-    const keyOf = this.options.keyOf;
-    if (!keyOf) return;
-    const key = keyOf(item);
-    const count = (this.keys.get(key) ?? 0) + change;
-    if (count > 0) this.keys.set(key, count);
-    else this.keys.delete(key);
+    DurableQueue.count(this.keys, this.options.keyOf, item, change);
   }
 
+  private static count<T>(keys: Map<string, number>, keyOf: ((item: T) => string) | undefined, item: T, change: 1 | -1): void {
+    if (!keyOf) return;
+    const key = keyOf(item);
+    const count = (keys.get(key) ?? 0) + change;
+    if (count > 0) keys.set(key, count);
+    else keys.delete(key);
+  }
+
+  /** Writes a change (a push's line is already appended to a windowed file), rewriting the journal once it is long for what waits. */
   private write(entry: QueueEntry<T>): void {
     if (!this.file) return;
+    const long = this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.size);
+    if (this.file instanceof QueueFile) {
+      if (!('push' in entry)) this.file.append(entry);
+      if (long) {
+        if (this.start > 0) this.cut();
+        this.file.compact({ items: this.items, times: this.times }, this.currentNote);
+      }
+      return;
+    }
     // Rewritten once the journal is long for what waits: amortized, each change is still one append.
-    if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.size)) {
+    if (long) {
       if (this.start > 0) this.cut();
       this.file.rewrite(DurableQueue.snapshot(this.items, this.times, this.currentNote));
     }
