@@ -104,6 +104,12 @@ describe('relay-telegram', () => {
     await waitFor('the queue to Telegram empty', () => stats(w.env).queued === 0);
     expect(stats(w.env)).toMatchObject({ posted: 2, received: 3, dropped: 0 });
     expect(report(w.env).status).toMatchObject({ connection: { state: 'connected' }, queues: { to_telegram: 0 } });
+    // Each chat's queue in the backlogs (/status, /metrics, the falling-behind warning), with what paces it.
+    const limit = expect.stringMatching(/^rate: \d+\/min a chat, \d+\/s in all$|^Telegram's rate limits/);
+    expect(report(w.env).status.backlogs).toMatchObject({
+      [String(GENERAL)]: { depth: 0, oldestAt: undefined, pushed: 1, taken: 1, limit },
+      [String(RANDOM)]: { depth: 0, oldestAt: undefined, pushed: 1, taken: 1, limit },
+    });
   });
 
   test('a command said on Telegram is answered by who said it, in the chat and on Telegram', async () => {

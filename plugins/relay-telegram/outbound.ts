@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Api } from 'grammy';
 import type { Logger } from 'pino';
-import { DurableQueue, QueueDrain, type DrainOutcome, type Storage } from '../../src/index.js';
+import { DurableQueue, QueueDrain, type DrainOutcome, type QueueBacklog, type Storage } from '../../src/index.js';
 import { grammySignal } from './client.js';
 import { isFinal, isRefusal, retryAfterMs, telegramFailure } from './errors.js';
 import { parseChannel } from './options.js';
@@ -70,6 +70,11 @@ export class TelegramOutbound {
     let size = 0;
     for (const drain of this.drains.values()) size += drain.size;
     return size;
+  }
+
+  /** Each chat's queue's backlog (depth, oldest, pushed and taken), keyed by chat id, in O(1) a chat: the relay's PluginStatus.backlogs. */
+  backlogs(): Record<string, QueueBacklog> {
+    return Object.fromEntries([...this.drains].map(([chatId, drain]) => [chatId, drain.backlog]));
   }
 
   push(item: OutboundItem): void {

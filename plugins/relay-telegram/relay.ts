@@ -177,6 +177,9 @@ export class TelegramRelay {
   }
 
   private status(): PluginStatus {
-    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_telegram: this.outbound.size } };
+    const rate = this.options.rate;
+    const limit = rate === 'off' ? 'Telegram\'s rate limits (retry_after)' : `rate: ${rate.chat_per_minute}/min a chat, ${rate.per_second}/s in all`;
+    const backlogs = Object.fromEntries(Object.entries(this.outbound.backlogs()).map(([chatId, backlog]) => [chatId, { ...backlog, limit }]));
+    return { connection: { state: this.state, ...(this.detail ? { detail: this.detail } : {}) }, queues: { to_telegram: this.outbound.size }, backlogs };
   }
 }
