@@ -213,7 +213,7 @@ describe('deploy/Dockerfile (docker build cannot run here: no engine)', () => {
 describe('deploy/prometheus.yml and deploy/alerts.yml', () => {
   test('alerts.yml is a Prometheus rule file: groups[].rules[] with alert, expr, for, a severity and what to look at', () => {
     const rules = (parse(read('deploy/alerts.yml')) as { groups: Array<{ name: string; rules: Array<Record<string, any>> }> }).groups.flatMap((g) => g.rules);
-    expect(rules.map((r) => r.alert)).toEqual(['GroupwireChatLagging', 'GroupwireRelayQueueGrowing', 'GroupwireBotNotReady', 'GroupwireDown', 'GroupwireRedisUnreachable', 'GroupwireUnitWithoutWorker']);
+    expect(rules.map((r) => r.alert)).toEqual(['GroupwireChatLagging', 'GroupwireRelayQueueGrowing', 'GroupwireBacklogFallingBehind', 'GroupwireBotNotReady', 'GroupwireDown', 'GroupwireRedisUnreachable', 'GroupwireUnitWithoutWorker']);
     for (const rule of rules) {
       expect(Object.keys(rule).sort(), rule.alert).toEqual(['alert', 'annotations', 'expr', 'for', 'labels']);
       expect(rule.for).toMatch(/^\d+m$/);
@@ -241,7 +241,7 @@ describe('deploy/prometheus.yml and deploy/alerts.yml', () => {
     // Where the files would be installed, here: promtool checks that they exist.
     writeFileSync(file, config.replace('/etc/prometheus/groupwire-alerts.yml', join(DEPLOY, 'alerts.yml')).replace('/etc/prometheus/groupwire-ops-token', tokenFile));
     const checked = promtool(['check', 'config', file], scratch);
-    expect(checked.output).toMatch(/SUCCESS: 6 rules found/);
+    expect(checked.output).toMatch(/SUCCESS: 7 rules found/);
     expect(checked.code).toBe(0);
   });
 });
