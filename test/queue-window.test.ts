@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -74,5 +74,40 @@ describe('a DurableQueue in files with 50,000 items of 1 KB waiting', () => {
     // Emptied, the journal reopens empty.
     expect(open().size).toBe(0);
     expect(readFileSync(path, 'utf8')).toBe('');
+  });
+
+  test('a small window: pushes of several items across its edge, looks past it, a note, a torn last line, compactions', () => {
+    const path = join(dir, 'small.json');
+    const open = () => DurableQueue.open<number>(path, { window: 4, keyOf: (n) => String(n) });
+    const queue = open();
+    queue.push(0, 1, 2);
+    // Two of these fit in the window, the rest wait on disk from the middle of the line.
+    queue.push(3, 4, 5, 6, 7);
+    queue.push(8, 9);
+    expect([queue.size, queue.inMemory]).toEqual([10, 4]);
+    expect([...queue.values()]).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(queue.all()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(queue.range(3, 4)).toEqual([3, 4, 5, 6]);
+    expect(queue.last()).toBe(9);
+    expect(queue.shift(1, { sent: 0 })).toEqual([0]);
+    expect(queue.inMemory).toBe(3);
+    // Fewer than half the window: the next batch is read.
+    expect(queue.shift(2)).toEqual([1, 2]);
+    expect([queue.inMemory, queue.peek()]).toEqual([4, 3]);
+    appendFileSync(path, '{"push":[10');
+    const reopened = open();
+    expect([reopened.size, reopened.inMemory, reopened.note]).toEqual([7, 4, { sent: 0 }]);
+    expect([reopened.hasKey('2'), reopened.hasKey('3'), reopened.hasKey('9'), reopened.hasKey('10')]).toEqual([false, true, true, false]);
+    expect(reopened.shift(6)).toEqual([3, 4, 5, 6, 7, 8]);
+    // Enough changes for the journal to be rewritten (1,000 lines at least) with items on disk.
+    for (let n = 10; n < 1500; n += 1) {
+      reopened.push(n);
+      if (n % 3 === 0) reopened.shift(1);
+    }
+    const left = [...reopened.values()];
+    expect(left).toEqual(Array.from({ length: 1500 - left[0]! }, (_, n) => left[0]! + n));
+    expect(readFileSync(path, 'utf8').split('\n').length).toBeLessThan(1500);
+    expect(open().all()).toEqual(left);
+    expect(open().note).toEqual({ sent: 0 });
   });
 });
