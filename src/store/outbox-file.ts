@@ -1,5 +1,6 @@
 import { JsonLinesFile } from './json-lines-file.js';
 import { OutboxIndex } from './outbox-index.js';
+import { OutboxTexts } from './outbox-texts.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 /** A post the bot has to make. `sent` items wait for the service's history to show them. */
@@ -51,6 +52,15 @@ interface OutboxState {
   confirmed: Map<string, number>;
 }
 
+/** A chat's waiting posts whose texts stay in memory (files storage): the texts of those added past them wait on disk (OutboxTexts). */
+export const TEXT_WINDOW = 1000;
+
+/**
+ * Shorter texts stay in memory whatever the backlog: a text kept on disk costs its post about 400 bytes
+ * of bookkeeping (bench/backlog-memory.ts), more than a short text itself.
+ */
+export const TEXT_ON_DISK_FROM = 512;
+
 /** Journal lines, beyond twice the items waiting, before it is rewritten with just them. */
 const COMPACT_SLACK = 500;
 
@@ -78,6 +88,8 @@ export class OutboxFile {
   private journal: Journal | undefined;
   /** The next post's place in the order of sending: past every one the file holds. */
   private nextSentNo = 0;
+  /** Files storage: the texts of queued posts past TEXT_WINDOW of their chat, on disk only. */
+  private texts: OutboxTexts | undefined;
 
   /**
    * Opens the journal at `path`; when there is none yet, the document of an earlier version at
@@ -100,6 +112,16 @@ export class OutboxFile {
     // At every open, not only after a migration: a document a crash left beside a journal that has lines
     // would otherwise come back (its posts sent again) the day the journal is empty.
     if (legacyPath !== path) storage.remove(legacyPath);
+    if (storage === FILE_STORAGE) {
+      file.texts = new OutboxTexts(path);
+      const waiting = new Map<string, number>();
+      for (const item of file.items.values()) {
+        if (item.state === 'done') continue;
+        const count = (waiting.get(item.chatId) ?? 0) + 1;
+        waiting.set(item.chatId, count);
+        if (OutboxFile.textMayGo(item) && count > TEXT_WINDOW) file.texts.offload(item);
+      }
+    }
     return file;
   }
 
@@ -148,6 +170,7 @@ export class OutboxFile {
 
   /** Marks the item sent, last in the order of sending (the caller writes it: changed()). */
   markSent(item: OutboxItem): void {
+    this.texts?.keep(item);
     item.state = 'sent';
     item.sentNo = this.nextSentNo++;
   }
@@ -179,11 +202,31 @@ export class OutboxFile {
 
   add(item: OutboxItem): void {
     const earlier = this.items.get(item.id);
-    if (earlier) this.index.removed(earlier);
+    if (earlier) {
+      this.index.removed(earlier);
+      this.texts?.keep(earlier);
+    }
     this.items.set(item.id, item);
     this.index.added(item);
     this.pendingItems.add(item);
     this.write([]);
+    // Written whole first (the journal keeps every text); far behind the head, the text leaves memory.
+    if (this.texts && OutboxFile.textMayGo(item) && this.index.waitingCount(item.chatId) > TEXT_WINDOW) this.texts.offload(item);
+  }
+
+  /** A queued post with a long text: its text may wait on disk. */
+  private static textMayGo(item: OutboxItem): boolean {
+    return item.state === 'queued' && item.text.length >= TEXT_ON_DISK_FROM;
+  }
+
+  /** Posts whose text waits on disk only (files storage; at most TEXT_WINDOW waiting posts of a chat hold theirs). */
+  get textsOnDisk(): number {
+    return this.texts?.onDisk ?? 0;
+  }
+
+  /** The bytes of the file holding them (texts no longer needed included, until it is rewritten). */
+  get textsFileBytes(): number {
+    return this.texts?.fileBytes ?? 0;
   }
 
   /**
@@ -207,7 +250,10 @@ export class OutboxFile {
     for (const item of changed) this.noteChanged(item);
     for (const id of removed) {
       const item = this.items.get(id);
-      if (item) this.index.removed(item);
+      if (item) {
+        this.index.removed(item);
+        this.texts?.keep(item);
+      }
       this.items.delete(id);
     }
     this.write(removed);
