@@ -1,8 +1,11 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
+import { pino } from 'pino';
+import { afterAll, describe, expect, test, vi } from 'vitest';
+import type { ChatMessage } from '../src/api/types.js';
 import { OutboxFile, TEXT_WINDOW, type OutboxItem } from '../src/store/outbox-file.js';
+import { ChatOutbox } from '../src/supervisor/chat-outbox.js';
 
 /**
  * #32 part 3 "memory stays bounded whatever the backlog", for the bot's outbox in files: with 20,000
@@ -63,5 +66,42 @@ describe('the outbox in files with 20,000 posts of 1 KB waiting', () => {
     // The first outbox's texts are its own (another open of the same journal does not disturb them).
     expect(outbox.forChat('17').map((item) => item.text)).toEqual(waiting.map(textOf));
     expect(readdirSync(dir)).toEqual(['outbox.jsonl']);
+  });
+
+  test('a chat drains a backlog whose texts wait on disk: each post sent once, in order, with its text, and confirmed', async () => {
+    vi.useFakeTimers();
+    try {
+      const file = OutboxFile.open(join(dir, 'drain', 'outbox.jsonl'));
+      const posted: string[] = [];
+      const outbox = new ChatOutbox({
+        file, chatId: 'chat-1', log: pino({ level: 'silent' }), rate: { perSecond: 1000, burst: 20 },
+        post: (text) => {
+          posted.push(text);
+          return true;
+        },
+        cursor: () => 10,
+        handled: () => true,
+        lookUp: async () => undefined,
+      });
+      outbox.caughtUp();
+      const lines = TEXT_WINDOW + 300;
+      const answers = Array.from({ length: lines }, (_, n) => outbox.enqueue(textOf(n), undefined, { key: `line-${n}`, bus: true, first: true }));
+      expect(file.textsOnDisk).toBe(lines - TEXT_WINDOW);
+      let msgNum = 100;
+      let confirmed = 0;
+      for (let round = 0; round < 1000 && confirmed < lines; round += 1) {
+        await vi.advanceTimersByTimeAsync(50);
+        for (; confirmed < posted.length; confirmed += 1) {
+          msgNum += 1;
+          outbox.confirm({ object: 'chat_message', msg_num: msgNum, message: posted[confirmed]!, user_id: 'bot', created: new Date().toISOString() } as ChatMessage);
+        }
+      }
+      expect((await Promise.all(answers)).map((message) => message.message)).toEqual(Array.from({ length: lines }, (_, n) => textOf(n)));
+      expect(posted).toEqual(Array.from({ length: lines }, (_, n) => textOf(n)));
+      expect(file.textsOnDisk).toBe(0);
+      outbox.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
