@@ -1,34 +1,9 @@
 import { JsonLinesFile } from './json-lines-file.js';
+import { baseOf, compactCopy, NativeIdIndex, Shared } from './map-index.js';
+import type { MapCopy, MapRecord } from './map-record.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
-/** One copy of a relayed line: its native id on one endpoint, and what it was there. */
-export interface MapCopy {
-  id: string;
-  /** The chat is the gateway's bus for the line (its relays send it on from there). */
-  bus?: boolean;
-  /** The bot hears the line first in this chat (its plugins answer it there). */
-  first?: boolean;
-}
-
-/** A line that went through a gateway: where it was said, and its copies elsewhere. */
-export interface MapRecord {
-  /** `<origin endpoint> <native id>` (and for edits `~edit~<revision>`, deletions `~delete`). */
-  key: string;
-  gateway: string;
-  origin: string;
-  platform: string;
-  nativeId: string;
-  kind: string;
-  speaker: { platform: string; id: string; name: string; email?: string };
-  /** The line as said, cut to a snippet (for quotes) unless it is needed whole to post again. */
-  text: string;
-  /** The native id (at the origin) it answers, or of the message an edit or deletion changes. */
-  replyTo?: string;
-  /** The line names what it answers (IncomingMessage.namesParent): no quote of the parent goes before it. */
-  namesParent?: true;
-  at: number;
-  copies: Record<string, MapCopy>;
-}
+export type { MapCopy, MapRecord } from './map-record.js';
 
 type Entry = { r: MapRecord } | { k: string; e: string; c: MapCopy };
 
@@ -39,36 +14,61 @@ export interface MessageMapLimits {
   maxAgeMs: number;
 }
 
-export const DEFAULT_MAP_LIMITS: MessageMapLimits = { maxRecords: 100_000, maxAgeMs: 30 * 24 * 3600 * 1000 };
+/** bots.yaml's `message_map` defaults (max_lines 20,000, max_age_days 14). */
+export const DEFAULT_MAP_LIMITS: MessageMapLimits = { maxRecords: 20_000, maxAgeMs: 14 * 24 * 3600 * 1000 };
+
+/**
+ * Journal lines appended, at the least, before the file is rewritten with one line per record: the
+ * file holds at most the lines its last compaction left (max_records at most) and as many again
+ * (at least this many) after them, and a compaction writes no more lines than were appended since
+ * the last one (amortised, one line rewritten per line appended).
+ */
+export const MAP_COMPACT_MIN = 1_000;
 
 /**
  * The gateways' message map: (endpoint, native id) ⇄ (endpoint, native id) for every relayed line, on
- * disk (an append-only journal, compacted now and then), bounded by count and age. It says where a line
- * came from when the bot's own post of it comes back (`ctx.own.relayed`), keeps a line taken twice
- * (a retry after a crash) from being posted twice, and finds what a thread reply, an edit or a
- * deletion refers to on each side.
+ * disk (an append-only journal, compacted at open and every so often), bounded by count and age. It
+ * says where a line came from when the bot's own post of it comes back (`ctx.own.relayed`), keeps a
+ * line taken twice (a retry after a crash) from being posted twice, and finds what a thread reply, an
+ * edit or a deletion refers to on each side.
+ *
+ * Small in memory (#32): the lookups hold the records themselves, not key strings of their own; the
+ * speakers, gateway, endpoint and platform names are one object or string each, shared by their
+ * records; a copy keeps only the flags that are set.
  */
 export class MessageMap {
   private readonly records = new Map<string, MapRecord>();
-  /** `<endpoint> <native id>` of every copy and origin → record key. */
-  private readonly index = new Map<string, string>();
-  /** `<origin> <native id>` of an edited message → the key of its newest edit. */
-  private readonly edits = new Map<string, string>();
+  /** Every copy's and origin's `<endpoint> <native id>` → its record. */
+  private readonly index = new NativeIdIndex();
+  /** `<origin> <native id>` of an edited message → its newest edit. */
+  private readonly edits = new NativeIdIndex();
+  private readonly names = new Shared<string>();
+  private readonly speakers = new Shared<MapRecord['speaker']>();
   private readonly file: Journal | undefined;
+  /** The lines the last compaction left (one per record). */
+  private compacted = 0;
 
-  private constructor(path: string | undefined, entries: Entry[], private readonly limits: MessageMapLimits, storage: Storage) {
+  private constructor(
+    path: string | undefined,
+    entries: Entry[],
+    private readonly limits: MessageMapLimits,
+    storage: Storage,
+    private readonly clock: () => number,
+  ) {
     for (const entry of entries) this.apply(entry);
     this.trim();
     this.file = path === undefined ? undefined : storage.journal(path, this.snapshot());
+    this.compacted = this.records.size;
   }
 
-  static open(path: string, limits: MessageMapLimits = DEFAULT_MAP_LIMITS, storage: Storage = FILE_STORAGE): MessageMap {
+  /** `clock` (ms since the epoch) dates new records and ages old ones (tests and benches simulate time with it). */
+  static open(path: string, limits: MessageMapLimits = DEFAULT_MAP_LIMITS, storage: Storage = FILE_STORAGE, clock: () => number = Date.now): MessageMap {
     const entries = JsonLinesFile.parse(storage.readText(path), path, 'message map entry') as Entry[];
-    return new MessageMap(path, entries, limits, storage);
+    return new MessageMap(path, entries, limits, storage, clock);
   }
 
-  static memory(limits: MessageMapLimits = DEFAULT_MAP_LIMITS): MessageMap {
-    return new MessageMap(undefined, [], limits, FILE_STORAGE);
+  static memory(limits: MessageMapLimits = DEFAULT_MAP_LIMITS, clock: () => number = Date.now): MessageMap {
+    return new MessageMap(undefined, [], limits, FILE_STORAGE, clock);
   }
 
   get size(): number {
@@ -81,76 +81,95 @@ export class MessageMap {
 
   /** The record of a line by its native id on an endpoint (where it was said, or a copy of it). */
   find(endpoint: string, nativeId: string): MapRecord | undefined {
-    const key = this.index.get(`${endpoint} ${nativeId}`);
-    return key === undefined ? undefined : this.records.get(key);
+    return this.index.get(endpoint, nativeId);
   }
 
   /** The newest edit known of the message `nativeId` said on `endpoint` (what a deletion notice quotes). */
   latestEdit(endpoint: string, nativeId: string): MapRecord | undefined {
-    const key = this.edits.get(`${endpoint} ${nativeId}`);
-    return key === undefined ? undefined : this.records.get(key);
+    return this.edits.get(endpoint, nativeId);
   }
 
   /** Adds a line's record, unless it is known: the record kept is returned. */
   begin(record: Omit<MapRecord, 'copies' | 'at'>): MapRecord {
     const known = this.records.get(record.key);
     if (known) return known;
-    const full: MapRecord = { ...record, at: Date.now(), copies: {} };
-    this.write({ r: full });
-    return full;
+    this.write({ r: { ...record, at: this.clock(), copies: {} } });
+    return this.records.get(record.key)!;
   }
 
   /** A copy of line `key` now exists on `endpoint` (a chat message id, a Slack ts). */
   addCopy(key: string, endpoint: string, copy: MapCopy): void {
     const record = this.records.get(key);
     if (!record || record.copies[endpoint]?.id === copy.id) return;
-    this.write({ k: key, e: endpoint, c: copy });
+    this.write({ k: key, e: endpoint, c: compactCopy(copy, copy.id) });
   }
 
+  /** One line each: applied, the oldest forgotten past the limits, then appended (or the file compacted). */
   private write(entry: Entry): void {
     this.apply(entry);
-    this.file?.append(entry);
-    if (this.records.size > this.limits.maxRecords * 1.1 || (this.file && this.file.lines > 4 * this.records.size + 10_000)) {
-      this.trim();
-      this.file?.rewrite(this.snapshot());
-    }
+    this.trim();
+    if (!this.file) return;
+    if (this.file.lines >= this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) {
+      this.file.rewrite(this.snapshot());
+      this.compacted = this.records.size;
+    } else this.file.append(entry);
   }
 
   private apply(entry: Entry): void {
     if ('r' in entry) {
-      const record = { ...entry.r, copies: { ...entry.r.copies } };
+      const { r } = entry;
+      const old = this.records.get(r.key);
+      if (old) this.forget(old);
+      const record: MapRecord = {
+        key: r.key, gateway: this.name(r.gateway), origin: this.name(r.origin), platform: this.name(r.platform), nativeId: r.nativeId,
+        kind: this.name(r.kind), speaker: this.speaker(r.speaker), text: r.text, at: r.at, copies: {},
+      };
+      if (r.replyTo !== undefined) record.replyTo = r.replyTo;
+      if (r.namesParent) record.namesParent = true;
       this.records.set(record.key, record);
       // An edit or deletion names the message it changes: the index keeps pointing at that message.
-      if (record.kind !== 'edit' && record.kind !== 'delete') this.index.set(`${record.origin} ${record.nativeId}`, record.key);
-      if (record.kind === 'edit') this.edits.set(`${record.origin} ${record.nativeId}`, record.key);
-      for (const [endpoint, copy] of Object.entries(record.copies)) this.index.set(`${baseOf(endpoint)} ${copy.id}`, record.key);
+      if (record.kind !== 'edit' && record.kind !== 'delete') this.index.set(record.origin, record.nativeId, record);
+      if (record.kind === 'edit') this.edits.set(record.origin, record.nativeId, record);
+      for (const [endpoint, copy] of Object.entries(r.copies)) this.copy(record, endpoint, copy);
       return;
     }
     const record = this.records.get(entry.k);
-    if (!record) return;
-    record.copies[entry.e] = entry.c;
-    this.index.set(`${baseOf(entry.e)} ${entry.c.id}`, entry.k);
+    if (record) this.copy(record, entry.e, entry.c);
   }
 
-  /** Forgets records past the age or count limit, oldest first (a Map keeps insertion order). */
+  private copy(record: MapRecord, endpoint: string, copy: MapCopy): void {
+    record.copies[endpoint] = compactCopy(copy, copy.id);
+    this.index.set(this.name(baseOf(endpoint)), copy.id, record);
+  }
+
+  /** Forgets records past the age or count limit, oldest first (a Map keeps insertion order): O(1) a write, amortised. */
   private trim(): void {
-    const oldest = Date.now() - this.limits.maxAgeMs;
+    const oldest = this.clock() - this.limits.maxAgeMs;
     for (const record of this.records.values()) {
       if (record.at >= oldest && this.records.size <= this.limits.maxRecords) break;
-      this.records.delete(record.key);
-      if (this.index.get(`${record.origin} ${record.nativeId}`) === record.key) this.index.delete(`${record.origin} ${record.nativeId}`);
-      if (this.edits.get(`${record.origin} ${record.nativeId}`) === record.key) this.edits.delete(`${record.origin} ${record.nativeId}`);
-      for (const [endpoint, copy] of Object.entries(record.copies)) this.index.delete(`${baseOf(endpoint)} ${copy.id}`);
+      this.forget(record);
     }
+  }
+
+  private forget(record: MapRecord): void {
+    this.records.delete(record.key);
+    this.index.delete(record.origin, record.nativeId, record);
+    this.edits.delete(record.origin, record.nativeId, record);
+    for (const [endpoint, copy] of Object.entries(record.copies)) this.index.delete(baseOf(endpoint), copy.id, record);
+  }
+
+  private name(value: string): string {
+    return this.names.of(value, () => value);
+  }
+
+  private speaker(speaker: MapRecord['speaker']): MapRecord['speaker'] {
+    const { platform, id, name, email } = speaker;
+    return this.speakers.of(`${platform}\u0000${id}\u0000${name}\u0000${email ?? ''}`, () => ({
+      platform: this.name(platform), id, name, ...(email !== undefined ? { email } : {}),
+    }));
   }
 
   private snapshot(): Entry[] {
     return [...this.records.values()].map((record) => ({ r: record }));
   }
-}
-
-/** A copy of a later part of a long line is kept as `<endpoint>#<part>`, and found by the endpoint itself. */
-function baseOf(endpoint: string): string {
-  const hash = endpoint.lastIndexOf('#');
-  return hash > 0 && /^\d+$/.test(endpoint.slice(hash + 1)) ? endpoint.slice(0, hash) : endpoint;
 }
