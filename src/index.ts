@@ -16,6 +16,7 @@ export type { KeyValueStore } from './store/kv-store.js';
 export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
 export { receiveUntilTaken } from './supervisor/receive-until-taken.js';
 export { RecentIds } from './store/recent-ids.js';
+export { RecentIdsFile } from './store/recent-ids-file.js';
 export { DurableQueue, QueueFullError, type QueueOptions, type QueueBacklog } from './store/durable-queue.js';
 export { QueueDrain, type DrainOutcome, type QueueDrainOptions } from './gateway/queue-drain.js';
 export { htmlToText, htmlToLine, withoutTags } from './api/html-text.js';

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAP_COMPACT_MIN, MessageMap, type MapRecord } from '../src/store/message-map.js';
-import { FILE_STORAGE, type Journal, type Storage } from '../src/store/storage.js';
+import { FILE_STORAGE } from '../src/store/storage.js';
+import { countingStorage } from './helpers/counting-file-storage.js';
 
 /** #32 part 4: the message map's file and memory stay bounded, whatever the lines through it. */
 
@@ -16,30 +17,6 @@ function path(): string {
   const dir = mkdtempSync(join(tmpdir(), 'gw-map-bounds-'));
   dirs.push(dir);
   return join(dir, 'gateway-map.jsonl');
-}
-
-/** The file storage, counting the lines appended and the entries every rewrite wrote. */
-function countingStorage(): Storage & { appended: number; rewritten: number } {
-  const counts = { appended: 0, rewritten: 0 };
-  return Object.assign(counts, FILE_STORAGE, {
-    journal(file: string, entries: readonly unknown[]): Journal {
-      const inner = FILE_STORAGE.journal(file, entries);
-      counts.rewritten += entries.length;
-      return {
-        get lines() {
-          return inner.lines;
-        },
-        append(entry: unknown) {
-          counts.appended += 1;
-          inner.append(entry);
-        },
-        rewrite(all: readonly unknown[]) {
-          counts.rewritten += all.length;
-          inner.rewrite(all);
-        },
-      };
-    },
-  });
 }
 
 const DAY = 24 * 3600 * 1000;

@@ -171,15 +171,23 @@ describe('classify (errors the SDK really throws, from the fake Slack)', () => {
 });
 
 describe('durable bookkeeping', () => {
-  test('seen events: bounded, oldest out first, kept in the store', () => {
-    const store = KeyValueStore.memory();
-    const seen = new SeenEvents(store, 3);
-    seen.add('a', 'b');
-    seen.add('c', 'd');
-    expect(seen.has('a')).toBe(false);
-    expect(seen.has('b', 'x')).toBe(true);
-    expect(new SeenEvents(store, 3).has('d')).toBe(true);
-    expect(store.get('seen')).toEqual(['b', 'c', 'd']);
+  test('seen events: bounded, oldest out first, kept in a journal of their own; the list an earlier version kept in the store is read once', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-seen-'));
+    try {
+      const store = KeyValueStore.memory();
+      store.set('seen', ['x', 'y']);
+      const seen = SeenEvents.open(join(dir, 'seen-events.json'), store, undefined, 3);
+      expect(store.get('seen')).toBeUndefined();
+      expect(seen.has('x')).toBe(true);
+      seen.add('a', 'b');
+      seen.add('c', 'd');
+      expect(seen.has('a')).toBe(false);
+      expect(seen.has('b', 'x')).toBe(true);
+      const again = SeenEvents.open(join(dir, 'seen-events.json'), store, undefined, 3);
+      expect([again.has('b'), again.has('c'), again.has('d'), again.has('x'), again.size]).toEqual([true, true, true, false, 3]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('queued marks survive a new instance', () => {

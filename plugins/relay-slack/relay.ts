@@ -60,7 +60,7 @@ export class SlackRelay {
     });
     const ids = new ChannelIds(env.store);
     this.directory = new SlackDirectory(this.web, log, ids);
-    this.seen = new SeenEvents(env.store);
+    this.seen = SeenEvents.open(join(env.dataDir, 'seen-events.json'), env.store, env.storage);
     this.marks = MsgNumMarks.open(join(env.dataDir, 'queued-marks.json'), env.storage);
     const onFatal = (failure: SlackFailure) => this.fail(failure);
     this.outbound = new Outbound({

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { Element } from '@xmpp/client';
-import { DurableQueue, failureFields, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { DurableQueue, failureFields, RecentIdsFile, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { XmppConnection } from './connection.js';
 import { XmppInbound } from './inbound.js';
 import { bareOf, errorCondition, hasArchive, joinRoom, NS, readRoomMessage } from './muc.js';
@@ -12,8 +12,9 @@ import { renderLine } from './render.js';
 
 type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
 
-/** The relay's posts: the room's stanza-id → the message id it was sent with (XEP-0308 corrections name the latter). */
+/** Where versions before #32 kept the relay's posts, in the plugin's key-value store (read once into posts.json, then removed). */
 const POSTS = 'posts';
+/** The relay's posts remembered: the room's stanza-id → the message id it was sent with (XEP-0308 corrections name the latter). */
 const POSTS_KEPT = 2_000;
 /**
  * Refusals that are the room's settings (banned, members only, a password): an owner must change them,
@@ -50,6 +51,8 @@ export class XmppRelay {
   private readonly absences = new RoomAbsences((room) => {
     if (!this.stopper.signal.aborted && this.connection.online) this.join(room);
   });
+  /** The relay's last POSTS_KEPT posts (posts.json, a journal): what an edit of one of them corrects. */
+  private readonly posts: RecentIdsFile;
 
   constructor(
     private readonly options: RelayXmppOptions,
@@ -57,6 +60,8 @@ export class XmppRelay {
   ) {
     const [username, domain] = options.jid ? options.jid.split('@') as [string, string] : [options.username!, options.domain!];
     const ca = this.readCa();
+    this.posts = RecentIdsFile.open(join(env.dataDir, 'posts.json'), POSTS_KEPT, env.storage, env.store.get<Array<[string, string]>>(POSTS) ?? []);
+    if (env.store.get(POSTS) !== undefined) env.store.delete(POSTS);
     this.connection = new XmppConnection(
       { service: options.service, domain: options.domain ?? domain, username, password: options.password, allowSelfSigned: options.tls.allow_self_signed, log: env.log, ...(ca ? { ca } : {}) },
       {
@@ -265,12 +270,11 @@ export class XmppRelay {
   }
 
   private rememberPost(stanzaId: string, originId: string): void {
-    const posts = (this.env.store.get<Array<[string, string]>>(POSTS) ?? []).concat([[stanzaId, originId]]);
-    this.env.store.set(POSTS, posts.slice(-POSTS_KEPT));
+    this.posts.add(stanzaId, originId);
   }
 
   private postOf(stanzaId: string): string | undefined {
-    return this.env.store.get<Array<[string, string]>>(POSTS)?.find(([id]) => id === stanzaId)?.[1];
+    return this.posts.get(stanzaId);
   }
 
   private fail(error: Error): void {

@@ -6,9 +6,9 @@ import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 /**
  * Journal lines before the file is rewritten with one line per chat: at least this many, and at least
  * twice the lines the last rewrite left (with more chats than this, a rewrite leaves more lines than
- * COMPACT_AFTER, and compacting at every move made 10,000 first cursors cost 146 s).
+ * CURSOR_COMPACT_AFTER, and compacting at every move made 10,000 first cursors cost 146 s).
  */
-const COMPACT_AFTER = 10_000;
+export const CURSOR_COMPACT_AFTER = 10_000;
 
 /**
  * The per-chat cursors (the last msg_num handed to the plugins), durable. Each move is appended to a
@@ -153,7 +153,7 @@ export class CursorStore {
   }
 
   private compactAt(): number {
-    return Math.max(COMPACT_AFTER, 2 * this.compacted);
+    return Math.max(CURSOR_COMPACT_AFTER, 2 * this.compacted);
   }
 
   private compactJournalIfDue(): void {

@@ -2,7 +2,7 @@ import { JsonLinesFile } from './json-lines-file.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 /** Journal lines, at the least, before the file is rewritten with one line per chat. */
-const COMPACT_AFTER = 1000;
+export const MARKS_COMPACT_AFTER = 1000;
 
 /**
  * The highest msg_num a relay has taken per chat, in a file written synchronously. After a crash the
@@ -11,12 +11,17 @@ const COMPACT_AFTER = 1000;
  * line `[chat id, msg_num]` (see JsonLinesFile); the file is rewritten at open and every so often.
  */
 export class MsgNumMarks {
+  /** The lines the last rewrite left. */
+  private compacted: number;
+
   private constructor(
     private readonly file: Journal,
     private readonly marks: Map<string, number>,
     /** Resets seen per chat (absent: none). What a relay queued before the last reset carries an older one. */
     private readonly epochs: Map<string, number>,
-  ) {}
+  ) {
+    this.compacted = file.lines;
+  }
 
   static open(path: string, storage: Storage = FILE_STORAGE): MsgNumMarks {
     const epochs = new Map<string, number>();
@@ -77,8 +82,22 @@ export class MsgNumMarks {
   mark(chatId: string, msgNum: number): void {
     if (this.has(chatId, msgNum)) return;
     this.marks.set(chatId, msgNum);
-    if (this.file.lines >= Math.max(COMPACT_AFTER, 2 * this.marks.size)) this.file.rewrite(MsgNumMarks.entries(this.marks, this.epochs));
-    else this.file.append([chatId, msgNum]);
+    this.write([chatId, msgNum]);
+  }
+
+  /**
+   * Appends a line, or rewrites the file with one mark per chat once the journal is twice what the last
+   * rewrite left (a reset chat's mark takes two lines: against the marks alone, a file of 500 reset
+   * chats would be rewritten at every mark). Amortised, one line rewritten per line appended.
+   */
+  private write(entry: unknown[]): void {
+    if (this.file.lines < Math.max(MARKS_COMPACT_AFTER, 2 * this.compacted)) {
+      this.file.append(entry);
+      return;
+    }
+    const entries = MsgNumMarks.entries(this.marks, this.epochs);
+    this.file.rewrite(entries);
+    this.compacted = entries.length;
   }
 
   /**
@@ -90,7 +109,7 @@ export class MsgNumMarks {
     const epoch = this.epoch(chatId) + 1;
     this.marks.set(chatId, 0);
     this.epochs.set(chatId, epoch);
-    this.file.append([chatId, 0, 'reset', epoch]);
+    this.write([chatId, 0, 'reset', epoch]);
   }
 
   /**
