@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,11 +61,14 @@ describe('MessageMap bounds (#32 part 4)', () => {
     expect(statSync(file).size).toBeLessThanOrEqual((maxRecords + Math.max(MAP_COMPACT_MIN, maxRecords)) * longestLine);
     // Amortised O(1): the rewrites wrote fewer entries than the lines appended.
     expect(storage.rewritten).toBeLessThanOrEqual(storage.appended);
+    // Past max_lines it forgets 1% of them at once (here 1): it holds max_lines - 1 or max_lines.
+    expect(map.size).toBeGreaterThanOrEqual(maxRecords - 1);
     const reopened = MessageMap.open(file, { maxRecords, maxAgeMs: 30 * DAY });
-    expect(reopened.size).toBe(maxRecords);
-    expect(contents(reopened, maxRecords, total - maxRecords)).toEqual(contents(map, maxRecords, total - maxRecords));
+    expect(reopened.size).toBe(map.size);
+    expect(contents(reopened, map.size, total - map.size)).toEqual(contents(map, map.size, total - map.size));
+    expect(contents(reopened, map.size, total - map.size).every(Boolean)).toBe(true);
     expect(reopened.find('slack:C1@bot/relay-slack', `${total - 1}.000100`)?.key).toBe(`irc:#a@bot/relay-irc m${total - 1}`);
-    expect(reopened.get(`irc:#a@bot/relay-irc m${total - maxRecords - 1}`)).toBeUndefined();
+    expect(reopened.get(`irc:#a@bot/relay-irc m${total - map.size - 1}`)).toBeUndefined();
   });
 
   it('forgets the records older than max_age_days when it opens, by its clock, and as it runs', () => {
@@ -108,5 +111,22 @@ describe('MessageMap bounds (#32 part 4)', () => {
       expect(a.copies['slack:C1@bot/relay-slack']).toStrictEqual({ id: '0.000100' });
       expect(a.copies['chat:7@bot']).toStrictEqual({ id: 'c0', bus: true, first: true });
     }
+  });
+
+  it('opens a file within its bound without rewriting it, and rewrites one a crash cut short', () => {
+    const file = path();
+    const first = MessageMap.open(file);
+    for (let i = 0; i < 50; i += 1) line(first, i);
+    const storage = countingStorage();
+    const again = MessageMap.open(file, undefined, storage);
+    expect(storage.rewritten).toBe(0);
+    line(again, 50);
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(153);
+    appendFileSync(file, '{"k":"irc:#a@bot/relay-irc m50","e":"discord:1@bot/relay-discord","c":{"id');
+    const cut = countingStorage();
+    const third = MessageMap.open(file, undefined, cut);
+    expect(cut.rewritten).toBe(51);
+    line(third, 51);
+    expect(MessageMap.open(file).get('irc:#a@bot/relay-irc m51')?.copies['chat:7@bot']).toStrictEqual({ id: 'c51', bus: true, first: true });
   });
 });

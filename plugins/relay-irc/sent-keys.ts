@@ -11,7 +11,7 @@ const REMEMBERED = 20_000;
  * can send several lines to one channel (an answer in parts, given only to IRC, then the message's own
  * line), and an answer may come after later messages were sent on.
  *
- * A journal of hashes (`sent-keys.json`, the oldest dropped past REMEMBERED) and the count of each
+ * A journal of hashes (`sent-keys.json`, the oldest 1% dropped once REMEMBERED are kept) and the count of each
  * chat's history resets (`relayed.json`'s epochs): a reset chat's ids may be given again to new
  * messages, which then are not the lines sent before.
  */
@@ -44,7 +44,9 @@ export class SentKeys {
   add(id: string): void {
     if (this.seen.has(id)) return;
     if (this.journal.size >= this.max) {
-      for (const old of this.journal.shift(this.journal.size - this.max + 1)) this.seen.delete(old);
+      // 1% at once: a shift moves the items after it, and one at a time would move all 20,000 at every line.
+      const room = Math.max(1, Math.floor(this.max / 100));
+      for (const old of this.journal.shift(this.journal.size - this.max + room)) this.seen.delete(old);
     }
     this.journal.push(id);
     this.seen.add(id);

@@ -27,7 +27,7 @@ export const MAP_COMPACT_MIN = 1_000;
 
 /**
  * The gateways' message map: (endpoint, native id) ⇄ (endpoint, native id) for every relayed line, on
- * disk (an append-only journal, compacted at open and every so often), bounded by count and age. It
+ * disk (an append-only journal, compacted every so often and at open when past due), bounded by count and age. It
  * says where a line came from when the bot's own post of it comes back (`ctx.own.relayed`), keeps a
  * line taken twice (a retry after a crash) from being posted twice, and finds what a thread reply, an
  * edit or a deletion refers to on each side.
@@ -47,28 +47,40 @@ export class MessageMap {
   private readonly file: Journal | undefined;
   /** The lines the last compaction left (one per record). */
   private compacted = 0;
+  /** When the oldest record comes of age (the next write past it looks for records to forget). */
+  private ageDue = Number.POSITIVE_INFINITY;
 
   private constructor(
     path: string | undefined,
-    entries: Entry[],
+    text: string,
     private readonly limits: MessageMapLimits,
     storage: Storage,
     private readonly clock: () => number,
   ) {
-    for (const entry of entries) this.apply(entry);
-    this.trim();
-    this.file = path === undefined ? undefined : storage.journal(path, this.snapshot());
+    let lines = 0;
+    if (path !== undefined) {
+      JsonLinesFile.forEach(text, path, 'message map entry', (entry) => {
+        lines += 1;
+        this.apply(entry as Entry);
+      });
+    }
+    const aged = this.trim(0);
     this.compacted = this.records.size;
+    // Compacted at open when past the rule of write(), when it holds lines older than max_age_days (their
+    // texts leave the disk) or a line cut short by a crash; else appended to as it is: rewriting a 12 MB
+    // map at every start cost a second, and memory the process kept after it.
+    if (path === undefined) this.file = undefined;
+    else if (!aged && text.endsWith('\n') && lines < this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) this.file = storage.resume(path, lines);
+    else this.file = storage.journal(path, this.snapshot());
   }
 
   /** `clock` (ms since the epoch) dates new records and ages old ones (tests and benches simulate time with it). */
   static open(path: string, limits: MessageMapLimits = DEFAULT_MAP_LIMITS, storage: Storage = FILE_STORAGE, clock: () => number = Date.now): MessageMap {
-    const entries = JsonLinesFile.parse(storage.readText(path), path, 'message map entry') as Entry[];
-    return new MessageMap(path, entries, limits, storage, clock);
+    return new MessageMap(path, storage.readText(path), limits, storage, clock);
   }
 
   static memory(limits: MessageMapLimits = DEFAULT_MAP_LIMITS, clock: () => number = Date.now): MessageMap {
-    return new MessageMap(undefined, [], limits, FILE_STORAGE, clock);
+    return new MessageMap(undefined, '', limits, FILE_STORAGE, clock);
   }
 
   get size(): number {
@@ -93,7 +105,11 @@ export class MessageMap {
   begin(record: Omit<MapRecord, 'copies' | 'at'>): MapRecord {
     const known = this.records.get(record.key);
     if (known) return known;
-    this.write({ r: { ...record, at: this.clock(), copies: {} } });
+    const { key, gateway, origin, platform, nativeId, kind, speaker, text, replyTo, namesParent } = record;
+    const made: MapRecord = { key, gateway, origin, platform, nativeId, kind, speaker, text, at: this.clock(), copies: {} };
+    if (replyTo !== undefined) made.replyTo = replyTo;
+    if (namesParent) made.namesParent = true;
+    this.write({ r: made });
     return this.records.get(record.key)!;
   }
 
@@ -117,20 +133,24 @@ export class MessageMap {
 
   private apply(entry: Entry): void {
     if ('r' in entry) {
-      const { r } = entry;
-      const old = this.records.get(r.key);
+      // The entry's own object becomes the record (read from the file, or made by begin()), its
+      // strings and speaker swapped for the shared ones: a copy of it would be garbage at once.
+      const record = entry.r;
+      const old = this.records.get(record.key);
       if (old) this.forget(old);
-      const record: MapRecord = {
-        key: r.key, gateway: this.name(r.gateway), origin: this.name(r.origin), platform: this.name(r.platform), nativeId: r.nativeId,
-        kind: this.name(r.kind), speaker: this.speaker(r.speaker), text: r.text, at: r.at, copies: {},
-      };
-      if (r.replyTo !== undefined) record.replyTo = r.replyTo;
-      if (r.namesParent) record.namesParent = true;
+      const copies = record.copies;
+      record.gateway = this.name(record.gateway);
+      record.origin = this.name(record.origin);
+      record.platform = this.name(record.platform);
+      record.kind = this.name(record.kind);
+      record.speaker = this.speaker(record.speaker);
+      record.copies = {};
       this.records.set(record.key, record);
+      this.ageDue = Math.min(this.ageDue, record.at + this.limits.maxAgeMs);
       // An edit or deletion names the message it changes: the index keeps pointing at that message.
       if (record.kind !== 'edit' && record.kind !== 'delete') this.index.set(record.origin, record.nativeId, record);
       if (record.kind === 'edit') this.edits.set(record.origin, record.nativeId, record);
-      for (const [endpoint, copy] of Object.entries(r.copies)) this.copy(record, endpoint, copy);
+      for (const endpoint in copies) this.copy(record, endpoint, copies[endpoint]!);
       return;
     }
     const record = this.records.get(entry.k);
@@ -142,13 +162,29 @@ export class MessageMap {
     this.index.set(this.name(baseOf(endpoint)), copy.id, record);
   }
 
-  /** Forgets records past the age or count limit, oldest first (a Map keeps insertion order): O(1) a write, amortised. */
-  private trim(): void {
-    const oldest = this.clock() - this.limits.maxAgeMs;
+  /**
+   * Forgets records past the age or count limit, oldest first (a Map keeps insertion order). Past the
+   * count it forgets `room` more (1% of max_records; none at open, so a reopened map holds what it held): walking the Map from its start skips the places of the
+   * records forgotten before (until the Map is rehashed), so a walk per write would cost more with each.
+   * O(1) a write, amortised. True when a record went for its age.
+   */
+  private trim(room = Math.floor(this.limits.maxRecords / 100)): boolean {
+    const now = this.clock();
+    const { maxRecords, maxAgeMs } = this.limits;
+    if (this.records.size <= maxRecords && now < this.ageDue) return false;
+    const keep = this.records.size > maxRecords ? maxRecords - room : maxRecords;
+    const oldest = now - maxAgeMs;
+    let aged = false;
+    this.ageDue = Number.POSITIVE_INFINITY;
     for (const record of this.records.values()) {
-      if (record.at >= oldest && this.records.size <= this.limits.maxRecords) break;
+      if (record.at >= oldest && this.records.size <= keep) {
+        this.ageDue = record.at + maxAgeMs;
+        break;
+      }
+      aged ||= record.at < oldest;
       this.forget(record);
     }
+    return aged;
   }
 
   private forget(record: MapRecord): void {

@@ -3,9 +3,10 @@ import { FILE_STORAGE, type Storage } from './storage.js';
 
 /**
  * A bounded set of ids (each with a short value, '' when none), durable: the oldest out first past
- * `max`. A journal (a DurableQueue, see JsonLinesFile): an add is one appended line (two once full:
- * the oldest's shift), and the file is rewritten with the ids kept at open and once the journal is
- * twice as long as they are. So the file stays under `max` ids plus 2 × max short lines, and no add
+ * `max` (1% of max at once, so it holds between 99% and all of max: a queue's shift moves the ids
+ * after it, and one id at a time would move them all at every add). A journal (a DurableQueue, see
+ * JsonLinesFile): an add is one appended line (and a shift line per 1% of max), and the file is
+ * rewritten with the ids kept at open and once the journal is twice as long as they are. So the file stays under `max` ids plus 2 × max short lines, and no add
  * rewrites it whole (a list in the plugin's key-value store was rewritten whole, every id of it, on
  * every change: #32).
  */
@@ -50,7 +51,8 @@ export class RecentIdsFile {
   add(id: string, value = ''): void {
     if (this.values.has(id)) return;
     if (this.queue.size >= this.max) {
-      for (const old of this.queue.shift(this.queue.size - this.max + 1)) this.values.delete(typeof old === 'string' ? old : old[0]);
+      const room = Math.max(1, Math.floor(this.max / 100));
+      for (const old of this.queue.shift(this.queue.size - this.max + room)) this.values.delete(typeof old === 'string' ? old : old[0]);
     }
     this.queue.push(value === '' ? id : [id, value]);
     this.values.set(id, value);

@@ -132,10 +132,16 @@ export class RedisStorage implements Storage {
   }
 
   journal(path: string, entries: readonly unknown[]): Journal {
+    const journal = this.resume(path, 0);
+    journal.rewrite(entries);
+    return journal;
+  }
+
+  resume(path: string, lines: number): Journal {
     const key = this.keyOf(path);
-    let count = 0;
+    let count = lines;
     const storage = this;
-    const journal: Journal = {
+    return {
       get lines() {
         return count;
       },
@@ -152,8 +158,6 @@ export class RedisStorage implements Storage {
         count = lines.length;
       },
     };
-    journal.rewrite(entries);
-    return journal;
   }
 
   readDocument<T>(path: string, fallback: T, what: string): T {

@@ -20,6 +20,11 @@ export interface Storage {
   readText(path: string): string;
   /** A journal started afresh with `entries`. */
   journal(path: string, entries: readonly unknown[]): Journal;
+  /**
+   * The journal as it is, appended to from here: it holds `lines` lines, and its text (read just before)
+   * ends with a newline. For a store whose journal is within its bound at open, so is not rewritten.
+   */
+  resume(path: string, lines: number): Journal;
   /** A small JSON document, or `fallback` when there is none yet. */
   readDocument<T>(path: string, fallback: T, what: string): T;
   /** Written whole (files: synchronously and atomically). */
@@ -46,6 +51,7 @@ export const FILE_STORAGE: Storage = {
   kind: 'files',
   readText: (path) => JsonLinesFile.readText(path),
   journal: (path, entries) => JsonLinesFile.create(path, entries),
+  resume: (path, lines) => JsonLinesFile.resume(path, lines),
   readDocument: (path, fallback, what) => readJsonFileSync(path, fallback, what),
   writeDocument: (path, value) => writeJsonFileSync(path, value),
   remove: (path) => rmSync(path, { force: true }),
