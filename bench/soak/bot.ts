@@ -37,7 +37,8 @@ export interface Bot {
   logSummary(): Array<{ level: string; msg: string; count: number }>;
 }
 
-export async function startBot(dir: string, sides: Sides, plan: BotPlan): Promise<Bot> {
+/** Starts the bot with `<dir>/state` as its state_dir (a state put there before is started on). */
+export async function startBot(dir: string, sides: Pick<Sides, 'service' | 'irc'>, plan: BotPlan): Promise<Bot> {
   const stateDir = join(dir, 'state');
   const transcriptDir = join(dir, 'transcripts');
   const opsPort = await freePort();
@@ -64,7 +65,9 @@ export async function startBot(dir: string, sides: Sides, plan: BotPlan): Promis
   }));
   const logFile = join(dir, 'groupwire.log');
   const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [join(BUILD, 'src/cli/main.js'), 'run', file], { cwd: ROOT, stdio: ['ignore', log, log] });
+  // BENCH_BOT_NODE_ARGS: extra node flags for the bot (e.g. --cpu-prof), when profiling a bench.
+  const nodeArgs = process.env.BENCH_BOT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, join(BUILD, 'src/cli/main.js'), 'run', file], { cwd: ROOT, stdio: ['ignore', log, log] });
   closeSync(log);
   const ended = () => child.exitCode !== null || child.signalCode !== null;
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
