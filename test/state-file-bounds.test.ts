@@ -7,6 +7,8 @@ import { DurableQueue } from '../src/store/durable-queue.js';
 import { MARKS_COMPACT_AFTER, MsgNumMarks } from '../src/store/msg-num-marks.js';
 import { RecentIdsFile } from '../src/store/recent-ids-file.js';
 import { countingStorage } from './helpers/counting-file-storage.js';
+import { ChannelLog } from '../plugins/http-api/stream-log.js';
+import { FILE_STORAGE } from '../src/store/storage.js';
 
 /**
  * #32 part 4: every state file that lines go through stays under its documented bound
@@ -101,5 +103,24 @@ describe('state files stay bounded (#32 part 4)', () => {
     const total = 20 * max;
     expect([again.size, again.has(`event-${total - ids.size}`), again.has(`event-${total - ids.size - 1}`), again.get(`event-${total - 1}`)])
       .toEqual([ids.size, true, false, `origin-${total - 1}`]);
+  });
+
+  it('the HTTP API\'s stream log keeps its last stream_keep lines (to 1% more), its file under them and max(1000, 2 x them) lines, and reopens with the same lines', () => {
+    const path = file('stream-ops.json');
+    const storage = countingStorage();
+    const keep = 1_000;
+    const log = ChannelLog.open(path, storage, keep);
+    const line = (n: number) => ({ id: `${n}`, gateway: 'g', channel: 'ops', kind: 'message', text: `line ${n}`, speaker: { platform: 'irc', id: 'a', name: 'a' }, time: '2026-11-27T00:00:00Z' });
+    let largest = 0;
+    for (let n = 1; n <= 20 * keep; n += 1) {
+      log.append(line(n));
+      expect(log.size).toBeLessThanOrEqual(keep + keep / 100);
+      if (n % 997 === 0) largest = Math.max(largest, linesOf(path));
+    }
+    expect(log.size).toBeGreaterThanOrEqual(keep);
+    expect(largest).toBeLessThanOrEqual(2 * Math.max(1000, 2 * (keep + keep / 100)));
+    expect(storage.rewritten).toBeLessThanOrEqual(storage.appended);
+    const again = ChannelLog.open(path, FILE_STORAGE, keep);
+    expect([again.size, again.last, again.oldest]).toEqual([log.size, 20 * keep, 20 * keep - log.size + 1]);
   });
 });

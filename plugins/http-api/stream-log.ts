@@ -14,7 +14,15 @@ export interface Page {
 }
 
 /**
- * The last `keep` lines sent to one channel, numbered 1, 2, 3, ... for good: the number is written
+ * Lines kept past `keep` before the oldest go, 1% of it at once: a queue's shift moves the lines after
+ * it, and one line at a time would move all 10,000 at every line sent.
+ */
+function roomOf(keep: number): number {
+  return Math.floor(keep / 100);
+}
+
+/**
+ * The last `keep` lines (up to 1% more) sent to one channel, numbered 1, 2, 3, ... for good: the number is written
  * with the line (a DurableQueue journal) before send() returns, so a client's position means the same
  * line after a restart. Every reader has its own position; reading takes nothing away. The ids kept
  * also tell a line the gateway sends again (after a crash) from a new one.
@@ -31,7 +39,7 @@ export class ChannelLog {
   }
 
   static open(path: string, storage: Storage, keep: number): ChannelLog {
-    return new ChannelLog(DurableQueue.open<LogEntry>(path, { storage, maxItems: keep + 1, window: Number.POSITIVE_INFINITY }), keep);
+    return new ChannelLog(DurableQueue.open<LogEntry>(path, { storage, maxItems: keep + roomOf(keep) + 1, window: Number.POSITIVE_INFINITY }), keep);
   }
 
   /** The newest line's number (0 before the first). */
@@ -57,7 +65,7 @@ export class ChannelLog {
     const entry = { seq: this.last + 1, line };
     this.queue.push(entry);
     this.ids.add(line.id);
-    if (this.queue.size > this.keep) for (const gone of this.queue.shift(this.queue.size - this.keep)) this.ids.delete(gone.line.id);
+    if (this.queue.size > this.keep + roomOf(this.keep)) for (const gone of this.queue.shift(this.queue.size - this.keep)) this.ids.delete(gone.line.id);
     for (const listener of this.listeners) listener();
     return entry;
   }
