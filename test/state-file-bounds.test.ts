@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CURSOR_COMPACT_AFTER, CursorStore } from '../src/store/cursor-store.js';
 import { DurableQueue } from '../src/store/durable-queue.js';
+import { JsonLinesFile } from '../src/store/json-lines-file.js';
 import { MARKS_COMPACT_AFTER, MsgNumMarks } from '../src/store/msg-num-marks.js';
 import { RecentIdsFile } from '../src/store/recent-ids-file.js';
 import { countingStorage } from './helpers/counting-file-storage.js';
@@ -122,5 +123,20 @@ describe('state files stay bounded (#32 part 4)', () => {
     expect(storage.rewritten).toBeLessThanOrEqual(storage.appended);
     const again = ChannelLog.open(path, FILE_STORAGE, keep);
     expect([again.size, again.last, again.oldest]).toEqual([log.size, 20 * keep, 20 * keep - log.size + 1]);
+  });
+
+  it('a journal read 1 MB at a time gives what a read of its whole text gives: lines across chunks, characters of several bytes, a last line cut short', () => {
+    const path = file('journal.jsonl');
+    const lines = Array.from({ length: 6_000 }, (_, i) => JSON.stringify({ i, text: `${'é€😀'.repeat(i % 97)}${'x'.repeat(i % 613)}` }));
+    writeFileSync(path, `${lines.join('\n')}\n{"cut":`);
+    expect(statSync(path).size).toBeGreaterThan(3 * 1024 * 1024);
+    const read: unknown[] = [];
+    expect(JsonLinesFile.forEachInFile(path, 'entry', (entry) => read.push(entry))).toEqual({ lines: 6_000, complete: false });
+    expect(read).toEqual(JsonLinesFile.parse(readFileSync(path, 'utf8'), path, 'entry'));
+    writeFileSync(path, `${lines.slice(0, 10).join('\n')}\n{"bad"\n${lines[10]}\n`);
+    expect(() => JsonLinesFile.forEachInFile(path, 'entry', () => undefined)).toThrow(/journal.jsonl: unreadable entry at line 11/);
+    writeFileSync(path, `${lines.slice(0, 10).join('\n')}\n`);
+    expect(JsonLinesFile.forEachInFile(path, 'entry', () => undefined)).toEqual({ lines: 10, complete: true });
+    expect(JsonLinesFile.forEachInFile(join(path, '..', 'none.jsonl'), 'entry', () => undefined)).toEqual({ lines: 0, complete: false });
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync, renameSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { appendFilePrivateSync, mkdirPrivateSync, writeFilePrivateSync } from './private-files.js';
 
@@ -14,6 +14,9 @@ import { appendFilePrivateSync, mkdirPrivateSync, writeFilePrivateSync } from '.
  * before appending again unless it ends with a newline: see resume); that line is left out. Any other unreadable line is an error. No
  * descriptor is kept open (an append by path costs microseconds too), so there is nothing to close.
  */
+/** How much of a journal forEachInFile reads at a time. */
+const READ_CHUNK = 1 << 20;
+
 export class JsonLinesFile {
   private count = 0;
 
@@ -63,6 +66,58 @@ export class JsonLinesFile {
       start = newline + 1;
       line += 1;
     }
+  }
+
+  /**
+   * forEach on the file at `path`, read 1 MB at a time (no string of the whole file: a 12 MB one lands
+   * in the heap's large-object space and stays until a full collection, which an idle process after
+   * its start may not run for a long time). `lines`: the entries read; `complete`: the file exists and
+   * ends with a newline (nothing cut short after the last line), so it may be appended to as it is.
+   */
+  static forEachInFile(path: string, what: string, visit: (entry: unknown) => void): { lines: number; complete: boolean } {
+    mkdirPrivateSync(dirname(path));
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { lines: 0, complete: false };
+      throw error;
+    }
+    const chunk = Buffer.allocUnsafe(READ_CHUNK);
+    /** The start of a line the chunk before ended in the middle of. */
+    let carry: Buffer | undefined;
+    let lines = 0;
+    let lineNumber = 0;
+    const take = (text: string, last: boolean): void => {
+      lineNumber += 1;
+      if (text === '') return;
+      let entry: unknown;
+      try {
+        entry = JSON.parse(text);
+      } catch (error) {
+        // The last line without its newline: a write cut short by a crash.
+        if (last) return;
+        throw new Error(`${path}: unreadable ${what} at line ${lineNumber} (${(error as Error).message})`);
+      }
+      visit(entry);
+      lines += 1;
+    };
+    try {
+      for (let read = readSync(fd, chunk, 0, READ_CHUNK, null); read > 0; read = readSync(fd, chunk, 0, READ_CHUNK, null)) {
+        const bytes = chunk.subarray(0, read);
+        let start = 0;
+        for (let newline = bytes.indexOf(10, start); newline >= 0; newline = bytes.indexOf(10, start)) {
+          take(carry ? Buffer.concat([carry, bytes.subarray(start, newline)]).toString('utf8') : bytes.toString('utf8', start, newline), false);
+          carry = undefined;
+          start = newline + 1;
+        }
+        if (start < read) carry = Buffer.concat(carry ? [carry, bytes.subarray(start)] : [bytes.subarray(start)]);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (carry) take(carry.toString('utf8'), true);
+    return { lines, complete: carry === undefined };
   }
 
   /** Starts the file afresh with `entries` (the owner's state, read before). */

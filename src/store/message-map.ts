@@ -44,43 +44,44 @@ export class MessageMap {
   private readonly edits = new NativeIdIndex();
   private readonly names = new Shared<string>();
   private readonly speakers = new Shared<MapRecord['speaker']>();
-  private readonly file: Journal | undefined;
+  private file: Journal | undefined;
   /** The lines the last compaction left (one per record). */
   private compacted = 0;
   /** When the oldest record comes of age (the next write past it looks for records to forget). */
   private ageDue = Number.POSITIVE_INFINITY;
 
   private constructor(
-    path: string | undefined,
-    text: string,
     private readonly limits: MessageMapLimits,
-    storage: Storage,
     private readonly clock: () => number,
-  ) {
-    let lines = 0;
-    if (path !== undefined) {
-      JsonLinesFile.forEach(text, path, 'message map entry', (entry) => {
-        lines += 1;
-        this.apply(entry as Entry);
-      });
-    }
-    const aged = this.trim(0);
-    this.compacted = this.records.size;
-    // Compacted at open when past the rule of write(), when it holds lines older than max_age_days (their
-    // texts leave the disk) or a line cut short by a crash; else appended to as it is: rewriting a 12 MB
-    // map at every start cost a second, and memory the process kept after it.
-    if (path === undefined) this.file = undefined;
-    else if (!aged && text.endsWith('\n') && lines < this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) this.file = storage.resume(path, lines);
-    else this.file = storage.journal(path, this.snapshot());
-  }
+  ) {}
 
   /** `clock` (ms since the epoch) dates new records and ages old ones (tests and benches simulate time with it). */
   static open(path: string, limits: MessageMapLimits = DEFAULT_MAP_LIMITS, storage: Storage = FILE_STORAGE, clock: () => number = Date.now): MessageMap {
-    return new MessageMap(path, storage.readText(path), limits, storage, clock);
+    const map = new MessageMap(limits, clock);
+    const what = 'message map entry';
+    const visit = (entry: unknown) => map.apply(entry as Entry);
+    let read: { lines: number; complete: boolean };
+    if (storage.kind === 'files') read = JsonLinesFile.forEachInFile(path, what, visit);
+    else {
+      const text = storage.readText(path);
+      read = { lines: 0, complete: text.endsWith('\n') };
+      JsonLinesFile.forEach(text, path, what, (entry) => {
+        read.lines += 1;
+        visit(entry);
+      });
+    }
+    const aged = map.trim(0);
+    map.compacted = map.records.size;
+    // Compacted at open when past the rule of write(), when it holds lines older than max_age_days (their
+    // texts leave the disk) or a line cut short by a crash; else appended to as it is: rewriting a 12 MB
+    // map at every start cost a second, and memory the process kept after it.
+    const due = read.lines >= map.compacted + Math.max(MAP_COMPACT_MIN, map.compacted);
+    map.file = !aged && read.complete && !due ? storage.resume(path, read.lines) : storage.journal(path, map.snapshot());
+    return map;
   }
 
   static memory(limits: MessageMapLimits = DEFAULT_MAP_LIMITS, clock: () => number = Date.now): MessageMap {
-    return new MessageMap(undefined, '', limits, FILE_STORAGE, clock);
+    return new MessageMap(limits, clock);
   }
 
   get size(): number {
