@@ -15,6 +15,7 @@ import { redact, writeErr, writeOut } from './output.js';
 import { DEMO_FILE } from './service-address.js';
 import { onHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
+import { limitHeapGrowth } from './heap-growth.js';
 
 export const RUN_HELP = `Usage: groupwire run [bots.yaml]
 
@@ -69,6 +70,8 @@ function fileArgument(args: string[], help: string): { file: string; logLevel?: 
 export async function runCommand(args: string[]): Promise<number> {
   const options = fileArgument(args, RUN_HELP);
   if (!options) return 0;
+  // Before anything is loaded: the bots' heap is kept near what is live (docs/operations.md "What grows and its bound").
+  limitHeapGrowth();
   const loaded = await loadBotsConfig(options.file);
   // The status page lists the last warnings and errors: they are taken off the log lines as written.
   const errors = new RecentErrors();
