@@ -32,6 +32,9 @@ over before it exits (docs/scale-out.md).
 With service.base_url: embedded, .groupwire/demo.json in the working directory says where the service
 is while it runs, so the client commands run from here (chat, api, ...) find it, as they find the demo.
 
+V8's heap is kept within 1.5 times what is live; GROUPWIRE_HEAP_GROWTH=N (a percent, 1-300, default 50;
+v8 for V8's own rule) changes that (docs/operations.md "What grows and its bound").
+
 A bot whose login the service refuses (wrong password or token, an account banned from its groups)
 says so once and waits: it tries again when bots.yaml changes, or every 15 minutes. When every bot is
 refused (each after its first attempt) there is nothing to run: groupwire run stops and exits 3.
