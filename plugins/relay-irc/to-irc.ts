@@ -49,8 +49,10 @@ export class ToIrc {
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       this.counters.refused_queue_full += texts.length;
-      this.log.error({ channel, chat: chat?.subject, src, lines: texts.length, reason: error.message },
-        `IRC queue for ${channel} is full: ${src} is NOT relayed`);
+      // Name what was lost as a reader finds it: a chat's message by its number, a relay's line by its origin.
+      const what = message && chat ? `message ${message.msg_num} of ${chat.subject}` : `a line from ${out.origin.endpoint}`;
+      this.log.error({ channel, chat: chat?.subject, ...(message ? { msgNum: message.msg_num } : { origin: out.origin.endpoint }), src, lines: texts.length, reason: error.message },
+        `IRC queue for ${channel} is full: ${what} is NOT relayed`);
     }
     // A refused line is remembered too: it was said loudly, and is not tried again.
     this.counters.relayed_messages += 1;
