@@ -51,7 +51,7 @@ describe('what grows with lines stays within its bound', () => {
     expect(keys.has(keys.idOf('chat-1', '#soak', `key ${9 * max + 1}`))).toBe(true);
   });
 
-  it('http-api keeps `stream_keep` lines per channel and their ids, no more', () => {
+  it('http-api keeps `stream_keep` lines per channel and their ids, and at most 1% more (it lets them go 1% at once)', () => {
     const path = join(tempDir(), 'stream-ops.json');
     const keep = 100;
     let log = ChannelLog.open(path, FILE_STORAGE, keep);
@@ -60,12 +60,14 @@ describe('what grows with lines stays within its bound', () => {
       log.append(line(n));
       largest = { lines: Math.max(largest.lines, log.size), ids: Math.max(largest.ids, sizeOf(log, 'ids')) };
     }
-    expect(largest).toEqual({ lines: keep, ids: keep });
+    const room = Math.floor(keep / 100);
+    expect(largest).toEqual({ lines: keep + room, ids: keep + room });
     expect(log.last).toBe(20 * keep);
     expect(log.has(line(20 * keep).id)).toBe(true);
     expect(log.has(line(19 * keep).id)).toBe(false);
     log = ChannelLog.open(path, FILE_STORAGE, keep);
-    expect([log.size, sizeOf(log, 'ids')]).toEqual([keep, keep]);
+    expect(log.size).toBeLessThanOrEqual(keep + room);
+    expect(sizeOf(log, 'ids')).toBe(log.size);
   });
 
   it('the responder keeps 10,000 cooldowns plus those still cooling down, whatever the count of users', () => {
