@@ -42,6 +42,7 @@ function dummyValue(name: string): string {
     SLACK_BOT_TOKEN: 'xoxb-0000-docs-example',
     SLACK_APP_TOKEN: 'xapp-0000-docs-example',
     TELEGRAM_TOKEN: '123456789:AAdocs-example-token-0000000000000',
+    ZULIP_API_KEY: 'docsexample0000000000000000000000',
   };
   // At least 16 characters: enough for every token and secret (ops.token's minimum).
   return forms[name] ?? `docs-example-${name.toLowerCase()}`;

@@ -10,6 +10,7 @@ import { escapeForDiscord, plainFromDiscord, renderLine as discordLine, renderWe
 import { webhookUsername } from '../plugins/relay-discord/webhooks.js';
 import { escapeHtml as matrixEscapeHtml, plainFromMatrix, renderLine as matrixLine, stripControls as matrixStripControls } from '../plugins/relay-matrix/render.js';
 import { escapeForMattermost, overrideName, plainFromMattermost, renderLine as mattermostLine } from '../plugins/relay-mattermost/render.js';
+import { escapeForZulip, plainFromZulip, renderLine as zulipLine } from '../plugins/relay-zulip/render.js';
 import { chatLine as xmppChatLine, plainForXmpp, renderLine as xmppLine, splitAction } from '../plugins/relay-xmpp/render.js';
 import { lineId, payloadOf, safeName as httpSafeName, safeText, stripControls as httpStripControls } from '../plugins/http-api/line.js';
 import { escapeHtml as loggerEscapeHtml, escapeMarkdown, FORMATS, senderName } from '../plugins/logger/formats.js';
@@ -69,6 +70,12 @@ const transforms: Record<string, Record<string, (text: string) => unknown>> = {
     escapeForMattermost, overrideName,
     'renderLine': (text) => mattermostLine({ template: '**{name}**: {text}', name: text, text }),
     'plainFromMattermost': (text) => plainFromMattermost(text, true),
+  },
+  'relay-zulip': {
+    escapeForZulip,
+    'renderLine': (text) => zulipLine({ template: '**{name}**: {text}', name: text, text, quote: { name: text, text } }),
+    'renderLine action': (text) => zulipLine({ template: '**{name}**: {text}', name: text, text, action: true }),
+    'plainFromZulip': (text) => plainFromZulip(text).text,
   },
   'relay-xmpp': {
     plainForXmpp, splitAction,

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { cleanEnv, ROOT } from './helpers/cli.js';
 import { FakeTelegram } from './helpers/fake-telegram.js';
 import { FakeMattermost } from './helpers/fake-mattermost.js';
+import { FakeZulip } from './helpers/fake-zulip.js';
 import { IrcServer, relayPlugin } from './helpers/irc-server.js';
 import { startCli, type RunningCli } from './helpers/long-running-cli.js';
 import { makeEnv, type Env } from './helpers/supervisor.js';
@@ -34,6 +35,7 @@ let running: RunningCli | undefined;
 let irc: IrcServer | undefined;
 let telegram: FakeTelegram | undefined;
 let mattermost: FakeMattermost | undefined;
+let zulip: FakeZulip | undefined;
 const dirs: string[] = [];
 afterEach(async () => {
   await running?.stop('SIGKILL');
@@ -46,6 +48,8 @@ afterEach(async () => {
   telegram = undefined;
   await mattermost?.close();
   mattermost = undefined;
+  await zulip?.close();
+  zulip = undefined;
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -120,6 +124,19 @@ describe('load on use', () => {
     const loaded = record.loaded();
     expect(loaded).toContain('@mattermost/client');
     expect(HEAVY.filter((name) => name !== '@mattermost/client' && loaded.has(name))).toEqual([]);
+  });
+
+  test('with relay-zulip it loads no platform library at all (its client is undici, which the core loads anyway)', { timeout: 60_000 }, async () => {
+    zulip = await FakeZulip.start();
+    zulip.addStream('general');
+    env = await makeEnv([{ name: 'relay', chats: [{ chat: 'general' }], plugins: [{ use: 'relay-zulip', with: { server_url: zulip.url, email: zulip.bot.email, api_key: zulip.botKey, streams: { general: 'general/lobby' } } }] }]);
+    const record = recordingImports();
+    await runUntilOpen(env, record.nodeOptions);
+    // The relay ran (its client reached the fake), so what it imports is in the record.
+    await running!.waitFor('stderr', /Zulip connected/);
+    const loaded = record.loaded();
+    expect(loaded).toContain('undici');
+    expect(HEAVY.filter((name) => loaded.has(name))).toEqual([]);
   });
 
   test("importing the public entry point ('groupwire') loads none of them either", { timeout: 60_000 }, async () => {

@@ -7,6 +7,7 @@ import { renderLine as renderForMatrix } from '../plugins/relay-matrix/render.js
 import { relaySlackOptions } from '../plugins/relay-slack/options.js';
 import { renderForSlack } from '../plugins/relay-slack/render.js';
 import { renderLine as renderForXmpp } from '../plugins/relay-xmpp/render.js';
+import { renderLine as renderForZulip } from '../plugins/relay-zulip/render.js';
 
 /**
  * Issue #31 item 14 on the other sides of a gateway: each relay composes `<name> text` (and a quote
@@ -57,5 +58,11 @@ describe('bidi controls in names and quotes, relayed to each platform', () => {
     const matrix = renderForMatrix({ template: '<{name}> {text}', msgtype: 'm.text', name: EVE, text: 'hello', quote: { name: EVE, text: `${RLO}olleh` } });
     expect(matrix.body).toBe(`> ${CLOSED_EVE}: ${RLO}olleh${PDF}\n<${CLOSED_EVE}> hello`);
     expect(renderForXmpp('<{name}> {text}', EVE, 'hello')).toBe(`<${CLOSED_EVE}> hello`);
+  });
+
+  test('Zulip: the name before the text, and the quote where the line cannot stand in its parent\'s topic', () => {
+    expect(renderForZulip({ template: '**{name}**: {text}', name: EVE, text: 'hello' })).toBe(`**${CLOSED_EVE}**: hello`);
+    expect(renderForZulip({ template: '**{name}**: {text}', name: 'bob', text: 'hello', quote: { name: EVE, text: `${RLO}olleh` } }))
+      .toBe(`\\> **${CLOSED_EVE}**: ${RLO}olleh${PDF}\n**bob**: hello`);
   });
 });
