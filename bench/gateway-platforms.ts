@@ -20,11 +20,12 @@ import { MattermostBench } from './gateway-platforms/mattermost.js';
 import { MatrixBench } from './gateway-platforms/matrix.js';
 import { TelegramBench } from './gateway-platforms/telegram.js';
 import { XmppBench } from './gateway-platforms/xmpp.js';
+import { ZulipBench } from './gateway-platforms/zulip.js';
 import type { BenchPlatform } from './gateway-platforms/platform.js';
 
 /**
  * The gateway platforms bench (issue #18): lines at PER_SECOND through one bot whose chat general is in
- * one gateway with a channel on each platform (Discord, Matrix, XMPP, HTTP, Telegram, Mattermost), timed per hop, each way:
+ * one gateway with a channel on each platform (Discord, Matrix, XMPP, HTTP, Telegram, Mattermost, Zulip), timed per hop, each way:
  * chat → platform (said in the chat, until the platform takes the relay's post) and platform → chat
  * (said by a person on the platform, until a chat member's socket reads the bot's post of it). The
  * baseline of each platform, in the same run: a bare client of that platform (its own client library,
@@ -95,7 +96,7 @@ function row(label: string, path: string, s: Spread, lost: number): Array<string
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const service = await startServiceProcess();
-  const platforms: BenchPlatform[] = [await DiscordBench.start(), await MatrixBench.start(), await XmppBench.start(), await HttpBench.start(), await TelegramBench.start(), await MattermostBench.start()];
+  const platforms: BenchPlatform[] = [await DiscordBench.start(), await MatrixBench.start(), await XmppBench.start(), await HttpBench.start(), await TelegramBench.start(), await MattermostBench.start(), await ZulipBench.start()];
   const dir = mkdtempSync(join(tmpdir(), 'groupwire-gateway-platforms-'));
   const marks = new Marks();
   for (const platform of platforms) platform.watch(marks);
@@ -189,7 +190,7 @@ async function main(): Promise<void> {
     notes: [
       `One bot, chat general in one named gateway with ${platforms.map((p) => `${p.point} (${p.how})`).join(', ')}, in a groupwire process of its own (the tsc build); each baseline a bare client in a process of its own: a ws chat socket handing each line to the platform's own client library at once, no queue. ${ROUNDS} rounds of ${PER_ROUND} measured lines after ${WARMUP} warm-up lines, the order rotated each round.`,
       'chat → platform: from a chat member\'s socket reading the line to the platform (its server, or its local fake) taking the post. platform → chat: from just before a person on the platform says the line (Discord and Matrix: the local fake stores and dispatches it; XMPP: a person in the room sends it; HTTP: a tool POSTs it) to a chat member\'s socket reading the post of it. One clock: every end is in the bench process.',
-      `The gateway relays wait for each post's answer before the next (a durable queue, one line in flight a channel, so that order holds through retries), write each line to their queue and mark it durable before posting (Discord's webhook posts and Mattermost's posts also note the attempt), and all ${platforms.length} run on one event loop, each line fanned out to ${platforms.length} platforms; a bare client fires each line as it comes, one platform a process. No limit is set (Telegram's pacing is off): the figures say what the guarantees cost.`,
+      `The gateway relays wait for each post's answer before the next (a durable queue, one line in flight a channel, so that order holds through retries), write each line to their queue and mark it durable before posting (Discord's webhook posts, Mattermost's and Zulip's posts also note the attempt), and all ${platforms.length} run on one event loop, each line fanned out to ${platforms.length} platforms; a bare client fires each line as it comes, one platform a process. No limit is set (Telegram's pacing is off): the figures say what the guarantees cost.`,
       `reply_rate is ${REPLY_RATE.per_second}/s (burst ${REPLY_RATE.burst}), as in the gateway latency bench: the lines from the platforms are the bot's posts in the chat.`,
       `Load average (1 min) ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end on ${cpus().length} cores.`,
       ...(lostInGateway > 0 ? [`LOST: ${lostInGateway} lines through the gateway (not seen within 15 s)`] : []),

@@ -57,7 +57,7 @@ async function relayed(e: Env, reader: GroupsClient, subject: string): Promise<s
 
 const botMessages = (w: World, stream: number, topic?: string): FakeZulipMessage[] => w.fake.inStream(stream, topic).filter((m) => m.sender_id === w.fake.bot.user_id);
 /** Both the register of each stream and a poll of each held open: the relay reads. */
-const reading = (w: World, streams = 2) => waitFor('the event queues polled', () => w.fake.polling >= streams && stats(w.env).registers >= streams);
+const reading = (w: World, streams = 2) => waitFor('the event queues polled', () => w.fake.polling >= streams && (stats(w.env).registers ?? 0) >= streams);
 
 describe('relay-zulip: text', () => {
   test('markdown is escaped and every mention defused, by a linear scan; a /me message is an action; options are checked', () => {
@@ -151,7 +151,7 @@ describe('relay-zulip', () => {
     await waitFor('the second line', async () => (await relayed(w.env, w.reader, 'general')).length === 2);
     w.fake.expireQueues();
     w.fake.say(w.general, w.alice, 'while the queue was lost');
-    await waitFor('a queue registered again', () => stats(w.env).queues_lost >= 1);
+    await waitFor('a queue registered again', () => (stats(w.env).queues_lost ?? 0) >= 1);
     await reading(w);
     await w.env.supervisor!.stop();
     for (let n = 1; n <= 30; n += 1) w.fake.say(w.general, w.alice, `said while away ${n}`);
