@@ -113,6 +113,13 @@ describe('plugin loading', () => {
     expect(list[1]).toMatch(/:9:37: .*>=1.*\(at bots\.0\.plugins\.0\.with\.times\)$/);
   });
 
+  it('relay-zulip\'s options are checked at their line and column: a side neither stream/topic nor stream, an email without @', async () => {
+    const list = await problems(['      - use: relay-zulip', '        with: { server_url: "https://z.example.org", email: bot, api_key: kkkkkkkkkkkkkkkkkkkkkkkk, streams: { general: "/lobby" } }']);
+    expect(list).toHaveLength(2);
+    expect(list[0]).toMatch(/:9:61: the bot's email, as Zulip shows it under Personal settings → Bots \(at bots\.0\.plugins\.0\.with\.email\)$/);
+    expect(list[1]).toMatch(/:9:\d+: a Zulip stream and topic \(general\/lobby\), or a stream alone .*\(at bots\.0\.plugins\.0\.with\.streams\.general\)$/);
+  });
+
   it('configPath resolves against the file directory', async () => {
     const loaded = await loadBotsConfig(write(['      - use: logger']), {});
     expect(configPath(loaded, './x/y.json')).toBe(join(dir, 'x', 'y.json'));
