@@ -88,7 +88,7 @@ describe('relay-zulip', () => {
     const [line] = botMessages(w, w.general);
     expect(line!.content).toBe('**Bob Member**: hello @\u200b\\*\\*all\\*\\*, \\*bold\\* and @\u200b\\_\\*\\*Alice Z\\*\\*');
     expect(line!.subject).toBe('lobby');
-    expect(w.fake.sends[0]).toMatchObject({ type: 'stream', to: 'general', topic: 'lobby' });
+    expect(w.fake.sends[0]).toMatchObject({ type: 'stream', to: String(w.general), topic: 'lobby' });
     expect(w.fake.sends[0]!.queue_id).toBeTruthy();
     expect(w.fake.sends[0]!.local_id).toMatch(/^[\w-]{22}$/);
 

@@ -81,6 +81,10 @@ export class StreamIntake {
     },
   ) {}
 
+  get streamId(): number {
+    return this.options.stream.id;
+  }
+
   get mark(): number | undefined {
     return this.options.store.get<number>(MARK_KEY(this.options.stream.id));
   }

@@ -60,6 +60,8 @@ export class ZulipOutbound {
       log: Logger;
       counters: OutboundCounters;
       durable: () => Promise<void>;
+      /** A stream's id (sends name it: a stream renamed since the start still gets its lines). */
+      streamIdOf: (stream: string) => number | undefined;
       /** The stream's event queue now (a send names it, for its echo). */
       queueOf: (stream: string) => string | undefined;
       /** The message an echo named with this `local_id`, when the relay saw it. */
@@ -180,7 +182,7 @@ export class ZulipOutbound {
     }
     const queueId = this.options.queueOf(stream);
     const answer = await client.call<{ id: number }>('POST', '/messages', {
-      type: 'stream', to: stream, topic, content, ...(queueId ? { queue_id: queueId, local_id: nonce } : {}),
+      type: 'stream', to: this.options.streamIdOf(stream) ?? stream, topic, content, ...(queueId ? { queue_id: queueId, local_id: nonce } : {}),
     }, { signal });
     this.options.posted(item, { id: answer.id, topic, stream });
   }

@@ -59,6 +59,7 @@ export class ZulipRelay {
       }),
       {
         client: () => this.client, self: () => this.selfId, log: env.log, counters: this.counters, durable: () => env.storage.durable(),
+        streamIdOf: (stream) => this.intakes.get(stream.toLowerCase())?.streamId,
         queueOf: (stream) => this.intakes.get(stream.toLowerCase())?.queueId,
         echoed: (localId) => this.echoes.get(localId),
         newest: (stream) => Math.max(this.lastPosted.get(stream.toLowerCase()) ?? 0, this.intakes.get(stream.toLowerCase())?.mark ?? 0),
