@@ -5,6 +5,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { GroupsClient } from '../src/api/client.js';
 import { AdminLink, chaosSeed, IrcAudience, planPosts, seededRandom, type PostBatch } from './helpers/chaos.js';
 import { channelOf, checkEverything, clusterLayout, type ClusterLayout } from './helpers/cluster-checks.js';
+import { IrcPeople } from './helpers/irc-people.js';
 import { IrcServer } from './helpers/irc-server.js';
 import { RedisServer } from './helpers/redis-server.js';
 import { DEMO, EMAILS, startTestService, type DemoUser, type TestService } from './helpers/service.js';
@@ -16,13 +17,18 @@ import { WorkerCluster, type UnitInterval } from './helpers/worker-cluster.js';
  * a worker is killed (SIGKILL) and another started in its place, a worker is paused (SIGSTOP) past its
  * leases and continued, and Redis is killed and restarted twice (once briefly, once for longer than the
  * workers may keep their units without it). Every message ends in its transcript exactly once and in
- * order, every relayed line on IRC once (the channels keep their history), every `!ping` answered once. Replay with CHAOS_SEED=<seed>.
+ * order, every relayed line on IRC once (the channels keep their history), every `!ping` answered once.
+ * Two people talk on IRC in every relay channel while the first killed worker's units fail over: their
+ * lines, said while those relays were away, are caught up from the channels' history (inspircd's +H) by
+ * the successors and reach each chat once, in order, the relays' own lines never back. Replay with CHAOS_SEED=<seed>.
  */
 
 const LEASE_SECONDS = 5;
 const TOTAL_MESSAGES = 5_000;
 const POSTING_MS = 40_000;
 const MEMBERS: readonly DemoUser[] = ['alice', 'bob', 'carol'];
+/** Rounds of IRC lines (each person, each relay channel) said from the first kill on, one a second: past the lease's end. */
+const IRC_ROUNDS = 7;
 const seed = chaosSeed();
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -32,10 +38,12 @@ let svc: TestService | undefined;
 let link: AdminLink | undefined;
 let cluster: WorkerCluster | undefined;
 let audience: IrcAudience | undefined;
+let people: IrcPeople | undefined;
 let reader: GroupsClient | undefined;
 
 afterAll(async () => {
   audience?.close();
+  people?.close();
   await cluster?.close();
   await reader?.close();
   await link?.close();
@@ -73,6 +81,7 @@ describe('workers chaos', () => {
       audience.current.send(`MODE ${channel} +H 500:1h`);
       await audience.current.waitForLine(new RegExp(` MODE ${channel} \\+H`, 'i'));
     }
+    people = await IrcPeople.join(irc, ['ircann', 'ircben'], layout.chats.filter((chat) => layout.owner.get(chat)!.nick).map(channelOf));
     cluster.writeConfig(layout.bots);
     for (const id of ['w1', 'w2', 'w3']) await cluster.start(id);
     await waitFor('every chat open', async () => {
@@ -91,7 +100,14 @@ describe('workers chaos', () => {
     const at = async (ms: number) => {
       if (t0 + ms > Date.now()) await pause(t0 + ms - Date.now());
     };
+    let heldByW1: string[] = [];
+    const talk = (async () => {
+      await at(5_000);
+      await people!.talk(IRC_ROUNDS, 1_000);
+    })();
     const chaos = (async () => {
+      await at(4_800);
+      heldByW1 = [...(await cluster!.running())].filter(([, workers]) => workers.includes('w1')).map(([unit]) => unit);
       await at(5_000);
       await cluster!.kill('w1');
       faults.push('w1 killed (SIGKILL)');
@@ -115,7 +131,7 @@ describe('workers chaos', () => {
       await cluster!.start('w5');
       faults.push('w5 started');
     })();
-    await Promise.all([postAll(link, batches, t0), chaos]);
+    await Promise.all([postAll(link, batches, t0), chaos, talk]);
     const postedAt = Date.now();
 
     await waitFor('every unit running again', async () => (await cluster!.running()).size === layout.units, 60_000);
@@ -123,7 +139,7 @@ describe('workers chaos', () => {
     let last: unknown;
     await waitFor('everything through: transcripts, IRC, answers', async () => {
       try {
-        await checkEverything({ reader: reader!, layout, chatIds, transcripts, audience: audience!, startedAt: Object.fromEntries(layout.chats.map((chat) => [chat, 0])), botId });
+        await checkEverything({ reader: reader!, layout, chatIds, transcripts, audience: audience!, startedAt: Object.fromEntries(layout.chats.map((chat) => [chat, 0])), botId, ircPeople: people!.nicks });
         return true;
       } catch (error) {
         last = error;
@@ -132,7 +148,12 @@ describe('workers chaos', () => {
     }, 90_000).catch((error: unknown) => {
       throw last ?? error;
     });
-    const checked = await checkEverything({ reader, layout, chatIds, transcripts, audience, startedAt: Object.fromEntries(layout.chats.map((chat) => [chat, 0])), botId });
+    const checked = await checkEverything({ reader, layout, chatIds, transcripts, audience, startedAt: Object.fromEntries(layout.chats.map((chat) => [chat, 0])), botId, ircPeople: people.nicks });
+    // Every line the people said reached its chat (checked above: once, in order); some were said while
+    // the first killed worker's relays were away, between the kill and their successors' start.
+    expect(checked.fromIrc).toBe(people.said.length);
+    const away = saidWhileAway(people.said, heldByW1, layout, cluster);
+    expect(away, `IRC lines said while w1's relays (${heldByW1.join(', ')}) were away`).toBeGreaterThan(0);
     expect(checked.messages).toBeGreaterThanOrEqual(TOTAL_MESSAGES + 2 * layout.chats.length - layout.chats.length);
     // Runs of one unit on two workers: none, but for the paused worker's, which overlap its successor's
     // while it is frozen and until it wakes, sees it cannot prove its lease, and stops (it acts on nothing meanwhile).
@@ -140,7 +161,7 @@ describe('workers chaos', () => {
     const excused = (run: UnitInterval) => run.worker === 'w2' && paused.some((p) => run.from < (p.to ?? Infinity));
     expect(cluster.overlaps().filter(([a, b]) => !excused(a) && !excused(b)), 'runs of one unit overlapping').toEqual([]);
     process.stdout.write(`workers chaos: seed ${seed}; ${faults.join('; ')}; checked ${checked.messages} transcript lines, ` +
-      `${checked.ircLines} IRC lines, ${checked.pings} pings; posting ${((postedAt - t0) / 1000).toFixed(1)} s, draining ${((Date.now() - postedAt) / 1000).toFixed(1)} s\n`);
+      `${checked.ircLines} IRC lines, ${checked.pings} pings; IRC lines of people ${checked.fromIrc} (${away} said while w1's relays were away, ${checked.late} caught up late); posting ${((postedAt - t0) / 1000).toFixed(1)} s, draining ${((Date.now() - postedAt) / 1000).toFixed(1)} s\n`);
   });
 });
 
@@ -151,4 +172,17 @@ async function postAll(link: AdminLink, batches: PostBatch[], t0: number): Promi
     if (due > Date.now()) await pause(due - Date.now());
     await link.post(batch);
   }
+}
+
+/** The people's lines said in the channels of the relays w1 held when killed, before each relay's successor started it. */
+function saidWhileAway(said: IrcPeople['said'], heldByW1: string[], layout: ClusterLayout, cluster: WorkerCluster): number {
+  const killedAt = cluster.workers.find((worker) => worker.id === 'w1')!.killedAt!;
+  let away = 0;
+  for (const unit of heldByW1) {
+    const bot = unit.replace(/^bot:/, '');
+    const back = cluster.intervals().filter((run) => run.unit === unit && run.from > killedAt).map((run) => run.from).sort((a, b) => a - b)[0] ?? Infinity;
+    const channels = new Set(layout.chats.filter((chat) => layout.owner.get(chat)!.bot === bot && layout.owner.get(chat)!.nick).map(channelOf));
+    away += said.filter((line) => channels.has(line.channel) && line.at >= killedAt && line.at < back).length;
+  }
+  return away;
 }

@@ -58,23 +58,39 @@ export function transcript(dir: string): ChatMessage[] {
     .flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as ChatMessage));
 }
 
+/** A line the relay posted into the chat from IRC: `<nick> text`, or `[time UTC] <nick> text` when it was caught up late. */
+const FROM_IRC = /^(\[[^\]]+ UTC\] )?<([^>\s]+)> (.*)$/;
+
 /**
  * The checks every worker test ends with, against the service's history (the truth): each chat's
  * transcript holds every message once in order; the relay put every message since `startedAt` on IRC
  * once, in order (the bot's own answers too); every `!ping` was answered exactly once, after it.
+ * With `ircPeople` (nicks that spoke in the relays' channels): each channel's lines of those people
+ * are in its chat once, in the order the audience saw them on IRC, and none of the relay's own lines
+ * come back; the lines the relay posted from IRC are not chat lines it owes IRC, nor answers.
  */
 export async function checkEverything(options: {
   reader: GroupsClient; layout: ClusterLayout; chatIds: Record<string, string>; transcripts: string; audience: IrcAudience;
-  startedAt: Record<string, number>; botId: string;
-}): Promise<{ messages: number; ircLines: number; pings: number }> {
+  startedAt: Record<string, number>; botId: string; ircPeople?: RegExp;
+}): Promise<{ messages: number; ircLines: number; pings: number; fromIrc: number; late: number }> {
   const { layout, audience, botId } = options;
-  const counted = { messages: 0, ircLines: 0, pings: 0 };
+  const counted = { messages: 0, ircLines: 0, pings: 0, fromIrc: 0, late: 0 };
   for (const chat of layout.chats) {
     const all = await history(options.reader, options.chatIds[chat]!);
     const logged = transcript(join(options.transcripts, 'demo', chat));
     expect(logged.map((m) => [m.msg_num, m.user_id, m.message]), `transcript of ${chat}`).toEqual(all.map((m) => [m.msg_num, m.user_id, m.message]));
     counted.messages += logged.length;
-    const since = all.filter((m) => m.msg_num > options.startedAt[chat]!);
+    const relayedFromIrc = all.filter((m) => String(m.user_id) === botId && FROM_IRC.test(m.message));
+    const since = all.filter((m) => m.msg_num > options.startedAt[chat]! && !relayedFromIrc.includes(m));
+    if (options.ircPeople) {
+      const said = relayedFromIrc.map((m) => FROM_IRC.exec(m.message)!);
+      const ownNick = new RegExp(`^${layout.owner.get(chat)!.nick ?? '(?!)'}_*$`);
+      expect(said.filter((line) => ownNick.test(line[2]!)).map((line) => line[0]), `the relay's own lines back in ${chat}`).toEqual([]);
+      const people = said.filter((line) => options.ircPeople!.test(line[2]!));
+      expect(people.map((line) => line[3]), `IRC lines of people in ${chat}`).toEqual(audience.relayed(channelOf(chat), options.ircPeople));
+      counted.fromIrc += people.length;
+      counted.late += people.filter((line) => line[1] !== undefined).length;
+    }
     const { nick } = layout.owner.get(chat)!;
     if (nick) {
       // A relay that found its nick still taken (a paused predecessor not yet timed out) speaks as nick_ until it regains it.
