@@ -19,7 +19,8 @@ import { ZncBouncer } from './helpers/znc.js';
  * and none of the bot's own lines come back: on InspIRCd with channel history (+H, replayed on join
  * with msgids and whole-second server-times), and through a ZNC bouncer in front of ngircd (its buffer
  * played back with millisecond server-times, no msgids). On ngircd alone nothing can be caught up: the
- * relay says so once at start. Two people say 10 lines in each gap (the issue's 20 are in two gaps).
+ * relay says so once at start, and the 20 lines said while it was stopped never reach the chat. Two
+ * people say 20 lines in each gap.
  */
 
 describe('catch-up positions (units)', () => {
@@ -78,6 +79,8 @@ describe('catch-up positions (units)', () => {
   });
 });
 
+/** Lines two people say on IRC while the bot is away, in each case. */
+const GAP_LINES = 20;
 const BOB = '<B\u200bob M\u200bember>';
 /** Lines said on IRC as the chat shows them: `nick: text`, with `late` when they carry the time mark. */
 async function chatLines(env: Env): Promise<Array<{ said: string; late: boolean }>> {
@@ -151,7 +154,7 @@ describe('relay-irc catch-up on inspircd with +H', () => {
 
     await kill(bot!, 'SIGTERM');
     await alice.waitForLine(/^:gwbot!\S+ QUIT/);
-    const gap = await sayInTurns(alice, dave, 'gap one', 10);
+    const gap = await sayInTurns(alice, dave, 'gap one', GAP_LINES);
     await startBot();
     await waitFor('every line in the chat', async () => (await chatLines(env)).some((l) => l.said === gap.at(-1)));
     // What came after them is relayed live, after them.
@@ -166,7 +169,7 @@ describe('relay-irc catch-up on inspircd with +H', () => {
   test('killed (SIGKILL), then killed again while catching up: each line once, in order', { timeout: 40_000 }, async () => {
     await kill(bot!, 'SIGKILL');
     await post(env.svc, 'general', 'bob', 'said in the chat while the bot is down');
-    const gap = await sayInTurns(alice, dave, 'gap two', 10);
+    const gap = await sayInTurns(alice, dave, 'gap two', GAP_LINES);
     await startBot();
     // Killed again as soon as the catch-up has begun to reach the chat.
     await waitFor('the catch-up begun', async () => (await chatLines(env)).some((l) => l.said === gap[0]), 20_000);
@@ -220,7 +223,7 @@ describe('relay-irc catch-up through a ZNC bouncer in front of ngircd', () => {
     await waitFor('the live line in the chat', async () => (await chatLines(env)).some((l) => l.said === 'dave: live before the kill'));
 
     await kill(bot, 'SIGKILL');
-    const gap = await sayInTurns(alice, dave, 'away', 10);
+    const gap = await sayInTurns(alice, dave, 'away', GAP_LINES);
     bot = await env.spawn();
     await waitFor('every line in the chat', async () => (await chatLines(env)).some((l) => l.said === gap.at(-1)));
     alice.send('PRIVMSG #general :live after');
@@ -241,16 +244,32 @@ describe('relay-irc on ngircd alone', () => {
     await server?.close();
   });
 
-  test('nothing can be caught up: said once at start, after connecting', { timeout: 30_000 }, async () => {
+  test('nothing can be caught up: said once at start, after connecting; the lines said while the bot was stopped never reach the chat', { timeout: 30_000 }, async () => {
     server = await IrcServer.start({ kind: 'ngircd' });
     const alice = await IrcWatcher.connect(server.port, 'alice', ['#general']);
-    env = await makeEnv([]);
-    env.writeConfig([{ chats: [{ chat: 'general' }], plugins: [relayPlugin(server)] }]);
-    await env.start();
-    await alice.waitForLine(/^:gwbot!\S+ JOIN/i);
-    alice.close();
-    const said = () => env.log.lines.filter((line) => /keeps no history the relay can read.*are lost/.test(String(line.msg)));
-    await waitFor('the log line', () => said().length === 1);
-    expect(said()[0]!.level).toBe(40);
+    const dave = await IrcWatcher.connect(server.port, 'dave', ['#general']);
+    try {
+      env = await makeEnv([]);
+      env.writeConfig([{ chats: [{ chat: 'general' }], plugins: [relayPlugin(server)] }]);
+      await env.start();
+      await alice.waitForLine(/^:gwbot!\S+ JOIN/i);
+      const said = () => env.log.lines.filter((line) => /keeps no history the relay can read.*are lost/.test(String(line.msg)));
+      await waitFor('the log line', () => said().length === 1);
+      expect(said()[0]!.level).toBe(40);
+
+      await env.supervisor!.stop(5_000);
+      await alice.waitForLine(/^:gwbot!\S+ QUIT/);
+      const gap = await sayInTurns(alice, dave, 'lost', GAP_LINES);
+      await env.start();
+      alice.send('PRIVMSG #general :live again');
+      await waitFor('the live line', async () => (await chatLines(env)).some((l) => l.said === 'alice: live again'));
+      const lines = (await chatLines(env)).map((l) => l.said);
+      // Nothing recovered: ngircd keeps no history, and the relay, which was not in the channel, never saw them.
+      expect(lines.filter((said) => gap.includes(said))).toEqual([]);
+      expect(lines).toEqual(['alice: live again']);
+    } finally {
+      alice.close();
+      dave.close();
+    }
   });
 });
