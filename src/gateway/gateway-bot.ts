@@ -32,6 +32,8 @@ export interface GatewayBot {
   /** Queues a relayed post (written to the outbox before it returns); throws PostFailedError when the chat refuses it now. */
   postRelayed(chat: ChatInfo, text: string, tag: RelayTag): Promise<ChatMessage>;
   endpoint(instance: string): PlatformEndpoint | undefined;
+  /** Resolves once the bot's plugins have all started (its relays' endpoints exist from then on). */
+  pluginsStarted(): Promise<void>;
   log: Logger;
 }
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { sleep } from '../chat/backoff.js';
 import type { ChatInfo } from '../pipeline/plugin.js';
 import type { MapRecord, MessageMap } from '../store/message-map.js';
 import { joined, postCopy, type GatewayBot, type PostCounters } from './gateway-bot.js';
@@ -12,6 +13,9 @@ export interface IntakeCounters extends PostCounters {
   sent_to_relays: number;
   unrouted: number;
 }
+
+/** How long a line handed on while the bot's plugins start waits for the relays after it to start. */
+const START_WAIT_MS = 30_000;
 
 /** A relay channel of the same bot that takes a line at intake, and the gateway it is reached in. */
 interface RelayTarget {
@@ -73,11 +77,19 @@ export class GatewayIntake {
     const changed = message.kind === 'delete' ? this.map.latestEdit(originId, message.nativeId) ?? this.map.find(originId, message.nativeId)
       : message.kind === 'edit' ? this.map.find(originId, message.nativeId) : undefined;
     const side = this.bots.get(bot);
-    // A relay not running yet (the bot's plugins still starting, a relay that could not start) has no
-    // queue to take the line: the line then goes the older way, from the bot's post in the chat, which
-    // the chain sees only once every plugin has started (a relay that hands on lines while it starts,
-    // as the HTTP API's intake or a catch-up does, would otherwise lose them for the later relays).
-    const direct = side !== undefined && !route.throughChat && route.relays.every((t) => side.endpoint(t.endpoint.instance) !== undefined);
+    // A relay that hands on lines while the bot's plugins still start (the HTTP API's intake, a
+    // catch-up) would find the relays after it in bots.yaml without a queue yet: the line waits until
+    // they have started, so it goes the same way as the lines after it (one way for all keeps them in
+    // order). Bounded, for a plugin whose start() itself waits on the gateway.
+    const relaysUp = () => side !== undefined && route.relays.every((t) => side.endpoint(t.endpoint.instance) !== undefined);
+    if (side && !route.throughChat && !relaysUp()) {
+      const waited = new AbortController();
+      await Promise.race([side.pluginsStarted(), sleep(START_WAIT_MS, waited.signal)]);
+      waited.abort(); // the timer goes with it
+    }
+    // A relay still not running (one that could not start) has no queue to take the line: the line goes
+    // the older way, from the bot's post in the chat, to the relays that run when the chain sees it.
+    const direct = side !== undefined && !route.throughChat && relaysUp();
     // A line the map knows was taken before (a relay handing it again: a retry, a redelivery after a
     // crash, a resync): the relays had it then, before the map noted it, or (taken by a version before
     // the intake) get it from the chat. Only a new line is handed on, and before the map notes it, so

@@ -70,10 +70,21 @@ export class BotPlugins {
   /** Messages in the chain now (one per chat at most: each chat's sequencer awaits its delivery). */
   private inFlight = 0;
   private drained: (() => void) | undefined;
+  /** Resolves once start() has started every plugin (relays that hand lines on while others start wait for it). */
+  private readonly allStarted: Promise<void>;
+  private markStarted: () => void = () => {};
 
   constructor(private readonly options: BotPluginsOptions) {
     this.plugins = options.plugins;
     this.gateways = options.gateways;
+    this.allStarted = new Promise((resolve) => {
+      this.markStarted = resolve;
+    });
+  }
+
+  /** Resolves once every plugin of the first start has started (at once after that). */
+  whenStarted(): Promise<void> {
+    return this.allStarted;
   }
 
   get started(): boolean {
@@ -91,6 +102,7 @@ export class BotPlugins {
     }
     this.links = this.withGatewayStep(links);
     this.chain = new PluginChain(this.links, this.options.stopped);
+    this.markStarted();
   }
 
   /** Makes and starts one instance; undefined (logged) when it cannot start: the rest of the chain still runs. */

@@ -125,6 +125,7 @@ export class Bot {
         return runner.post(text, undefined, tag);
       },
       endpoint: (instance) => this.plugins.endpoint(instance),
+      pluginsStarted: () => this.plugins.whenStarted(),
     };
   }
 
