@@ -21,6 +21,7 @@ export const PLUGIN_CATALOGUE = [
   { name: 'relay-telegram', summary: 'relays both ways between chats and Telegram groups, forum topics and channels', docs: 'docs/plugins/relay-telegram.md' },
   { name: 'relay-mattermost', summary: 'relays both ways between chats and Mattermost channels', docs: 'docs/plugins/relay-mattermost.md' },
   { name: 'relay-zulip', summary: 'relays both ways between chats and Zulip stream topics (or whole streams, topics as threads)', docs: 'docs/plugins/relay-zulip.md' },
+  { name: 'relay-rocketchat', summary: 'relays both ways between chats and Rocket.Chat channels and private groups', docs: 'docs/plugins/relay-rocketchat.md' },
   { name: 'relay-xmpp', summary: 'relays both ways between chats and XMPP multi-user chat rooms', docs: 'docs/plugins/relay-xmpp.md' },
   { name: 'http-api', summary: 'a gateway endpoint over HTTP: messages in by POST, out by signed webhooks and an event stream', docs: 'docs/plugins/http-api.md' },
   { name: 'group-mail', summary: 'the group\'s mail side as a gateway endpoint: new topics and messages to chats and platforms, posts into the group from them', docs: 'docs/plugins/group-mail.md' },
