@@ -30,7 +30,7 @@ describe('groupwire check explains mistakes', () => {
     const lines = ['service:', '  base_url: https://gds.example', 'bots:', ...BOT, '    plugins:', '      - use: relay-ircc'];
     const { file, stderr } = await check(lines);
     expect(stderr).toContain(`${at(file, lines, 9, 'relay-ircc')}: no plugin named relay-ircc (did you mean relay-irc?): ` +
-      "the built-ins are logger, responder, relay-slack, relay-irc, relay-discord, relay-matrix, relay-telegram, relay-mattermost, relay-zulip, relay-xmpp, http-api, group-mail ('groupwire plugins' lists them)");
+      "the built-ins are logger, responder, relay-slack, relay-irc, relay-discord, relay-matrix, relay-telegram, relay-mattermost, relay-zulip, relay-rocketchat, relay-xmpp, http-api, group-mail ('groupwire plugins' lists them)");
   });
 
   it('a misspelt key of bots.yaml says the nearest at its line', async () => {
@@ -108,7 +108,7 @@ describe('groupwire plugins', () => {
   it('lists each built-in on one line with its docs page, and where the pages are', async () => {
     const result = await runCli(['plugins'], cleanEnv(), dir);
     expect(result.code).toBe(0);
-    for (const name of ['logger', 'responder', 'relay-slack', 'relay-irc', 'relay-discord', 'relay-matrix', 'relay-telegram', 'relay-mattermost', 'relay-zulip', 'relay-xmpp', 'http-api', 'group-mail']) {
+    for (const name of ['logger', 'responder', 'relay-slack', 'relay-irc', 'relay-discord', 'relay-matrix', 'relay-telegram', 'relay-mattermost', 'relay-zulip', 'relay-rocketchat', 'relay-xmpp', 'http-api', 'group-mail']) {
       expect(result.stdout).toMatch(new RegExp(`^  ${name} +\\S.* docs/plugins/${name}\\.md$`, 'm'));
     }
     expect(result.stdout).toContain(`in the groupwire package's docs/ (here: ${join(ROOT, 'docs', 'plugins')})`);

@@ -41,7 +41,7 @@ async function problems(pluginLines: string[]): Promise<string[]> {
 
 describe('plugin loading', () => {
   it('built-in names load with their default options and the default timeout', async () => {
-    expect([...BUILTIN_PLUGINS]).toEqual(['logger', 'responder', 'relay-slack', 'relay-irc', 'relay-discord', 'relay-matrix', 'relay-telegram', 'relay-mattermost', 'relay-zulip', 'relay-xmpp', 'http-api', 'group-mail']);
+    expect([...BUILTIN_PLUGINS]).toEqual(['logger', 'responder', 'relay-slack', 'relay-irc', 'relay-discord', 'relay-matrix', 'relay-telegram', 'relay-mattermost', 'relay-zulip', 'relay-rocketchat', 'relay-xmpp', 'http-api', 'group-mail']);
     const loaded = await plugins(['      - use: logger', '      - use: responder']);
     expect(loaded.map((p) => [p.name, p.timeoutMs])).toEqual([['logger', DEFAULT_PLUGIN_TIMEOUT_MS], ['responder', DEFAULT_PLUGIN_TIMEOUT_MS]]);
     expect(loaded[0]!.options).toMatchObject({ dir: './transcripts', format: ['jsonl'] });
@@ -84,7 +84,7 @@ describe('plugin loading', () => {
   it('a package that is not installed gives a located, named error', async () => {
     const [problem, ...rest] = await problems(['      - use: groupwire-no-such-plugin-pkg']);
     expect(rest).toEqual([]);
-    expect(problem).toMatch(/^.*bots-\d+\.yaml:8:14: no plugin named groupwire-no-such-plugin-pkg: the built-ins are logger, responder, relay-slack, relay-irc, relay-discord, relay-matrix, relay-telegram, relay-mattermost, relay-zulip, relay-xmpp, http-api, group-mail \('groupwire plugins' lists them\), .*no package of that name is installed next to bots\.yaml$/);
+    expect(problem).toMatch(/^.*bots-\d+\.yaml:8:14: no plugin named groupwire-no-such-plugin-pkg: the built-ins are logger, responder, relay-slack, relay-irc, relay-discord, relay-matrix, relay-telegram, relay-mattermost, relay-zulip, relay-rocketchat, relay-xmpp, http-api, group-mail \('groupwire plugins' lists them\), .*no package of that name is installed next to bots\.yaml$/);
   });
 
   it('a package installed next to bots.yaml is found from there', async () => {

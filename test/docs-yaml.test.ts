@@ -43,6 +43,7 @@ function dummyValue(name: string): string {
     SLACK_APP_TOKEN: 'xapp-0000-docs-example',
     TELEGRAM_TOKEN: '123456789:AAdocs-example-token-0000000000000',
     ZULIP_API_KEY: 'docsexample0000000000000000000000',
+    ROCKETCHAT_USER_ID: 'aB3dE5gH7jK9mN2pQ',
   };
   // At least 16 characters: enough for every token and secret (ops.token's minimum).
   return forms[name] ?? `docs-example-${name.toLowerCase()}`;

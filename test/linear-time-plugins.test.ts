@@ -11,6 +11,7 @@ import { webhookUsername } from '../plugins/relay-discord/webhooks.js';
 import { escapeHtml as matrixEscapeHtml, plainFromMatrix, renderLine as matrixLine, stripControls as matrixStripControls } from '../plugins/relay-matrix/render.js';
 import { escapeForMattermost, overrideName, plainFromMattermost, renderLine as mattermostLine } from '../plugins/relay-mattermost/render.js';
 import { escapeForZulip, plainFromZulip, renderLine as zulipLine } from '../plugins/relay-zulip/render.js';
+import { aliasName, escapeForRocketchat, plainFromRocketchat, renderLine as rocketchatLine, renderText as rocketchatText } from '../plugins/relay-rocketchat/render.js';
 import { chatLine as xmppChatLine, plainForXmpp, renderLine as xmppLine, splitAction } from '../plugins/relay-xmpp/render.js';
 import { lineId, payloadOf, safeName as httpSafeName, safeText, stripControls as httpStripControls } from '../plugins/http-api/line.js';
 import { escapeHtml as loggerEscapeHtml, escapeMarkdown, FORMATS, senderName } from '../plugins/logger/formats.js';
@@ -76,6 +77,11 @@ const transforms: Record<string, Record<string, (text: string) => unknown>> = {
     'renderLine': (text) => zulipLine({ template: '**{name}**: {text}', name: text, text, quote: { name: text, text } }),
     'renderLine action': (text) => zulipLine({ template: '**{name}**: {text}', name: text, text, action: true }),
     'plainFromZulip': (text) => plainFromZulip(text).text,
+  },
+  'relay-rocketchat': {
+    escapeForRocketchat, aliasName, plainFromRocketchat,
+    'renderLine': (text) => rocketchatLine({ template: '**{name}**: {text}', name: text, text, quote: { name: text, text } }),
+    'renderText': (text) => rocketchatText({ text, action: true }),
   },
   'relay-xmpp': {
     plainForXmpp, splitAction,

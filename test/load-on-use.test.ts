@@ -9,9 +9,10 @@ import { cleanEnv, ROOT } from './helpers/cli.js';
 import { FakeTelegram } from './helpers/fake-telegram.js';
 import { FakeMattermost } from './helpers/fake-mattermost.js';
 import { FakeZulip } from './helpers/fake-zulip.js';
+import { FakeRocketchat } from './helpers/fake-rocketchat.js';
 import { IrcServer, relayPlugin } from './helpers/irc-server.js';
 import { startCli, type RunningCli } from './helpers/long-running-cli.js';
-import { makeEnv, type Env } from './helpers/supervisor.js';
+import { makeEnv, waitFor, type Env } from './helpers/supervisor.js';
 
 /**
  * #20: a process loads only what it uses. A module hook records every package the process imports;
@@ -36,6 +37,7 @@ let irc: IrcServer | undefined;
 let telegram: FakeTelegram | undefined;
 let mattermost: FakeMattermost | undefined;
 let zulip: FakeZulip | undefined;
+let rocketchat: FakeRocketchat | undefined;
 const dirs: string[] = [];
 afterEach(async () => {
   await running?.stop('SIGKILL');
@@ -50,6 +52,8 @@ afterEach(async () => {
   mattermost = undefined;
   await zulip?.close();
   zulip = undefined;
+  await rocketchat?.close();
+  rocketchat = undefined;
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -134,6 +138,18 @@ describe('load on use', () => {
     await runUntilOpen(env, record.nodeOptions);
     // The relay ran (its client reached the fake), so what it imports is in the record.
     await running!.waitFor('stderr', /Zulip connected/);
+    const loaded = record.loaded();
+    expect(loaded).toContain('undici');
+    expect(HEAVY.filter((name) => loaded.has(name))).toEqual([]);
+  });
+
+  test('with relay-rocketchat (a thin client over undici and ws, no SDK) it loads no platform package at all', { timeout: 60_000 }, async () => {
+    rocketchat = await FakeRocketchat.start();
+    const room = rocketchat.addRoom('general');
+    env = await makeEnv([{ name: 'relay', chats: [{ chat: 'general' }], plugins: [{ use: 'relay-rocketchat', with: { server_url: rocketchat.url, user_id: rocketchat.bot._id, token: rocketchat.botToken, rooms: { general: room } } }] }]);
+    const record = recordingImports();
+    await runUntilOpen(env, record.nodeOptions);
+    await waitFor('the relay\'s realtime login', () => rocketchat!.logins > 0, 30_000);
     const loaded = record.loaded();
     expect(loaded).toContain('undici');
     expect(HEAVY.filter((name) => loaded.has(name))).toEqual([]);

@@ -4,6 +4,7 @@ import { renderLine as renderForDiscord, renderWebhookText } from '../plugins/re
 import { renderForIrc } from '../plugins/relay-irc/render.js';
 import { ircToChatText } from '../plugins/relay-irc/format.js';
 import { renderLine as renderForMatrix } from '../plugins/relay-matrix/render.js';
+import { aliasName, renderLine as renderForRocketchat, renderText as renderRocketchatText } from '../plugins/relay-rocketchat/render.js';
 import { relaySlackOptions } from '../plugins/relay-slack/options.js';
 import { renderForSlack } from '../plugins/relay-slack/render.js';
 import { renderLine as renderForXmpp } from '../plugins/relay-xmpp/render.js';
@@ -64,5 +65,11 @@ describe('bidi controls in names and quotes, relayed to each platform', () => {
     expect(renderForZulip({ template: '**{name}**: {text}', name: EVE, text: 'hello' })).toBe(`**${CLOSED_EVE}**: hello`);
     expect(renderForZulip({ template: '**{name}**: {text}', name: 'bob', text: 'hello', quote: { name: EVE, text: `${RLO}olleh` } }))
       .toBe(`\\> **${CLOSED_EVE}**: ${RLO}olleh${PDF}\n**bob**: hello`);
+  });
+
+  test('Rocket.Chat: the name before the text, the alias, and the quote', () => {
+    expect(renderForRocketchat({ template: '<{name}> {text}', name: EVE, text: 'hello' })).toBe(`<${CLOSED_EVE}> hello`);
+    expect(aliasName(EVE)).toBe(CLOSED_EVE);
+    expect(renderRocketchatText({ text: 'hello', quote: { name: EVE, text: `${RLO}olleh` } })).toBe(`> **${CLOSED_EVE}**: ${RLO}olleh${PDF}\nhello`);
   });
 });
