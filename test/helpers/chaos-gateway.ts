@@ -8,7 +8,7 @@
 
 /** A side of the gateway: `chat`, `irc`, and the platforms of the run (`slack`, `discord`, ...). */
 export type Side = string;
-const LETTERS: Record<Side, string> = { chat: 'c', irc: 'i', slack: 's', discord: 'd', matrix: 'm', xmpp: 'x', http: 'h', telegram: 't', mattermost: 'o', zulip: 'z' };
+const LETTERS: Record<Side, string> = { chat: 'c', irc: 'i', slack: 's', discord: 'd', matrix: 'm', xmpp: 'x', http: 'h', telegram: 't', mattermost: 'o', zulip: 'z', rocketchat: 'r' };
 const SIDE_OF: Record<string, Side> = Object.fromEntries(Object.entries(LETTERS).map(([side, letter]) => [letter, side]));
 const TAG = new RegExp(`\\b([${Object.values(LETTERS).join('')}])(\\d{5})\\b`, 'g');
 
