@@ -18,6 +18,7 @@ import { DiscordBench } from './gateway-platforms/discord.js';
 import { HttpBench } from './gateway-platforms/http.js';
 import { MattermostBench } from './gateway-platforms/mattermost.js';
 import { MatrixBench } from './gateway-platforms/matrix.js';
+import { RocketchatBench } from './gateway-platforms/rocketchat.js';
 import { TelegramBench } from './gateway-platforms/telegram.js';
 import { XmppBench } from './gateway-platforms/xmpp.js';
 import { ZulipBench } from './gateway-platforms/zulip.js';
@@ -25,7 +26,7 @@ import type { BenchPlatform } from './gateway-platforms/platform.js';
 
 /**
  * The gateway platforms bench (issue #18): lines at PER_SECOND through one bot whose chat general is in
- * one gateway with a channel on each platform (Discord, Matrix, XMPP, HTTP, Telegram, Mattermost, Zulip), timed per hop, each way:
+ * one gateway with a channel on each platform (Discord, Matrix, XMPP, HTTP, Telegram, Mattermost, Zulip, Rocket.Chat), timed per hop, each way:
  * chat → platform (said in the chat, until the platform takes the relay's post) and platform → chat
  * (said by a person on the platform, until a chat member's socket reads the bot's post of it). The
  * baseline of each platform, in the same run: a bare client of that platform (its own client library,
@@ -96,7 +97,7 @@ function row(label: string, path: string, s: Spread, lost: number): Array<string
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const service = await startServiceProcess();
-  const platforms: BenchPlatform[] = [await DiscordBench.start(), await MatrixBench.start(), await XmppBench.start(), await HttpBench.start(), await TelegramBench.start(), await MattermostBench.start(), await ZulipBench.start()];
+  const platforms: BenchPlatform[] = [await DiscordBench.start(), await MatrixBench.start(), await XmppBench.start(), await HttpBench.start(), await TelegramBench.start(), await MattermostBench.start(), await ZulipBench.start(), await RocketchatBench.start()];
   const dir = mkdtempSync(join(tmpdir(), 'groupwire-gateway-platforms-'));
   const marks = new Marks();
   for (const platform of platforms) platform.watch(marks);

@@ -8,7 +8,7 @@
  * Where a line was seen: sent, the chat, Slack, or another platform of the gateway (its side's name);
  * `irc` is the channel on the second IRC server of the IRC → IRC setups.
  */
-export type Point = 'sent' | 'chat' | 'slack' | 'discord' | 'matrix' | 'xmpp' | 'http' | 'irc' | 'telegram' | 'mattermost' | 'zulip';
+export type Point = 'sent' | 'chat' | 'slack' | 'discord' | 'matrix' | 'xmpp' | 'http' | 'irc' | 'telegram' | 'mattermost' | 'zulip' | 'rocketchat';
 
 export type Times = Partial<Record<Point, number>>;
 
