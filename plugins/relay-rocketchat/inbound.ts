@@ -131,8 +131,18 @@ export class RocketInbound {
         roomId: room.id, oldest, inclusive: true, count: HISTORY_PAGE, offset,
       });
       const messages = page.messages ?? [];
-      for (const message of messages) if (!found.has(message._id)) found.set(message._id, message);
+      let fresh = 0;
+      for (const message of messages) {
+        if (found.has(message._id)) continue;
+        found.set(message._id, message);
+        fresh += 1;
+      }
       if (messages.length < HISTORY_PAGE) break;
+      if (fresh === 0) {
+        // A full page of nothing new: a server that ignores `offset` (before 0.75) would answer it for ever.
+        this.options.log.warn({ room: room.id, read: found.size }, 'Rocket.Chat\'s history gave the same page again (offset not supported?): catching up only what was read');
+        break;
+      }
     }
     // Newest first as read: reversed, then by time (messages of one millisecond as the server ordered them).
     return [...found.values()].reverse().toSorted((a, b) => msOf(a.ts) - msOf(b.ts));
