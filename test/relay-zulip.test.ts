@@ -105,7 +105,7 @@ describe('relay-zulip', () => {
 
     w.fake.say(w.general, w.alice, '!secret');
     await waitFor('the answer on Zulip', () => botMessages(w, w.general).length === 2);
-    expect(botMessages(w, w.general)[1]!.content).toBe('**bot0**: the secret is 42');
+    expect(botMessages(w, w.general)[1]!.content).toBe('**Demo Bot**: the secret is 42');
   });
 
   test('429s are waited out as retry-after says; a send whose answer was lost is tied to its message by the queue\'s echo, not sent again: every line once, in order', async () => {
