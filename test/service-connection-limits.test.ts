@@ -106,7 +106,8 @@ describe('the per-address cap on open connections', () => {
   });
 });
 
-describe('timeouts', () => {
+// Each test waits up to 5 s for a close of its own (closedWithin): the test's time limit must leave room for it and the handshake.
+describe('timeouts', { timeout: 15_000 }, () => {
   const IDLE_MS = 1_000;
   let svc: TestService;
 
