@@ -2,6 +2,9 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { ChatMessage, GroupsClient } from '../src/api/index.js';
 import { relayZulipOptions } from '../plugins/relay-zulip/options.js';
 import { escapeForZulip, plainFromZulip, renderLine } from '../plugins/relay-zulip/render.js';
+import { FakeSlack } from './fakes/slack/fake-slack.js';
+import { RELAY_PLUGIN as RELAY_SLACK } from './fakes/slack/harness.js';
+import { TOKENS } from './fakes/slack/state.js';
 import { FakeZulip, type FakeZulipMessage, type FakeZulipUser } from './helpers/fake-zulip.js';
 import { chatOf, history, makeEnv, post, waitFor, type Env, type GatewaySpec } from './helpers/supervisor.js';
 
@@ -12,10 +15,12 @@ import { chatOf, history, makeEnv, post, waitFor, type Env, type GatewaySpec } f
 
 let fake: FakeZulip | undefined;
 let env: Env | undefined;
+let slack: FakeSlack | undefined;
 afterEach(async () => {
   await env?.close();
   await fake?.close();
-  env = fake = undefined;
+  await slack?.close();
+  env = fake = slack = undefined;
 });
 
 interface World {
@@ -186,6 +191,42 @@ describe('relay-zulip', () => {
     w.fake.remove(said.id);
     await waitFor('its copy deleted', () => botMessages(w, w.general).length === 0);
     expect(stats(w.env)).toMatchObject({ edited: 1, deleted: 2, dropped: 0 });
+  });
+
+  test('a whole stream beside Slack: a topic\'s messages are a thread of its first message\'s copy, a Slack reply in that thread goes into the topic, the default topic is the main line', { timeout: 20_000 }, async () => {
+    slack = await FakeSlack.start();
+    const GENERAL = 'C0GENERAL1';
+    const w = await setup({}, [{ name: 'lobby', endpoints: [{ chat: 'general' }, { zulip: 'general' }, { slack: GENERAL }] }],
+      [{ use: RELAY_SLACK, with: { token: TOKENS.bot, app_token: TOKENS.app, api_url: slack.apiUrl, channels: {} } }]);
+    await w.env.start();
+    await reading(w, 1);
+    await waitFor('the Slack socket', () => slack!.socket.openConnections().length > 0);
+    const inSlack = () => slack!.posts.filter((p) => p.channel === GENERAL);
+
+    // Two messages in the topic "plans": the second lands in the thread of the first one's copy.
+    w.fake.say(w.general, w.alice, 'first plan', 'plans');
+    await waitFor('the first plan in Slack', () => inSlack().length === 1);
+    w.fake.say(w.general, w.alice, 'second plan', 'plans');
+    await waitFor('the second plan in Slack', () => inSlack().length === 2);
+    const [first, second] = inSlack();
+    expect(first).toMatchObject({ text: 'first plan', username: 'Alice Z' });
+    expect(first!.thread_ts).toBeUndefined();
+    expect(second).toMatchObject({ text: 'second plan', username: 'Alice Z', thread_ts: first!.ts });
+    expect(slack.api.thread(GENERAL, first!.ts).map((m) => m.text)).toEqual(['second plan']);
+
+    // A Slack reply in that thread goes back into the topic "plans".
+    slack.threadReply(GENERAL, 'U0BOB00001', 'agreed', first!.ts);
+    await waitFor('the reply on Zulip', () => botMessages(w, w.general).length === 1);
+    expect(botMessages(w, w.general)[0]).toMatchObject({ subject: 'plans', content: '**Bob Builder**: agreed' });
+
+    // A message in the default topic ("chat") is a top-level post, not a reply to anything.
+    w.fake.say(w.general, w.alice, 'on the main line', 'chat');
+    await waitFor('the main-line message in Slack', () => inSlack().length === 3);
+    expect(inSlack()[2]).toMatchObject({ text: 'on the main line', username: 'Alice Z' });
+    expect(inSlack()[2]!.thread_ts).toBeUndefined();
+    // Each once: nothing went back where it was said.
+    expect(inSlack().map((p) => p.text)).toEqual(['first plan', 'second plan', 'on the main line']);
+    expect(botMessages(w, w.general).map((m) => m.content)).toEqual(['**Bob Builder**: agreed']);
   });
 
   test('a refused key stops the relay only: the status says so, the bot goes on', async () => {
