@@ -106,8 +106,7 @@ describe('the per-address cap on open connections', () => {
   });
 });
 
-// Each test waits up to 5 s for a close of its own (closedWithin): the test's time limit must leave room for it and the handshake.
-describe('timeouts', { timeout: 15_000 }, () => {
+describe('timeouts', () => {
   const IDLE_MS = 1_000;
   let svc: TestService;
 
