@@ -24,6 +24,7 @@ export { visibleControls, visibleLines } from './api/visible-text.js';
 export { chatSafeText } from './text/chat-safe-text.js';
 export { closeBidi } from './text/bidi.js';
 export { attributedLines, oneLineName, splitLines } from './text/attributed-lines.js';
+export { markdownLines, stripControls, type MarkdownLines, type MarkdownQuote } from './text/markdown-lines.js';
 export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';

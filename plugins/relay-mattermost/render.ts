@@ -1,80 +1,24 @@
-import { closeBidi } from '../../src/index.js';
+import { markdownLines, stripControls } from '../../src/index.js';
 
 /**
- * Text for Mattermost that stays text: its markdown (CommonMark with tables, autolinks and hashtags)
- * escaped with backslashes, and every mention (`@all`, `@channel`, `@here`, `@someone`) defused with
- * a zero-width space after the `@`, so a relayed line pings nobody and shows as it was typed. Each
- * pattern is one character class, or starts only at a line's start and stops at its end: linear.
+ * Text for Mattermost that stays text (groupwire's markdownLines): its markdown (CommonMark with
+ * tables, autolinks and hashtags) escaped with backslashes, and every mention (`@all`, `@channel`,
+ * `@here`, `@someone`) defused, so a relayed line pings nobody and shows as it was typed.
  */
-const ZWSP = '\u200b';
-/** Characters that are markup wherever they stand. */
-const MARKUP = /[\\*_~`[\]()#|<>]/g;
-/** Lists (`-`, `+`, `1.`, `1)`), setext headings and breaks (`=`, `-`) are markup at a line's start only; the blanks before stop at its end. */
-const LINE_START_MARK = /^([ \t]*)([-+=])/gm;
-const LINE_START_NUMBER = /^([ \t]*\d+)([.)])/gm;
-/** An `@` before a name character is a mention. */
-const MENTION = /@(?=[\p{L}\p{N}._-])/gu;
+
 /** Mattermost takes at most 16,383 characters a post; a line is cut below that (its markup escaped). */
 export const MAX_POST = 16_000;
 
-const isControl = (code: number) => (code < 0x20 && code !== 0x0a && code !== 0x09) || (code >= 0x7f && code <= 0x9f);
+const lines = markdownLines({ markup: /[\\*_~`[\]()#|<>]/g, maxLength: MAX_POST });
 
-/** Control characters but newline and tab mean nothing in a chat line and may confuse clients. */
-export function stripControls(text: string): string {
-  let out = '';
-  let from = 0;
-  for (let i = 0; i < text.length; i += 1) {
-    if (!isControl(text.charCodeAt(i))) continue;
-    out += text.slice(from, i);
-    from = i + 1;
-  }
-  return from === 0 ? text : out + text.slice(from);
-}
-
-export function escapeForMattermost(text: string): string {
-  return stripControls(text)
-    .replace(MARKUP, '\\$&')
-    .replace(LINE_START_MARK, '$1\\$2')
-    .replace(LINE_START_NUMBER, '$1\\$2')
-    .replace(MENTION, `@${ZWSP}`);
-}
-
-function cut(text: string): string {
-  return text.length <= MAX_POST ? text : `${text.slice(0, MAX_POST - 1)}…`;
-}
-
-/** A reply the gateway could not map to a Mattermost post: a quote of its parent stands in, above it. */
-function quoted(quote: { name: string; text: string } | undefined): string {
-  if (!quote) return '';
-  // Its start only: cut before the white space is folded (the rest of a long parent is never read).
-  const snippet = quote.text.slice(0, 480).replace(/\s+/g, ' ').slice(0, 120);
-  return `> **${escapeForMattermost(closeBidi(quote.name.slice(0, 256)))}**: ${escapeForMattermost(closeBidi(snippet))}\n`;
-}
-
+export { stripControls };
+export const escapeForMattermost = lines.escape;
 /** The line as the bot posts it: the template with the name and the text, both escaped (an action as `* name text`). */
-export function renderLine(line: { template: string; name: string; text: string; action?: boolean; quote?: { name: string; text: string } }): string {
-  const name = escapeForMattermost(closeBidi(line.name));
-  const text = escapeForMattermost(line.text);
-  const body = line.action ? `\\* ${name} ${text}` : line.template.split('{text}').map((part) => part.split('{name}').join(name)).join(text);
-  return cut(quoted(line.quote) + body);
-}
-
+export const renderLine = lines.renderLine;
 /** The line as posted under the speaker's name (`override_username`): the text alone, an action in italics. */
-export function renderText(line: { text: string; action?: boolean; quote?: { name: string; text: string } }): string {
-  const text = escapeForMattermost(line.text);
-  const body = line.action && !text.includes('\n') && text.trim() !== '' ? `_${text}_` : text;
-  return cut(quoted(line.quote) + body);
-}
-
-/**
- * A speaker's name as `override_username`: one line, its bidi closed, at most 64 characters (what
- * Mattermost shows of a user name), and never a mention.
- */
-export function overrideName(name: string): string {
-  const one = closeBidi(stripControls(name.slice(0, 256)).replace(/\s+/g, ' ').trim());
-  const shown = one === '' ? 'someone' : one.replace(/@/g, '＠');
-  return [...shown].slice(0, 64).join('');
-}
+export const renderText = lines.renderText;
+/** A speaker's name as `override_username` (at most 64 characters, what Mattermost shows of a user name). */
+export const overrideName = lines.speakerName;
 
 /** A Mattermost post's text for the chat: as typed (markdown is the writer's), control characters out; a `/me` post without its italics. */
 export function plainFromMattermost(message: string, action: boolean): string {
