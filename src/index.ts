@@ -10,7 +10,7 @@ export {
   type ChatTarget, type Next, type ChatReset, type PluginStatus, type SideBacklog, type ReplyOptions, type GatewayPort, type PlatformEndpoint, type PlatformSpec, type PluginWarning,
 } from './pipeline/plugin.js';
 export type {
-  Direction, EventKind, FileLink, GatewayOrigin, IncomingMessage, OutgoingMessage, OwnPost, RelayedLine, Speaker,
+  Direction, EventKind, GatewayOrigin, IncomingMessage, OutgoingMessage, OwnPost, RelayedLine, Speaker,
 } from './gateway/message.js';
 export type { KeyValueStore } from './store/kv-store.js';
 export { MAX_POST_LENGTH, PostFailedError } from './supervisor/chat-outbox.js';
@@ -25,6 +25,8 @@ export { chatSafeText } from './text/chat-safe-text.js';
 export { closeBidi } from './text/bidi.js';
 export { attributedLines, oneLineName, splitLines } from './text/attributed-lines.js';
 export { markdownLines, stripControls, type MarkdownLines, type MarkdownQuote } from './text/markdown-lines.js';
+export type { Attachment, FileBytes, IncomingFile, MediaFiles, RefusedFile } from './media/attachment.js';
+export { fileLines, sizeInWords } from './media/file-lines.js';
 export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';

@@ -69,7 +69,10 @@ describe('relay-irc: gateway lines as IRC text', () => {
   });
 
   test('files come as links, one line each; nothing in a line can end the IRC command', () => {
-    const files = [{ name: 'plan.pdf', url: 'https://files.example/plan.pdf' }, { name: 'no link' }];
+    const files = [
+      { id: 'a'.repeat(32), name: 'plan.pdf', contentType: 'application/pdf', size: 10, image: false, url: 'https://files.example/plan.pdf' },
+      { id: 'b'.repeat(32), name: 'no link', contentType: 'text/plain', size: 1, image: false },
+    ];
     expect(renderForIrc(line({ text: 'see', files }), '', format)).toEqual([`${CAROL} see`, `${CAROL} [file: plan.pdf] https://files.example/plan.pdf`]);
     const attack = renderForIrc(line({ text: 'a\r\nQUIT :x\u0000\u0001', quote: { name: 'e\rve', text: 'JOIN\n#x' }, kind: 'message' }), '', format);
     for (const text of attack) expect(text).not.toMatch(/[\r\n\0\x01]/);

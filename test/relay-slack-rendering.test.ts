@@ -58,7 +58,10 @@ describe('rendering', () => {
   test('for Slack: actions, files, quotes; nothing in any of them mentions anyone', () => {
     const post = (fields: Partial<OutgoingMessage>, options = display) => renderForSlack(line({ ...ircPerson, ...fields }), options).text;
     expect(post({ kind: 'action', text: 'waves at <!channel>' })).toBe('_dan waves at &lt;!channel&gt;_');
-    expect(post({ text: 'see', files: [{ name: 'a<b>.png', url: 'https://f.example/a' }, {}] })).toBe('see\n[file: a&lt;b&gt;.png https://f.example/a]');
+    expect(post({ text: 'see', files: [
+      { id: 'a'.repeat(32), name: 'a<b>.png', contentType: 'image/png', size: 10, image: true, url: 'https://f.example/a' },
+      { id: 'b'.repeat(32), name: '', contentType: 'text/plain', size: 1, image: false },
+    ] })).toBe('see\n[file: a&lt;b&gt;.png https://f.example/a]');
     // Quoted above when Slack has no thread for the answered message here; a thread reply needs none.
     expect(post({ text: 'yes', quote: { name: 'alice', text: `<!here> ${'x'.repeat(100)}\nsecond line` } }))
       .toBe(`> alice: &lt;!here&gt; ${'x'.repeat(72)}…\nyes`);

@@ -157,7 +157,6 @@ export class MailEndpoint {
       // A reply that names its topic (the default `re: {subject} — …`) needs no quote of the announcement
       // before it where there are no threads: on IRC and in the chat that would say the topic twice.
       ...(replyTo ? { replyTo, ...(this.options.reply_template.includes('{subject}') ? { namesParent: true } : {}) } : {}),
-      ...(message.attachments?.length ? { files: message.attachments.map((file) => ({ name: file.filename, url: file.download_url })) } : {}),
     };
     await receiveUntilTaken(this.env.gateway, channel, line, { stopping: this.stopper.signal });
     if (reply) this.counters.replies_relayed += 1;

@@ -124,7 +124,6 @@ export class Inbound extends QueueWorker<InboundItem> {
     if (time) message.time = time;
     if (item.revision) message.revision = item.revision;
     if (item.thread_ts) message.replyTo = item.thread_ts;
-    if (files.length > 0) message.files = files;
     // The relay's own template shows messages and edits (the core marks those `(edit)`); actions and
     // deletions show as the core shows them (`* name text`, `* name deleted a message`).
     if (kind === 'message' || kind === 'edit') {

@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../api/types.js';
 import type { ChatInfo } from '../chat/chat-info.js';
+import type { Attachment, IncomingFile, RefusedFile } from '../media/attachment.js';
 
 /**
  * The one shape of what travels through a gateway (docs/gateways.md). Each platform turns its own
@@ -27,12 +28,6 @@ export interface Speaker {
   email?: string;
 }
 
-/** A file or attachment, carried as a link. */
-export interface FileLink {
-  name?: string;
-  url?: string;
-}
-
 /** Something said on a relay's platform, handed to the gateways of its channel (`env.gateway.receive`). */
 export interface IncomingMessage {
   kind: EventKind;
@@ -56,7 +51,11 @@ export interface IncomingMessage {
    * replies are kept.
    */
   namesParent?: boolean;
-  files?: FileLink[];
+  /**
+   * Files said with the line: the gateway reads each once into the media store (in order with the
+   * channel's other lines) before handing the line on; a refused one becomes a RefusedFile.
+   */
+  files?: IncomingFile[];
   /**
    * How the line shows in a chat, rendered by the relay's own template; the default is `<name> text`
    * (`* name text` for an action). Every line of it must carry the speaker, so a line of the text cannot
@@ -99,7 +98,10 @@ export interface OutgoingMessage {
   quote?: { name: string; text: string };
   /** For `edit` and `delete`: the native id in THIS channel of the changed message, when this relay posted it. */
   target?: string;
-  files?: FileLink[];
+  /** Files said with the line, in the media store: upload natively (`env.media.open`), else show their links (fileLines). */
+  files?: Attachment[];
+  /** Files said with the line that were not relayed, and why: say so on this side (fileLines). */
+  refusedFiles?: RefusedFile[];
   /**
    * Where the line was handed on from. A line said in a chat, or relayed from another bot's relay
    * through this bot's bus chat: that chat and message (relays keep per-msg_num marks with it). A line
@@ -124,6 +126,9 @@ export interface RelayedLine extends GatewayOrigin {
   text: string;
   /** The native id on the origin side of what it answers, if anything. */
   replyTo?: string;
+  /** Files said with the line (in the media store), and those refused: the logger records them. */
+  files?: Attachment[];
+  refusedFiles?: RefusedFile[];
   /** The chat is the gateway's bus for this bot: the line goes on from here to the bot's relays in `gateway`. */
   bus: boolean;
   /** The bot first hears the line here: its plugins answer it here and nowhere else. */

@@ -1,3 +1,4 @@
+import type { MediaFiles } from '../media/attachment.js';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { GroupsClient } from '../api/client.js';
@@ -128,6 +129,8 @@ export interface PluginEnv {
    * from, if it was (the gateways' message map).
    */
   ownPost(chat: ChatInfo, message: ChatMessage): OwnPost | undefined;
+  /** The media store's files, for relays that upload files natively (docs/gateways.md "Files"). */
+  readonly media: MediaFiles;
 }
 
 /** What a platform relay gets to take part in gateways. */

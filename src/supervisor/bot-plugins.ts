@@ -1,3 +1,5 @@
+import type { MediaFiles } from '../media/attachment.js';
+import { MediaStore } from '../media/media-store.js';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
@@ -38,6 +40,8 @@ export interface BotPluginsOptions {
   gateways?: GatewayRouter;
   /** Counts the lines each side hands to the gateways (the status page's "in"). */
   linesIn?: SideTraffic;
+  /** The process's media store (files across the gateway); default: `media` under the bot's state dir. */
+  media?: MediaFiles;
 }
 
 /** The port of a relay no gateway uses (or of a plugin that is not a relay): it joins nothing. */
@@ -120,6 +124,7 @@ export class BotPlugins {
       send: (chat, text) => options.send(chat, text),
       chats: () => options.chats(),
       gateway: platform ? this.portOf(bot.name, instanceName, platform.channelKey) : NO_GATEWAY,
+      media: options.media ?? new MediaStore(join(options.dir, 'media')),
       ownPost: (chat, message) => String(message.user_id) !== String(bot.userId) ? undefined : (this.gateways?.ownPost(bot.name, chat, message) ?? {}),
     };
     try {
