@@ -88,7 +88,7 @@ describe('bots.yaml: every mistake is located', () => {
   it('an unknown key at the top level', async () => {
     const lines = [...HEAD, ...bot('a'), 'extra: 1'];
     const file = write(lines);
-    expect((await problemsOf(loadBotsConfig(file, {})))[0]).toMatch(new RegExp(`^${escape(file)}:8:1: unknown key 'extra' \\(expected one of 'service', 'state_dir', 'log', 'bots', 'gateways', 'message_map', 'ops', 'coordination'\\)`));
+    expect((await problemsOf(loadBotsConfig(file, {})))[0]).toMatch(new RegExp(`^${escape(file)}:8:1: unknown key 'extra' \\(expected one of 'service', 'state_dir', 'log', 'bots', 'gateways', 'message_map', 'ops', 'media', 'coordination'\\)`));
   });
 
   it('a wrong type points at the value', async () => {

@@ -68,12 +68,18 @@ describe('relay-irc: gateway lines as IRC text', () => {
     expect(renderForIrc(line({ kind: 'topic', text: 'release Friday' }), '', format)).toEqual([]);
   });
 
-  test('files come as links, one line each; nothing in a line can end the IRC command', () => {
+  test('files come as links, one line each (fileLines), refused ones say why; nothing in a line can end the IRC command', () => {
     const files = [
       { id: 'a'.repeat(32), name: 'plan.pdf', contentType: 'application/pdf', size: 10, image: false, url: 'https://files.example/plan.pdf' },
+      { id: 'c'.repeat(32), name: 'cat.png', contentType: 'image/png', size: 10, image: true, url: 'https://files.example/cat.png' },
       { id: 'b'.repeat(32), name: 'no link', contentType: 'text/plain', size: 1, image: false },
     ];
-    expect(renderForIrc(line({ text: 'see', files }), '', format)).toEqual([`${CAROL} see`, `${CAROL} [file: plan.pdf] https://files.example/plan.pdf`]);
+    const refusedFiles = [{ name: 'setup.exe', reason: 'type not allowed (.exe)' }];
+    expect(renderForIrc(line({ text: 'see', files, refusedFiles }), '', format)).toEqual([`${CAROL} see`,
+      `${CAROL} [file: plan.pdf https://files.example/plan.pdf]`, `${CAROL} [image: cat.png https://files.example/cat.png]`, `${CAROL} [file: no link]`,
+      `${CAROL} [a file was not relayed: setup.exe: type not allowed (.exe)]`]);
+    // A line of files alone: only the files, no empty line before them.
+    expect(renderForIrc(line({ text: '', files: files.slice(1, 2) }), '', format)).toEqual([`${CAROL} [image: cat.png https://files.example/cat.png]`]);
     const attack = renderForIrc(line({ text: 'a\r\nQUIT :x\u0000\u0001', quote: { name: 'e\rve', text: 'JOIN\n#x' }, kind: 'message' }), '', format);
     for (const text of attack) expect(text).not.toMatch(/[\r\n\0\x01]/);
   });

@@ -1,4 +1,4 @@
-import { closeBidi } from '../../src/index.js';
+import { closeBidi, fileLines } from '../../src/index.js';
 import type { OutgoingMessage } from '../../src/gateway/message.js';
 import { textToIrcLines, type ToIrcFormat } from './format.js';
 import { graphemesOf } from './graphemes.js';
@@ -60,9 +60,11 @@ function withQuote(text: string, quote: OutgoingMessage['quote'], ping: boolean)
   return `(re ${closeBidi(ping ? antiPing(name) : name)}: ${closeBidi(snippet)}) ${text}`;
 }
 
+/** The files said with the line, one line each after the text (`[image: photo.jpg https://…]`, fileLines); a line of files alone shows only them. */
 function withFiles(text: string, out: OutgoingMessage): string {
-  const links = (out.files ?? []).filter((file) => file.url).map((file) => `[file${file.name ? `: ${file.name}` : ''}] ${file.url}`);
-  return [text, ...links].join('\n');
+  const files = fileLines(out.files, out.refusedFiles);
+  if (files.length === 0) return text;
+  return (text.trim() === '' ? files : [text, ...files]).join('\n');
 }
 
 /** At most `chars` characters (whole graphemes), with "…" when something was left out. */

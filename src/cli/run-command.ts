@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { configPath, loadBotsConfig } from '../config/bots-config.js';
+import { join } from 'node:path';
+import { configPath, loadBotsConfig, type LoadedConfig } from '../config/bots-config.js';
+import { sizeInWords } from '../media/file-lines.js';
 import { Operations } from '../ops/operations.js';
 import { RecentErrors } from '../ops/recent-errors.js';
 import { createLogger } from '../supervisor/logging.js';
@@ -130,6 +132,24 @@ export async function runCommand(args: string[]): Promise<number> {
 /** `groupwire run`'s exit code when every bot's login is refused: restarting will not help. */
 export const EXIT_LOGIN_REFUSED = 3;
 
+/** bots.yaml's `media:` in words (docs/gateways.md "Files"): where files are kept, their limits, where the links go. */
+function describeMedia(loaded: LoadedConfig): string[] {
+  const media = loaded.config.media;
+  const dir = media.dir ? configPath(loaded, media.dir) : join(configPath(loaded, loaded.config.state_dir), 'media');
+  const links = media.public_url ? `links at ${media.public_url}/<id>/<name>`
+    : media.listen ? `links at http://${media.listen}/<id>/<name> (set public_url for a proxy or CDN in front)`
+      : 'no links (set media.listen, or public_url): the chat and IRC see file names only';
+  const lines = [
+    `  files: kept in ${dir} for ${media.retention_days} day(s), up to ${sizeInWords(media.max_size)} each; refused: ${media.deny_types.length} type(s) (deny_types), downloads silent for ${media.stall_timeout} s`,
+    `    ${media.listen ? `served on http://${media.listen}; ` : 'no listener; '}${links}`,
+  ];
+  const host = media.listen?.slice(0, media.listen.lastIndexOf(':'));
+  if (media.listen && !media.public_url && (host === '0.0.0.0' || host === '[::]')) {
+    lines.push(`    media.listen ${media.listen} listens on every address: set public_url to the address people open (links would say ${host})`);
+  }
+  return lines;
+}
+
 export async function checkCommand(args: string[]): Promise<number> {
   const options = fileArgument(args, CHECK_HELP);
   if (!options) return 0;
@@ -151,6 +171,7 @@ export async function checkCommand(args: string[]): Promise<number> {
     const { redactRedisUrl } = await import('../coordination/redis-connection.js');
     summary.push(`  workers share ${units.length} unit(s) through Redis (${redactRedisUrl(coordination.redis)}, leases of ${coordination.lease_seconds} s): ${units.map((unit) => unit.id).join(', ')}`);
   }
+  summary.push(...describeMedia(loaded));
   const ops = loaded.config.ops;
   summary.push(ops ? `  operations endpoint: http://${ops.listen} (/status, /metrics, /healthz, /readyz)${ops.token ? ', token required' : ''}` : '  operations endpoint: off (ops: false)');
   writeOut(`${options.file} is valid\n${summary.join('\n')}\n`);

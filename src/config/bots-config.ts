@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { mediaSchema } from './media-config.js';
 import { nearestName } from './nearest-name.js';
 import { unknownPluginName } from './plugin-resolution.js';
 import { ConfigError, YamlSource } from './yaml-source.js';
@@ -93,7 +94,11 @@ const gatewayEndpoint = z.object({
 
 /** `host:port` (an IPv6 host in brackets); port 0 takes a free port (`<state_dir>/ops.json` says which). */
 const listenAddress = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'expected host:port, like 127.0.0.1:9464')
-  .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65535, 'a port is 0 to 65535');
+  // Only a port the pattern took is checked (not a second error for a value that is no host:port at all).
+  .refine((value) => {
+    const port = Number(value.slice(value.lastIndexOf(':') + 1));
+    return Number.isNaN(port) || port <= 65535;
+  }, 'a port is 0 to 65535');
 
 /** Whether a listen address is on this machine only (no token needed there). */
 export function isLoopback(listen: string): boolean {
@@ -159,6 +164,8 @@ export const botsConfigSchema = z.strictObject({
     max_age_days: z.number().positive().default(14),
   }).prefault({}),
   ops,
+  /** Files across the gateway: the media store, its listener and the limits (docs/gateways.md "Files"). */
+  media: mediaSchema(listenAddress),
   coordination: coordination.optional(),
 }).superRefine((config, ctx) => {
   if (config.coordination && config.service.base_url === 'embedded') {
@@ -184,6 +191,7 @@ export type BotConfig = BotsConfig['bots'][number];
 export type ChatConfig = BotConfig['chats'][number];
 export type PluginConfig = BotConfig['plugins'][number];
 export type OpsConfig = Exclude<BotsConfig['ops'], false>;
+export type { MediaConfig } from './media-config.js';
 export type GatewayConfig = BotsConfig['gateways'][number];
 export type CoordinationConfig = NonNullable<BotsConfig['coordination']>;
 export type GatewayEndpointConfig = GatewayConfig['endpoints'][number];

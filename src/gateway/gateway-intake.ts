@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import { sleep } from '../chat/backoff.js';
+import type { Attachment, RefusedFile } from '../media/attachment.js';
 import type { ChatInfo } from '../pipeline/plugin.js';
 import type { MapRecord, MessageMap } from '../store/message-map.js';
 import { joined, postCopy, type GatewayBot, type PostCounters } from './gateway-bot.js';
 import { takesIn, takesOut, type PlannedChannel, type PlannedChat, type PlannedEndpoint, type PlannedGateway } from './gateway-plan.js';
+import type { FileIntake } from './file-intake.js';
 import { chatEndpointId, relayEndpointId, type IncomingMessage } from './message.js';
 import { outgoingFor } from './outgoing-line.js';
 import { chatLineOf } from './render.js';
@@ -46,6 +48,11 @@ export class GatewayIntake {
   private readonly routes = new Map<string, Route>();
   /** Copies that relays told of (`posted`) while being handed a line, before the map noted the line; noted right after. */
   private readonly early = new Map<string, Array<{ endpoint: string; id: string }>>();
+  /**
+   * Per origin channel, while a line's files are read: the turn of the last line queued behind them
+   * (it resolves once that line was taken up, in order). Empty in the common case (no files).
+   */
+  private readonly reading = new Map<string, Promise<void>>();
 
   constructor(
     private readonly gateways: readonly PlannedGateway[],
@@ -53,9 +60,45 @@ export class GatewayIntake {
     private readonly bots: ReadonlyMap<string, GatewayBot>,
     private readonly counters: IntakeCounters,
     private readonly log: Logger,
+    private readonly files?: FileIntake,
   ) {}
 
-  async receive(bot: string, instance: string, channelKey: string, message: IncomingMessage): Promise<void> {
+  /**
+   * A line from a relay's channel. A line with files has them read into the media store first
+   * (FileIntake: bounded by the stall timeout), and the channel's lines after it wait their turn behind
+   * it, so they keep their order; a line without files and none being read goes on at once, as before.
+   */
+  receive(bot: string, instance: string, channelKey: string, message: IncomingMessage): Promise<void> {
+    const origin = `${bot}\u0000${instance}\u0000${channelKey}`;
+    const ahead = this.reading.get(origin);
+    if (ahead === undefined && !message.files?.length) return this.take(bot, instance, channelKey, message, undefined);
+    let taken: Promise<void> | undefined;
+    const turn = (ahead ?? Promise.resolve()).then(async () => {
+      const read = message.files?.length ? await this.readFiles(bot, instance, channelKey, message) : undefined;
+      taken = this.take(bot, instance, channelKey, message, read);
+    });
+    this.reading.set(origin, turn);
+    const done = () => {
+      if (this.reading.get(origin) === turn) this.reading.delete(origin);
+    };
+    turn.then(done, done);
+    return turn.then(() => taken);
+  }
+
+  /** A line's files into the store; none read again for a line the map knows (a relay handing it again keeps what was read then). */
+  private async readFiles(bot: string, instance: string, channelKey: string, message: IncomingMessage): Promise<{ files: Attachment[]; refused: RefusedFile[] } | undefined> {
+    const platform = this.gateways.flatMap((g) => g.endpoints).find((e): e is PlannedChannel => e.kind === 'relay' && e.bot === bot && e.instance === instance && e.channelKey === channelKey)?.platform;
+    if (platform === undefined || this.map.get(this.keyOf(relayEndpointId(platform, channelKey, bot, instance), message))) return undefined;
+    if (!this.files) return { files: [], refused: message.files!.map((file) => ({ name: file.name || 'file', reason: 'files are not kept here' })) };
+    return this.files.read(message.files!);
+  }
+
+  private keyOf(originId: string, message: IncomingMessage): string {
+    const suffix = message.kind === 'edit' ? `~edit~${message.revision ?? message.time ?? Date.now()}` : message.kind === 'delete' ? '~delete' : '';
+    return `${originId} ${message.nativeId}${suffix}`;
+  }
+
+  private async take(bot: string, instance: string, channelKey: string, message: IncomingMessage, read: { files: Attachment[]; refused: RefusedFile[] } | undefined): Promise<void> {
     const here = (e: PlannedEndpoint): e is PlannedChannel => e.kind === 'relay' && e.bot === bot && e.instance === instance && e.channelKey === channelKey;
     const first = this.gateways.flatMap((g) => g.endpoints).find(here);
     const route = first && this.route(bot, instance, channelKey, here, first.platform);
@@ -64,12 +107,13 @@ export class GatewayIntake {
       return;
     }
     const originId = relayEndpointId(first.platform, channelKey, bot, instance);
-    const suffix = message.kind === 'edit' ? `~edit~${message.revision ?? message.time ?? Date.now()}` : message.kind === 'delete' ? '~delete' : '';
     const fields = {
-      key: `${originId} ${message.nativeId}${suffix}`, gateway: route.entering[0]!.name, origin: originId, platform: first.platform,
+      key: this.keyOf(originId, message), gateway: route.entering[0]!.name, origin: originId, platform: first.platform,
       nativeId: message.nativeId, kind: message.kind, speaker: message.speaker, text: message.text,
       ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
       ...(message.namesParent ? { namesParent: true as const } : {}),
+      ...(read?.files.length ? { files: read.files } : {}),
+      ...(read?.refused.length ? { refusedFiles: read.refused } : {}),
     };
     this.counters.from_relays += 1;
     const quoted = message.replyTo !== undefined ? this.map.find(originId, message.replyTo) : undefined;

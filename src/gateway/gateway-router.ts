@@ -3,6 +3,7 @@ import type { ChatMessage } from '../api/types.js';
 import type { ChatInfo, GatewayPort, PluginContext } from '../pipeline/plugin.js';
 import type { MapRecord, MessageMap } from '../store/message-map.js';
 import { postCopy, type GatewayBot } from './gateway-bot.js';
+import type { FileIntake } from './file-intake.js';
 import { busOf, GatewayIntake } from './gateway-intake.js';
 import { takesIn, takesOut, type PlannedChannel, type PlannedChat, type PlannedGateway } from './gateway-plan.js';
 import { chatNativeId, nativeIn, recordKeyOf } from './map-keys.js';
@@ -36,8 +37,10 @@ export class GatewayRouter {
     readonly gateways: readonly PlannedGateway[],
     private readonly map: MessageMap,
     log: Logger,
+    /** Reads the files said with a line into the media store (none: files are refused, "not kept here"). */
+    files?: FileIntake,
   ) {
-    this.intake = new GatewayIntake(gateways, map, this.bots, this.counters, log);
+    this.intake = new GatewayIntake(gateways, map, this.bots, this.counters, log, files);
   }
 
   attach(bot: GatewayBot): void {
@@ -72,6 +75,8 @@ export class GatewayRouter {
         gateway: record.gateway, endpoint: record.origin, platform: record.platform, nativeId: record.nativeId,
         kind: record.kind as OutgoingMessage['kind'], speaker: record.speaker, text: record.text,
         ...(record.replyTo !== undefined ? { replyTo: record.replyTo } : {}),
+        ...(record.files ? { files: record.files } : {}),
+        ...(record.refusedFiles ? { refusedFiles: record.refusedFiles } : {}),
         bus: copy?.bus === true, first: copy?.first === true,
       },
     };

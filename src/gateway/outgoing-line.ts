@@ -21,6 +21,8 @@ export function outgoingFor(
     origin: { endpoint: record.origin, platform: record.platform, nativeId: record.nativeId },
     time: from.time, source: from.source,
   };
+  if (record.files) out.files = record.files;
+  if (record.refusedFiles) out.refusedFiles = record.refusedFiles;
   const { quoted, changed } = related;
   if (quoted) {
     const at = nativeIn(quoted, targetId);

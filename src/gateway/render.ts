@@ -1,3 +1,4 @@
+import { fileLines } from '../media/file-lines.js';
 import { MAX_POST_LENGTH } from '../supervisor/chat-outbox.js';
 import type { MapRecord } from '../store/message-map.js';
 import { attributedLines, oneLineName } from '../text/attributed-lines.js';
@@ -24,13 +25,20 @@ export function snippet(text: string, chars = SNIPPET_CHARS): string {
  * (`chatText`) renders the speaker and text; the default is `<name> text` (`* name text` for an action).
  * Every line of the text carries the speaker (`<name> first` / `<name> second`, attributedLines), so no
  * line of it reads as someone else's; names and quotes are one line with their bidi controls closed.
+ * Files said with the line follow it, one line each with the speaker (`<name> [image: photo.jpg https://…]`,
+ * fileLines); chat messages themselves carry no files in the spec, so only relayed lines have any.
  */
 export function chatLineOf(record: MapRecord, chatText: string | undefined, quoted?: MapRecord, changed?: MapRecord): string {
   const name = oneLineName(record.speaker.name);
   if (record.kind === 'delete') {
     return changed ? `* ${name} deleted a message: "${closeBidi(snippet(changed.text))}"` : `* ${name} deleted a message`;
   }
-  const said = chatText ?? attributedLines(record.text, record.kind === 'action' ? (line) => `* ${name} ${line}` : (line) => `<${name}> ${line}`);
+  const render = record.kind === 'action' ? (line: string) => `* ${name} ${line}` : (line: string) => `<${name}> ${line}`;
+  // Files show as one line each after the text, with the speaker (docs/gateways.md "Files"); a line of files alone shows only them.
+  const files = fileLines(record.files, record.refusedFiles);
+  const texts = files.length > 0 && record.text.trim() === '' ? [] : [chatText ?? attributedLines(record.text, render)];
+  if (files.length > 0) texts.push(attributedLines(files.join('\n'), render));
+  const said = texts.join('\n');
   const line = record.kind === 'edit' ? `(edit) ${said}` : said;
   return quoted ? `> ${oneLineName(quoted.speaker.name)}: ${closeBidi(snippet(quoted.text))}\n${line}` : line;
 }

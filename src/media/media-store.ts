@@ -15,6 +15,13 @@ interface StoredMeta {
   storedAt: string;
 }
 
+/** What the caller says of a file it puts in the store. */
+export interface StoredFileMeta {
+  name: string;
+  contentType: string;
+  image: boolean;
+}
+
 /** The id: 128 random bits, hex (unguessable, safe in a path and a URL). */
 const ID_PATTERN = /^[0-9a-f]{32}$/;
 
@@ -25,10 +32,22 @@ const ID_PATTERN = /^[0-9a-f]{32}$/;
  * leaves no half file under an id.
  */
 export class MediaStore implements MediaFiles {
-  constructor(readonly dir: string, private readonly publicUrl?: string) {}
+  constructor(readonly dir: string, private publicUrl?: string) {}
 
-  /** Streams `bytes` in; `limit` bytes at most (the stream is ended with an error past it). */
-  async put(bytes: FileBytes, meta: { name: string; contentType: string; image: boolean }, limit = Number.POSITIVE_INFINITY): Promise<Attachment> {
+  /** The base of the links (`public_url`, or the listener's address once it listens); none: lines name files alone. */
+  get linkBase(): string | undefined {
+    return this.publicUrl;
+  }
+
+  set linkBase(url: string | undefined) {
+    this.publicUrl = url;
+  }
+
+  /**
+   * Streams `bytes` in; `limit` bytes at most (the stream is ended with an error past it). `meta` may be
+   * asked for once the bytes are in (the intake knows an image's type from its first bytes).
+   */
+  async put(bytes: FileBytes, meta: StoredFileMeta | (() => StoredFileMeta), limit = Number.POSITIVE_INFINITY): Promise<Attachment> {
     await mkdir(this.dir, { recursive: true });
     const id = randomBytes(16).toString('hex');
     const partial = join(this.dir, `${id}.part`);
@@ -46,7 +65,7 @@ export class MediaStore implements MediaFiles {
       await rm(partial, { force: true });
       throw error;
     }
-    const stored: StoredMeta = { ...meta, size, storedAt: new Date().toISOString() };
+    const stored: StoredMeta = { ...(typeof meta === 'function' ? meta() : meta), size, storedAt: new Date().toISOString() };
     await writeFile(join(this.dir, `${id}.json`), JSON.stringify(stored));
     await rename(partial, this.pathOf(id));
     return this.attachment(id, stored);
@@ -74,7 +93,8 @@ export class MediaStore implements MediaFiles {
     return join(this.dir, id);
   }
 
-  private attachment(id: string, meta: StoredMeta): Attachment {
+  /** A stored file's attachment (with its link as the store makes links now). */
+  attachment(id: string, meta: Omit<StoredMeta, 'storedAt'>): Attachment {
     const url = this.publicUrl ? `${this.publicUrl.replace(/\/+$/, '')}/${id}/${encodeURIComponent(meta.name)}` : undefined;
     return { id, name: meta.name, contentType: meta.contentType, size: meta.size, image: meta.image, ...(url ? { url } : {}) };
   }

@@ -3,6 +3,7 @@ import type { ConnectionState } from '../chat/chat-connection-events.js';
 import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { ChatRunner } from '../supervisor/chat-runner.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';
+import { REFUSAL_KINDS, type FileCounts } from '../gateway/file-intake.js';
 import type { BacklogStatus } from './backlog-watch.js';
 import type { RecentErrors } from './recent-errors.js';
 import { renderLabels, ScrapeMetric, type Sample } from './scrape-metric.js';
@@ -12,6 +13,8 @@ const STATES: ConnectionState[] = ['idle', 'connecting', 'open', 'reconnecting',
 
 export interface MetricsSources extends SnapshotSources {
   gate: UpgradeGate;
+  /** What the gateways' file intake counted (none: no files families). */
+  files?: () => FileCounts | undefined;
   errors: RecentErrors;
   reloads(): { applied: number; refused: number };
 }
@@ -146,6 +149,7 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
   ]);
   metric('groupwire_log_lines_total', 'Warnings and errors logged, by level.', 'counter', () =>
     Object.entries(sources.errors.counts).map(([level, value]) => ({ labels: { level }, value })));
+  if (sources.files) fileMetrics(metric, sources.files);
   if (sources.coordination) coordinationMetrics(metric, sources.coordination);
   metric('groupwire_reloads_total', 'Reloads of bots.yaml, applied or refused.', 'counter', () => {
     const { applied, refused } = sources.reloads();
@@ -171,6 +175,15 @@ export function createMetrics(sources: MetricsSources): OpsMetrics {
 }
 
 type AddMetric = (name: string, help: string, type: 'counter' | 'gauge', read: () => Iterable<Sample>) => void;
+
+/** The gateways' files (docs/gateways.md "Files"): stored, their bytes, refused by reason (every reason, 0 until one happens). */
+function fileMetrics(metric: AddMetric, read: () => FileCounts | undefined): void {
+  metric('groupwire_files_stored_total', 'Files said on a side that the gateways stored in the media store (each once, whatever the sides it goes to).', 'counter',
+    () => [{ labels: {}, value: read()?.stored ?? 0 }]);
+  metric('groupwire_file_bytes_stored_total', 'Bytes of the files stored in the media store.', 'counter', () => [{ labels: {}, value: read()?.bytesStored ?? 0 }]);
+  metric('groupwire_files_refused_total', 'Files said on a side that were not relayed, by reason (too_big, denied_type, size_mismatch, stalled, not_an_image, read_failed, no_store).', 'counter',
+    () => REFUSAL_KINDS.map((reason) => ({ labels: { reason }, value: read()?.refused.get(reason) ?? 0 })));
+}
 
 /** A worker's families (docs/scale-out.md): what it holds, the placement of every unit, Redis, lease events. */
 function coordinationMetrics(metric: AddMetric, read: () => CoordinationStatus): void {

@@ -7,6 +7,7 @@ import type { UpgradeGate } from '../chat/upgrade-gate.js';
 import type { CoordinationStatus } from '../coordination/coordination-status.js';
 import type { Bot } from '../supervisor/bot.js';
 import type { PlannedGateway } from '../gateway/gateway-plan.js';
+import type { FileCounts } from '../gateway/file-intake.js';
 import { BacklogWatch, backlogSides } from './backlog-watch.js';
 import { GatewayWatch } from './gateway-watch.js';
 import { LagProbe } from './lag-probe.js';
@@ -37,6 +38,10 @@ export interface OpsHost {
   status?(): CoordinationStatus;
   /** The gateways as planned now (the status page shows each with its sides). */
   gatewayPlan?(): readonly PlannedGateway[];
+  /** What the gateways' file intake counted (/metrics). */
+  readonly fileCounts?: FileCounts;
+  /** The media listener's address (ops.json's `media_url`), while it listens. */
+  readonly mediaUrl?: string;
 }
 
 export interface OperationsOptions {
@@ -118,7 +123,7 @@ export class Operations {
       ...(supervisor.status ? { coordination: () => supervisor.status!() } : {}),
     };
     const metrics = createMetrics({
-      ...sources, gate: supervisor.upgradeGate, reloads: () => this.options.reloads?.() ?? { applied: 0, refused: 0 },
+      ...sources, gate: supervisor.upgradeGate, files: () => supervisor.fileCounts, reloads: () => this.options.reloads?.() ?? { applied: 0, refused: 0 },
     });
     this.probe = new LagProbe(() => supervisor.bots, log.child({ component: 'lag-probe' }), config.lag_probe_seconds * 1000);
     this.serverOptions = { config, log: log.child({ component: 'ops' }), sources, metrics, reload: this.options.reload,
@@ -180,7 +185,8 @@ export class Operations {
       // Written whole and renamed: a `groupwire status` reading it meanwhile never sees half a file.
       mkdirPrivateSync(this.options.stateDir);
       const path = join(this.options.stateDir, OPS_FILE);
-      writeFilePrivateSync(`${path}.${process.pid}.tmp`, `${JSON.stringify({ pid: process.pid, ...(url ? { url } : {}), ...(listenError ? { listen_error: listenError } : {}) })}\n`);
+      const mediaUrl = this.options.supervisor.mediaUrl;
+      writeFilePrivateSync(`${path}.${process.pid}.tmp`, `${JSON.stringify({ pid: process.pid, ...(url ? { url } : {}), ...(listenError ? { listen_error: listenError } : {}), ...(mediaUrl ? { media_url: mediaUrl } : {}) })}\n`);
       renameSync(`${path}.${process.pid}.tmp`, path);
     } catch (error) {
       this.options.log.warn({ err: error }, `could not write ${OPS_FILE} (groupwire status and reload will not find this process)`);

@@ -1,3 +1,5 @@
+import type { Attachment, RefusedFile } from '../media/attachment.js';
+
 /** One copy of a relayed line: its native id on one endpoint, and what it was there. */
 export interface MapCopy {
   id: string;
@@ -26,6 +28,12 @@ export interface MapRecord {
   replyTo?: string;
   /** The line names what it answers (IncomingMessage.namesParent): no quote of the parent goes before it. */
   namesParent?: true;
+  /**
+   * Files said with the line, as the media store keeps them (docs/gateways.md "Files"), and those
+   * refused: only when there are any (a record from before files, without them, reads as none).
+   */
+  files?: Attachment[];
+  refusedFiles?: RefusedFile[];
   at: number;
   copies: Record<string, MapCopy>;
 }

@@ -114,10 +114,12 @@ export class MessageMap {
   begin(record: Omit<MapRecord, 'copies' | 'at'>): MapRecord {
     const known = this.records.get(record.key);
     if (known) return known;
-    const { key, gateway, origin, platform, nativeId, kind, speaker, text, replyTo, namesParent } = record;
+    const { key, gateway, origin, platform, nativeId, kind, speaker, text, replyTo, namesParent, files, refusedFiles } = record;
     const made: MapRecord = { key, gateway, origin, platform, nativeId, kind, speaker, text, at: this.clock(), copies: {} };
     if (replyTo !== undefined) made.replyTo = replyTo;
     if (namesParent) made.namesParent = true;
+    if (files?.length) made.files = files;
+    if (refusedFiles?.length) made.refusedFiles = refusedFiles;
     this.write({ r: made });
     return this.records.get(record.key)!;
   }

@@ -17,6 +17,7 @@ import { OutboxFile } from '../store/outbox-file.js';
 import { FILE_STORAGE, type Storage } from '../store/storage.js';
 import { SideTraffic } from './side-traffic.js';
 import { sayRefusedChats, setUpChats, type ChatSetupSide } from './bot-chat-setup.js';
+import type { MediaFiles } from '../media/attachment.js';
 import { BotPlugins, type PluginReport } from './bot-plugins.js';
 import { ChatSetupError } from './chat-directory.js';
 import { PostFailedError } from './chat-outbox.js';
@@ -47,6 +48,8 @@ export interface BotOptions {
   gateways?: GatewayRouter;
   /** Where the bot's state is kept (default files; Redis for a worker's unit). */
   storage?: Storage;
+  /** The process's media store (env.media for its relays; default: `media` under the bot's state dir). */
+  media?: MediaFiles;
 }
 
 /**
@@ -99,6 +102,7 @@ export class Bot {
       send: (chat, text) => this.send(chat, text),
       chats: () => this.runners.map((r) => r.info),
       gateways: options.gateways, storage: this.storage, linesIn: this.linesIn,
+      ...(options.media ? { media: options.media } : {}),
     });
     options.gateways?.attach(this.gatewaySide());
     const bot = this;

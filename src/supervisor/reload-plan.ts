@@ -51,7 +51,7 @@ export interface ReloadPlan {
 /** The settings of a bot that running chats keep (new chats take the new value). */
 const CHAT_SETTINGS = ['reply_rate', 'closed_chat_check_seconds', 'history_on_first_start'] as const;
 /** Top-level keys that need a restart of `groupwire run`. */
-const FIXED_KEYS = ['state_dir', 'message_map'] as const;
+const FIXED_KEYS = ['state_dir', 'message_map', 'media'] as const;
 
 const restartText = (what: string) => `${what} changed: restart groupwire run to apply it`;
 const chatKey = (chat: ChatConfig) => `${chat.group}/${chat.chat}`;
@@ -86,7 +86,7 @@ export function planReload(running: LoadedConfig, runningPlugins: LoadedPlugin[]
   return plan;
 }
 
-/** `service`, `state_dir`, `message_map`: what the process was started with and keeps. */
+/** `service`, `state_dir`, `message_map`, `media`: what the process was started with and keeps. */
 function fixedChanges(before: BotsConfig, after: BotsConfig): string[] {
   const refusals: string[] = [];
   const serviceKeys = new Set([...Object.keys(before.service), ...Object.keys(after.service)]) as Set<keyof BotsConfig['service']>;

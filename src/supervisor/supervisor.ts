@@ -12,6 +12,7 @@ import { MessageMap } from '../store/message-map.js';
 import { FILE_STORAGE, type Storage } from '../store/storage.js';
 import { Bot } from './bot.js';
 import type { LoginRefusal } from './login-wait.js';
+import { MediaSetup } from './media-setup.js';
 import { reloadSupervisor, type ReloadHost } from './reload-apply.js';
 import type { ReloadOutcome } from './reload-plan.js';
 
@@ -40,6 +41,8 @@ export class Supervisor {
   private current!: { loaded: LoadedConfig; plugins: LoadedPlugin[][] };
   private gateways: GatewayRouter | undefined;
   private messageMap: MessageMap | undefined;
+  /** The process's media store, file intake and listener (bots.yaml `media:`). */
+  private media!: MediaSetup;
   private startOptions!: { service: { baseUrl: string; ca?: string | Buffer }; stateDir: string; loginRetryMs?: number; storage: Storage };
   private stopping = false;
   /** The reload under way: a second one waits for it. */
@@ -100,6 +103,8 @@ export class Supervisor {
     }
     supervisor.current = { loaded, plugins };
     supervisor.startOptions = { service, stateDir: configPath(loaded, config.state_dir), loginRetryMs: options.loginRetryMs, storage: options.storage ?? FILE_STORAGE };
+    const mediaDir = config.media.dir ? configPath(loaded, config.media.dir) : join(supervisor.startOptions.stateDir, 'media');
+    supervisor.media = await MediaSetup.start(config.media, mediaDir, options.log);
     supervisor.gateways = supervisor.routerFor(planGateways(loaded, plugins).gateways);
     config.bots.forEach((botConfig, index) => supervisor.bots.push(supervisor.makeBot(botConfig, plugins[index]!)));
     // Each bot starts on its own; one that cannot reach the service yet keeps trying without holding up the others.
@@ -119,7 +124,7 @@ export class Supervisor {
       log: this.log.child({ bot: config.name }),
       configFile: loaded.source.file, loginRetryMs: this.startOptions.loginRetryMs,
       onLoginRefused: () => this.noteLoginRefused(),
-      gateways: this.gateways, storage: this.startOptions.storage,
+      gateways: this.gateways, storage: this.startOptions.storage, media: this.media.store,
     });
   }
 
@@ -130,7 +135,7 @@ export class Supervisor {
     this.messageMap ??= MessageMap.open(join(this.startOptions.stateDir, GATEWAY_MAP_FILE), {
       maxRecords: config.message_map.max_lines, maxAgeMs: config.message_map.max_age_days * 24 * 3600 * 1000,
     }, this.startOptions.storage);
-    const router = new GatewayRouter(plan, this.messageMap, this.log.child({ component: 'gateways' }));
+    const router = new GatewayRouter(plan, this.messageMap, this.log.child({ component: 'gateways' }), this.media.intake);
     if (this.gateways) Object.assign(router.counters, this.gateways.counters);
     this.log.info({ gateways: plan.map((g) => ({ name: g.name, endpoints: g.endpoints.map(describeEndpoint) })) }, 'gateways');
     return router;
@@ -171,6 +176,16 @@ export class Supervisor {
     return this.gateways?.gateways ?? [];
   }
 
+  /** The media listener's address (bots.yaml `media.listen`), while it listens. */
+  get mediaUrl(): string | undefined {
+    return this.media.url;
+  }
+
+  /** What the file intake counted (files stored, bytes, refusals by reason): /metrics. */
+  get fileCounts(): MediaSetup['intake']['counts'] {
+    return this.media.intake.counts;
+  }
+
   /** The embedded service, when bots.yaml asked for one. */
   get localService(): LocalService | undefined {
     return this.service;
@@ -207,6 +222,7 @@ export class Supervisor {
     await Promise.all(this.bots.map((bot) => bot.stop(flushMs).catch((error: unknown) => {
       this.log.error({ err: error, bot: bot.name }, 'bot did not stop cleanly');
     })));
+    await this.media.close();
     await this.service?.close();
     this.log.info('stopped');
   }
