@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import {
-  attributedLines, DurableQueue, failureFields, GroupPoster, oneLineName, receiveUntilTaken, sleep,
-  type ActivityLogEntry, type GroupsError, type IncomingMessage, type Message, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus,
+  attributedLines, DurableQueue, failureFields, fileLines, GroupPoster, oneLineName, receiveUntilTaken, sleep,
+  type ActivityLogEntry, type GroupsError, type IncomingFile, type IncomingMessage, type Message, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus,
 } from '../../src/index.js';
 import { ActivityFollower } from './activity-follower.js';
 import { ArchiveFollower, type GroupFacts } from './archive-follower.js';
@@ -157,6 +157,7 @@ export class MailEndpoint {
       // A reply that names its topic (the default `re: {subject} — …`) needs no quote of the announcement
       // before it where there are no threads: on IRC and in the chat that would say the topic twice.
       ...(replyTo ? { replyTo, ...(this.options.reply_template.includes('{subject}') ? { namesParent: true } : {}) } : {}),
+      ...(message.attachments?.length ? { files: message.attachments.map((file) => this.fileOf(file)) } : {}),
     };
     await receiveUntilTaken(this.env.gateway, channel, line, { stopping: this.stopper.signal });
     if (reply) this.counters.replies_relayed += 1;
@@ -164,6 +165,19 @@ export class MailEndpoint {
       this.threads.remember(channel, message.topic_id, message.id);
       this.counters.announced += 1;
     }
+  }
+
+  /**
+   * An archive message's attachment for the gateways (docs/plugins/group-mail.md "Files"): read through
+   * its `download_url` with the bot's own session, and only when that URL is the service's own
+   * (client.openAttachment refuses any other host, so a message cannot make the bot fetch elsewhere).
+   */
+  private fileOf(file: Message['attachments'][number]): IncomingFile {
+    return {
+      name: file.filename,
+      ...(file.media_type ? { contentType: file.media_type } : {}),
+      open: (signal) => this.env.client.openAttachment(file.download_url, { signal }),
+    };
   }
 
   private async handActivity(channel: string, group: string, entry: ActivityLogEntry): Promise<void> {
@@ -184,10 +198,13 @@ export class MailEndpoint {
     // The bot's own voice (a command's answer, a notice) is for the chat, not the members' inboxes.
     if (message.speaker.platform === 'chat' && message.speaker.id === this.env.bot.userId) return;
     const name = message.speaker.name;
-    const text = message.kind === 'action' ? `* ${name} ${message.text}` : message.text;
+    // Files go as their links (a group message takes no attachments through the API): one line each after the text.
+    const files = fileLines(message.files, message.refusedFiles);
+    const said = message.text.trim() === '' && files.length > 0 ? files.join(' ') : message.text;
+    const text = [message.kind === 'action' ? `* ${name} ${message.text}` : message.text, ...files].filter((line) => line.trim() !== '').join('\n');
     this.outbound.push({
       key: message.key, channel,
-      subject: startOf(fill(this.options.post_subject, { name, platform: message.speaker.platform, start: startOf(message.text) }), 255),
+      subject: startOf(fill(this.options.post_subject, { name, platform: message.speaker.platform, start: startOf(said) }), 255),
       body: `${text}\n\n— ${name}, via ${message.speaker.platform}`,
       ...(message.replyTo ? { replyTo: message.replyTo } : {}),
     });

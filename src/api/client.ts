@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import type WebSocket from 'ws';
+import type { Readable } from 'node:stream';
+import { openAttachment } from './attachment-download.js';
 import { downloadArchiveToFile, type DownloadOptions, type DownloadResult } from './archive-download.js';
 import { CallCounts } from './call-counts.js';
 import { multipart, normalizeLists } from './call-wire.js';
@@ -278,6 +280,14 @@ export class GroupsClient {
   /** Streams the group's archive (a zip holding `messages.mbox`) to a file; see readArchive() for its messages. */
   downloadArchives(params: P.DownloadArchivesParams, options: DownloadOptions): Promise<DownloadResult> {
     return downloadArchiveToFile(this, params, options);
+  }
+
+  /**
+   * Opens an attachment's `download_url` with this client's session, streamed; only a URL of the
+   * service's own origin is fetched (ForeignDownloadError otherwise: the session goes nowhere else).
+   */
+  openAttachment(downloadUrl: string, options: { signal?: AbortSignal } = {}): Promise<Readable> {
+    return openAttachment(this, downloadUrl, options.signal);
   }
 
   /** Opens the `chatdata` websocket of a chat_sub; a refused upgrade rejects with the matching error class. */

@@ -10,6 +10,7 @@ export { OPERATIONS, OPERATION_PARAMS, LIST_OPERATIONS, isOperation, type Operat
 export { readArchive, readMbox, type MboxMessage } from './archive-reader.js';
 export { ArchiveIncompleteError, formatStartTime, type DownloadOptions, type DownloadResult } from './archive-download.js';
 export { ArchiveDestinationError } from './archive-destination.js';
+export { ForeignDownloadError } from './attachment-download.js';
 export type { ChatSocketOptions } from './chat-socket.js';
 export { parseWireJson } from './wire-json.js';
 export { wireLine } from './wire-line.js';
