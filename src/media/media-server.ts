@@ -82,7 +82,8 @@ export class MediaServer {
     response.setHeader('Content-Disposition', `${inline ? 'inline' : 'attachment'}; ${dispositionName(file.name)}`);
     response.setHeader('X-Content-Type-Options', 'nosniff');
     response.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
-    response.setHeader('Cache-Control', 'private, max-age=86400');
+    // A link is the capability (its id unguessable): a proxy or CDN in front may keep it for a day.
+    response.setHeader('Cache-Control', 'public, max-age=86400');
     response.setHeader('Accept-Ranges', 'bytes');
     const range = byteRange(request.headers.range, file.size);
     if (range === 'unsatisfiable') {
