@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { FILE_STORAGE } from '../src/index.js';
+import { MediaStore } from '../src/media/media-store.js';
 import { botApi } from '../plugins/relay-telegram/client.js';
 import { TelegramOutbound } from '../plugins/relay-telegram/outbound.js';
 import type { ChatMessage, GroupsClient } from '../src/api/index.js';
@@ -94,13 +95,13 @@ describe('relay-telegram', () => {
     expect(sent.every((body) => body.parse_mode === undefined && body.entities === undefined && body.link_preview_options?.is_disabled === true)).toBe(true);
 
     w.fake.say(GENERAL, ALICE, 'hello from Telegram');
-    w.fake.say(RANDOM, DAVE, '', { extra: { text: undefined, photo: [{ file_id: 'x' }], caption: 'look' } });
+    w.fake.say(RANDOM, DAVE, '', { extra: { text: undefined, poll: { question: 'lunch?' } } });
     // A message as if from the bot itself (Telegram never sends these): skipped by its id.
     w.fake.say(RANDOM, w.fake.bot, 'an echo of my own');
     w.fake.say(RANDOM, DAVE, 'second');
     await waitFor('the Telegram lines in the chats', async () => (await relayed(w.env, w.reader, 'general')).length === 1 && (await relayed(w.env, w.reader, 'random')).length === 2);
     expect(await relayed(w.env, w.reader, 'general')).toEqual(['<Alice Smith> hello from Telegram']);
-    expect(await relayed(w.env, w.reader, 'random')).toEqual(['<dave> [photo] look', '<dave> second']);
+    expect(await relayed(w.env, w.reader, 'random')).toEqual(['<dave> [poll: lunch?]', '<dave> second']);
     await waitFor('the queue to Telegram empty', () => stats(w.env).queued === 0);
     expect(stats(w.env)).toMatchObject({ posted: 2, received: 3, dropped: 0 });
     expect(report(w.env).status).toMatchObject({ connection: { state: 'connected' }, queues: { to_telegram: 0 } });
@@ -240,11 +241,12 @@ describe('relay-telegram', () => {
     fake = await FakeTelegram.start();
     fake.addChat({ id: RANDOM, type: 'group', title: 'Random' });
     const dir = mkdtempSync(join(tmpdir(), 'groupwire-tg-'));
-    const counters = { posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0 };
+    const counters = { posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0, files_sent: 0, files_linked: 0 };
     const posted = new Map<string, string>();
     const log = pino({ level: 'silent' });
     const outbound = new TelegramOutbound({
-      dataDir: dir, storage: FILE_STORAGE, queueMax: 100, api: () => botApi(fake!.token, fake!.url, 5_000), token: fake.token,
+      dataDir: dir, storage: FILE_STORAGE, queueMax: 100, api: () => botApi(fake!.token, fake!.url, 5_000), filesApi: () => botApi(fake!.token, fake!.url, 5_000),
+      media: new MediaStore(join(dir, 'media')), token: fake.token,
       pacing: new SendPacing('off'), log, counters, durable: () => Promise.resolve(),
       posted: (item, id) => posted.set(item.key, id), nativeOf: () => undefined, topicOf: () => undefined, fatal: () => undefined,
     });
@@ -305,14 +307,16 @@ describe('relay-telegram units', () => {
     expect(renderLine({ template: '<{name}> {text}', name: '\u202eeve', text: 'hello', quote: { name: '\u202eeve', text: '\u202eolleh' } }))
       .toBe('> \u202eeve\u202c: \u202eolleh\u202c\n<\u202eeve\u202c> hello');
     expectLinearOnAdversarialText((text) => renderLine({ template: '<{name}> {text}', name: text, text, quote: { name: text, text } }));
-    expectLinearOnAdversarialText((text) => plainFromTelegram({ message_id: 1, date: 0, chat: { id: -1, type: 'group' }, document: { file_name: text }, caption: text }));
+    expectLinearOnAdversarialText((text) => plainFromTelegram({ message_id: 1, date: 0, chat: { id: -1, type: 'group' }, document: { file_id: 'f', file_name: text }, caption: text }));
   }, 240_000);
 
   test('a Telegram message in plain text: media by kind with the caption, service messages none; the speaker by name or as the chat', () => {
     const base = { message_id: 1, date: 0, chat: { id: -1, type: 'supergroup', title: 'G' } };
     expect(plainFromTelegram({ ...base, text: 'hi\u0000' } as TelegramMessage)).toBe('hi');
     expect(plainFromTelegram({ ...base, sticker: { emoji: '🙂' } } as TelegramMessage)).toBe('[sticker 🙂]');
-    expect(plainFromTelegram({ ...base, document: { file_name: 'a.pdf' }, caption: 'the file' } as TelegramMessage)).toBe('[file: a.pdf] the file');
+    // A file's caption is the line's text: the file itself goes with the line (files-in.ts).
+    expect(plainFromTelegram({ ...base, document: { file_id: 'f', file_name: 'a.pdf' }, caption: 'the file' } as TelegramMessage)).toBe('the file');
+    expect(plainFromTelegram({ ...base, photo: [{ file_id: 'p', width: 1, height: 1 }] } as TelegramMessage)).toBe('');
     expect(plainFromTelegram({ ...base, new_chat_title: 'x' } as unknown as TelegramMessage)).toBeUndefined();
     expect(speakerOf({ ...base, from: { id: 5, is_bot: false, first_name: 'Ann', last_name: 'Lee' } } as TelegramMessage)).toEqual({ id: '5', name: 'Ann Lee' });
     expect(speakerOf({ ...base, sender_chat: { id: -1, title: 'G' }, author_signature: 'Ann' } as TelegramMessage)).toEqual({ id: '-1', name: 'Ann (G)' });

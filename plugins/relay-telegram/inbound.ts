@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Api } from 'grammy';
 import { attributedLines, oneLineName, receiveUntilTaken, type GatewayPort, type IncomingMessage } from '../../src/index.js';
+import { incomingFiles } from './files-in.js';
 import { plainFromTelegram, speakerOf, type TelegramMessage } from './render.js';
 
 /** The updates the relay asks for (getUpdates' allowed_updates): messages and their edits, in groups and channels. */
@@ -42,6 +44,8 @@ export class TelegramInbound {
       has: (channel: string) => boolean;
       /** A message seen in a forum topic: a reply to it from another side goes into that topic. */
       noteTopic: (chatId: string, messageId: string, topic: number) => void;
+      /** The Bot API a file said on Telegram is read through (getFile, then `<api_url>/file/bot<token>/…`). */
+      bot: { api: () => Api; apiUrl: string; token: string };
       stopping: AbortSignal;
     },
   ) {}
@@ -84,7 +88,9 @@ export class TelegramInbound {
     const topic = message.is_topic_message ? message.message_thread_id : undefined;
     if (topic !== undefined) this.options.noteTopic(chatId, String(message.message_id), topic);
     const text = plainFromTelegram(message);
-    if (text === undefined || text.trim() === '') return;
+    // A file without a caption is still a line; an edit only ever changes the caption.
+    const files = edit ? [] : incomingFiles(message, this.options.bot);
+    if (text === undefined || (text.trim() === '' && files.length === 0)) return;
     const speaker = { platform: 'telegram', ...speakerOf(message) };
     if (edit) {
       // edit_date is in seconds: two edits within one are told apart by their text (the same update read twice has the same).
@@ -98,7 +104,9 @@ export class TelegramInbound {
     const line: IncomingMessage = {
       kind: 'message', text, nativeId: String(message.message_id), time: new Date(message.date * 1000).toISOString(), speaker,
       ...(replyTo !== undefined ? { replyTo } : {}),
-      chatText: attributedLines(text, (part) => this.options.incoming.replaceAll('{name}', () => oneLineName(speaker.name)).replace('{text}', () => part)),
+      ...(files.length > 0 ? { files } : {}),
+      // A file alone: the gateway shows its line with the speaker (fileLines).
+      ...(text.trim() !== '' ? { chatText: attributedLines(text, (part) => this.options.incoming.replaceAll('{name}', () => oneLineName(speaker.name)).replace('{text}', () => part)) } : {}),
     };
     await this.receive(channel, line);
     this.options.counters.received += 1;

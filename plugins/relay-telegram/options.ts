@@ -45,6 +45,11 @@ export const relayTelegramOptions = z.strictObject({
   poll_timeout_s: z.number().int().min(0).max(50).default(30),
   /** At most this many lines wait for Telegram in each chat; past it, a line is refused loudly. */
   queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
+  /**
+   * The largest file sent as a document, in bytes: the Bot API's 50 MB by default; up to 2,000 MB with
+   * a local Bot API server. A larger file goes as its link line (an image over sendPhoto's 10 MB goes as a document).
+   */
+  max_file_size: z.number().int().min(1).max(2_000_000_000).default(50_000_000),
   /** How long one request may take (getUpdates gets its poll_timeout_s more). */
   request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
 });

@@ -2,9 +2,10 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Api } from 'grammy';
 import type { Logger } from 'pino';
-import { DurableQueue, QueueDrain, type DrainOutcome, type QueueBacklog, type Storage } from '../../src/index.js';
+import { DurableQueue, QueueDrain, type DrainOutcome, type MediaFiles, type QueueBacklog, type Storage } from '../../src/index.js';
 import { grammySignal } from './client.js';
 import { isFinal, isRefusal, retryAfterMs, telegramFailure } from './errors.js';
+import { sendFile, type OutboundFile, type SendPlace } from './files-out.js';
 import { parseChannel } from './options.js';
 import type { SendPacing } from './pacing.js';
 
@@ -14,7 +15,10 @@ export interface OutboundItem {
   /** The channel as the gateway names it: a chat id, or a chat id and a forum topic (`-100…/42`). */
   channel: string;
   kind: 'post' | 'edit' | 'delete';
+  /** post: a message of its own (absent when the first file's caption carries the line). */
   text?: string;
+  /** post: files sent after the text, each a message of its own (files-out.ts). */
+  files?: OutboundFile[];
   /** post: the Telegram message it answers; edit/delete: the message changed. */
   target?: string;
   /** A reply whose parent was not posted yet when queued (OutgoingMessage.replyToKey): asked for right before sending. */
@@ -30,6 +34,14 @@ export interface OutboundCounters {
   dropped: number;
   retries: number;
   rate_limited: number;
+  files_sent: number;
+  files_linked: number;
+}
+
+/** How far a line of several messages (its text, its files) got: the messages before `done` were confirmed. */
+interface Progress {
+  key: string;
+  done: number;
 }
 
 const FILE_PREFIX = 'to-telegram-';
@@ -40,9 +52,12 @@ const FILE_PREFIX = 'to-telegram-';
  * and a chat that is slow (its pace, a 429) holds back no other. A line leaves its queue once Telegram
  * took it or refused it for good. Telegram has no idempotency key and a bot cannot read a chat's
  * history, so a line whose answer was lost (or whose send a kill -9 cut) is sent again: at least once.
+ * A line with files is several messages (its text, each file): each one confirmed is noted in the
+ * queue, so a retry goes on from the first not confirmed and only that one may show twice.
  */
 export class TelegramOutbound {
   private readonly drains = new Map<string, QueueDrain<OutboundItem>>();
+  private readonly queues = new Map<string, DurableQueue<OutboundItem>>();
   private started = false;
 
   constructor(
@@ -51,6 +66,9 @@ export class TelegramOutbound {
       storage: Storage;
       queueMax: number;
       api: () => Api;
+      /** The client for uploads (a longer timeout than a text's). */
+      filesApi: () => Api;
+      media: MediaFiles;
       token: string;
       pacing: SendPacing;
       log: Logger;
@@ -115,17 +133,54 @@ export class TelegramOutbound {
       retryAfter: 'exactly',
       // grammY adds an abort listener to the signal of each call: one signal per attempt, unlinked after it.
       signalPerAttempt: true,
+      // A line of several messages done: its progress goes with it, in the same write.
+      shiftNote: () => (queue.note ? null : undefined),
     });
+    this.queues.set(chatId, queue);
     this.drains.set(chatId, drain);
     if (this.started) drain.start();
     return drain;
   }
 
   /** The reply target: as queued, or a parent posted since it was queued (then the text without the quote). */
-  private replyOf(item: OutboundItem): { target?: string; text: string } {
-    if (item.target !== undefined) return { target: item.target, text: item.text! };
+  private replyOf(item: OutboundItem): { target?: string; text: string | undefined } {
+    if (item.target !== undefined) return { target: item.target, text: item.text };
     const parent = item.parentKey === undefined ? undefined : this.options.nativeOf(item.parentKey, item.channel);
-    return parent === undefined ? { text: item.text! } : { target: parent, text: item.replyText ?? item.text! };
+    return parent === undefined ? { text: item.text } : { target: parent, text: item.replyText ?? item.text };
+  }
+
+  /**
+   * A line's messages, in order: its text, then each file; the first answers what the line answers.
+   * The native id is the first message's. Each message confirmed before the last is noted (durably)
+   * with the line, so a retry after a lost answer or a kill -9 starts from the first one not confirmed.
+   */
+  private async post(api: Api, chatId: string, item: OutboundItem, topic: number | undefined, signal: AbortSignal): Promise<void> {
+    const { target, text } = this.replyOf(item);
+    const thread = topic ?? (target === undefined ? undefined : this.options.topicOf(chatId, target));
+    const place = (first: boolean): SendPlace => ({
+      ...(thread !== undefined ? { message_thread_id: thread } : {}),
+      ...(first && target !== undefined ? { reply_parameters: { message_id: Number(target), allow_sending_without_reply: true } } : {}),
+    });
+    const steps: Array<(first: boolean) => Promise<{ message_id: number }>> = [];
+    if (text !== undefined) {
+      // A relayed line is text: no preview card of a link someone else chose.
+      steps.push((first) => api.sendMessage(chatId, text, { ...place(first), link_preview_options: { is_disabled: true } }, grammySignal(signal)));
+    }
+    const bot = { api, filesApi: this.options.filesApi(), media: this.options.media, log: this.options.log, token: this.options.token, counters: this.options.counters };
+    for (const file of item.files ?? []) steps.push((first) => sendFile(bot, chatId, file, place(first), signal));
+    const queue = this.queues.get(chatId)!;
+    const progress = queue.note as Progress | null | undefined;
+    for (let step = progress?.key === item.key ? progress.done : 0; step < steps.length; step += 1) {
+      const message = await steps[step]!(step === 0);
+      if (step === 0) {
+        this.options.counters.posted += 1;
+        this.options.posted(item, String(message.message_id));
+      }
+      if (step < steps.length - 1) {
+        queue.setNote({ key: item.key, done: step + 1 } satisfies Progress);
+        await this.options.durable();
+      }
+    }
   }
 
   private async send(chatId: string, item: OutboundItem, signal: AbortSignal): Promise<DrainOutcome> {
@@ -143,16 +198,7 @@ export class TelegramOutbound {
     const { topic } = parseChannel(item.channel);
     try {
       if (item.kind === 'post') {
-        const { target, text } = this.replyOf(item);
-        const thread = topic ?? (target === undefined ? undefined : this.options.topicOf(chatId, target));
-        const message = await api.sendMessage(chatId, text, {
-          ...(thread !== undefined ? { message_thread_id: thread } : {}),
-          ...(target !== undefined ? { reply_parameters: { message_id: Number(target), allow_sending_without_reply: true } } : {}),
-          // A relayed line is text: no preview card of a link someone else chose.
-          link_preview_options: { is_disabled: true },
-        }, grammySignal(signal));
-        counters.posted += 1;
-        this.options.posted(item, String(message.message_id));
+        await this.post(api, chatId, item, topic, signal);
       } else if (item.kind === 'edit') {
         await api.editMessageText(chatId, Number(item.target), item.text!, { link_preview_options: { is_disabled: true } }, grammySignal(signal));
         counters.edited += 1;

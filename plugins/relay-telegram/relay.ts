@@ -2,6 +2,7 @@ import type { Api } from 'grammy';
 import { Backoff, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { botApi, grammySignal } from './client.js';
 import { isRefusal, telegramFailure } from './errors.js';
+import { planPost } from './files-out.js';
 import { TelegramInbound } from './inbound.js';
 import { parseChannel, type RelayTelegramOptions } from './options.js';
 import { TelegramOutbound } from './outbound.js';
@@ -12,6 +13,9 @@ import { TopicMemory } from './topics.js';
 import { TelegramWebhook } from './webhook.js';
 
 type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
+
+/** How long one upload or download of a file may take (at least; request_timeout_ms when longer). */
+const FILE_TIMEOUT_MS = 300_000;
 
 /**
  * The Telegram relay, a gateway endpoint, on grammY's Bot API client (`Api`: typed methods, Telegram's
@@ -24,12 +28,14 @@ export class TelegramRelay {
   /** One client for sends (request_timeout_ms), one for the long poll (poll_timeout_s more). */
   private readonly api: Api;
   private readonly pollApi: Api;
+  /** Uploads and downloads of files: the same client with a longer timeout (a file takes longer than a line). */
+  private readonly filesApi: Api;
   private readonly outbound: TelegramOutbound;
   private readonly inbound: TelegramInbound;
   private readonly poll: TelegramPoll;
   private readonly webhook: TelegramWebhook | undefined;
   private readonly stopper = new AbortController();
-  private readonly counters = { posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0, received: 0, receive_retries: 0, polls: 0, webhooks_deleted: 0, webhook_updates: 0, webhook_refused: 0 };
+  private readonly counters = { posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0, files_sent: 0, files_linked: 0, received: 0, receive_retries: 0, polls: 0, webhooks_deleted: 0, webhook_updates: 0, webhook_refused: 0 };
   private readonly topics = new TopicMemory(10_000);
   private state: ConnectionState = 'connecting';
   private detail: string | undefined;
@@ -43,8 +49,9 @@ export class TelegramRelay {
   ) {
     this.api = botApi(options.token, options.api_url, options.request_timeout_ms);
     this.pollApi = botApi(options.token, options.api_url, options.request_timeout_ms, options.poll_timeout_s);
+    this.filesApi = botApi(options.token, options.api_url, Math.max(options.request_timeout_ms, FILE_TIMEOUT_MS));
     this.outbound = new TelegramOutbound({
-      dataDir: env.dataDir, storage: env.storage, queueMax: options.queue_max, api: () => this.api, token: options.token,
+      dataDir: env.dataDir, storage: env.storage, queueMax: options.queue_max, api: () => this.api, filesApi: () => this.filesApi, media: env.media, token: options.token,
       pacing: new SendPacing(options.rate), log: env.log, counters: this.counters, durable: () => env.storage.durable(),
       posted: (item, messageId) => this.env.gateway.posted(item.key, item.channel, messageId),
       nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
@@ -54,6 +61,7 @@ export class TelegramRelay {
     this.inbound = new TelegramInbound({
       gateway: env.gateway, log: env.log, counters: this.counters, incoming: options.incoming, self: () => this.selfId,
       has: (channel) => this.channels.has(channel), noteTopic: (chatId, messageId, topic) => this.topics.set(chatId, messageId, topic),
+      bot: { api: () => this.filesApi, apiUrl: options.api_url, token: options.token },
       stopping: this.stopper.signal,
     });
     this.poll = new TelegramPoll({
@@ -140,9 +148,15 @@ export class TelegramRelay {
       this.outbound.push({ key: message.key, channel, kind: 'edit', target: message.target!, text: renderLine(line) });
       return;
     }
-    const text = renderLine({ ...line, ...(!message.replyTo && message.quote ? { quote: message.quote } : {}) });
-    const waiting = message.replyToKey && !message.replyTo ? { parentKey: message.replyToKey, replyText: renderLine(line) } : {};
-    this.outbound.push({ key: message.key, channel, kind: 'post', text, ...(message.replyTo ? { target: message.replyTo } : {}), ...waiting });
+    const quoted = { ...line, ...(!message.replyTo && message.quote ? { quote: message.quote } : {}) };
+    const waitsForParent = Boolean(message.replyToKey && !message.replyTo);
+    // Files and refused files: uploaded after the text or carrying it as their caption; too big or refused, a link line in the text.
+    const { text, files } = planPost(quoted, message.files ?? [], message.refusedFiles ?? [], this.options.max_file_size, !waitsForParent);
+    const waiting = waitsForParent ? { parentKey: message.replyToKey!, replyText: planPost(line, message.files ?? [], message.refusedFiles ?? [], this.options.max_file_size, false).text! } : {};
+    this.outbound.push({
+      key: message.key, channel, kind: 'post', ...(text !== undefined ? { text } : {}), ...(files.length > 0 ? { files } : {}),
+      ...(message.replyTo ? { target: message.replyTo } : {}), ...waiting,
+    });
   }
 
   private connected(): void {

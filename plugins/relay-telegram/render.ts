@@ -32,6 +32,15 @@ export function renderLine(line: { template: string; name: string; text: string;
   return cut(body);
 }
 
+/** A file of a message as the Bot API describes it (PhotoSize, Document, Video, Audio, Voice, Animation, VideoNote). */
+export interface TelegramFile {
+  file_id: string;
+  file_unique_id?: string;
+  file_size?: number;
+  file_name?: string;
+  mime_type?: string;
+}
+
 /** The fields of a Telegram message the relay reads (Bot API `Message`). */
 export interface TelegramMessage {
   message_id: number;
@@ -46,13 +55,13 @@ export interface TelegramMessage {
   text?: string;
   caption?: string;
   reply_to_message?: { message_id: number };
-  photo?: unknown[];
-  video?: unknown;
-  animation?: unknown;
-  voice?: unknown;
-  video_note?: unknown;
-  audio?: { title?: string; file_name?: string };
-  document?: { file_name?: string };
+  photo?: Array<TelegramFile & { width: number; height: number }>;
+  video?: TelegramFile;
+  animation?: TelegramFile;
+  voice?: TelegramFile;
+  video_note?: TelegramFile;
+  audio?: TelegramFile & { title?: string };
+  document?: TelegramFile;
   sticker?: { emoji?: string };
   location?: unknown;
   poll?: { question: string };
@@ -61,27 +70,27 @@ export interface TelegramMessage {
 }
 
 /**
- * A message's text for the chat: its text, or a media message's caption after what the media is
- * (`[photo] caption`). The media itself is not relayed: its file URL would carry the bot's token.
- * Undefined for what carries no words (service messages: joins, title changes, pins).
+ * A message's text for the chat: its text; a file's caption (the file itself goes with the line:
+ * files-in.ts); or, for what is not a file, the caption after what it is (`[sticker 👍]`,
+ * `[location]`). Undefined for what carries no words (service messages: joins, title changes, pins).
  */
 export function plainFromTelegram(message: TelegramMessage): string | undefined {
   if (message.text !== undefined) return stripControls(message.text);
+  if (hasFile(message)) return message.caption === undefined ? '' : stripControls(message.caption);
   const media = mediaOf(message);
   if (media === undefined) return undefined;
   const caption = message.caption === undefined ? '' : ` ${stripControls(message.caption)}`;
   return `[${media}]${caption}`;
 }
 
+/** The message carries a file the relay hands on (a sticker is not one: it stays `[sticker 👍]`). */
+export function hasFile(message: TelegramMessage): boolean {
+  return (message.photo?.length ?? 0) > 0 || message.animation !== undefined || message.video !== undefined || message.video_note !== undefined
+    || message.voice !== undefined || message.audio !== undefined || message.document !== undefined;
+}
+
 function mediaOf(message: TelegramMessage): string | undefined {
-  if (message.photo) return 'photo';
   if (message.sticker) return `sticker${message.sticker.emoji ? ` ${message.sticker.emoji}` : ''}`;
-  if (message.animation) return 'GIF';
-  if (message.video) return 'video';
-  if (message.video_note) return 'video message';
-  if (message.voice) return 'voice message';
-  if (message.audio) return `audio${message.audio.title ?? message.audio.file_name ? `: ${message.audio.title ?? message.audio.file_name}` : ''}`;
-  if (message.document) return `file${message.document.file_name ? `: ${message.document.file_name}` : ''}`;
   if (message.location) return 'location';
   if (message.poll) return `poll: ${message.poll.question}`;
   if (message.contact) return `contact: ${message.contact.first_name}`;

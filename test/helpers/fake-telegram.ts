@@ -11,8 +11,12 @@ import type { AddressInfo } from 'node:net';
  * topics, reply_parameters), editMessageText ("message is not modified"), deleteMessage, getChat,
  * setWebhook (then each update POSTed with the secret token header, one at a time, again until a 2xx),
  * deleteWebhook; 401 Unauthorized for a token it does not know, 429 with
- * `parameters.retry_after`. People say, edit and post in topics through the methods below, as updates.
- * Simpler than Telegram: plain HTTP on loopback (Telegram is HTTPS only), one bot, no files, no
+ * `parameters.retry_after`. Files: getFile (400 `file is too big` over 20 MB) and the download at
+ * `/file/bot<token>/<file_path>` (counted; another token is refused), sendPhoto and sendDocument as
+ * multipart/form-data (grammY's `attach://` parts; caption up to 1,024; a photo that is not an image
+ * refused with IMAGE_PROCESS_FAILED, over 10 MB too big; a document over 50 MB 413). People say, edit
+ * and post in topics through the methods below, as updates.
+ * Simpler than Telegram: plain HTTP on loopback (Telegram is HTTPS only), one bot, no
  * privacy mode (the bot gets every message of its chats), no flood limits but those a test asks for,
  * a clock of its own (`age`) for the 24 hours.
  */
@@ -54,6 +58,54 @@ interface TgUpdate {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const DOWNLOAD_LIMIT = 20 * 1024 * 1024;
+
+/** A file the fake keeps: its bytes (absent for one only declared, to test sizes without the bytes). */
+interface TgStoredFile {
+  file_id: string;
+  file_unique_id: string;
+  file_path: string;
+  file_size: number;
+  bytes?: Buffer;
+}
+
+/** One part of a multipart/form-data body. */
+interface FormPart {
+  name: string;
+  filename?: string;
+  value: Buffer;
+}
+
+/** The parts of a multipart body, by a scan for the boundary (grammY writes `filename=` unquoted, which fetch's FormData parser refuses). */
+export function multipartParts(body: Buffer, boundary: string): FormPart[] {
+  const delimiter = Buffer.from(`--${boundary}`);
+  const parts: FormPart[] = [];
+  let at = body.indexOf(delimiter);
+  while (at >= 0) {
+    const start = at + delimiter.length;
+    if (body.subarray(start, start + 2).toString() === '--') break;
+    const next = body.indexOf(delimiter, start);
+    if (next < 0) break;
+    // Between the CRLF after the delimiter and the CRLF before the next one.
+    const part = body.subarray(start + 2, next - 2);
+    const headerEnd = part.indexOf('\r\n\r\n');
+    const headers = part.subarray(0, headerEnd).toString('utf8');
+    const disposition = headers.split('\r\n').find((line) => line.toLowerCase().startsWith('content-disposition')) ?? '';
+    const field = (key: string) => {
+      const found = disposition.split(';').map((item) => item.trim()).find((item) => item.toLowerCase().startsWith(`${key}=`));
+      return found === undefined ? undefined : found.slice(key.length + 1).replace(/^"(.*)"$/, '$1');
+    };
+    parts.push({ name: field('name') ?? '', ...(field('filename') !== undefined ? { filename: field('filename')! } : {}), value: part.subarray(headerEnd + 4) });
+    at = next;
+  }
+  return parts;
+}
+
+/** The image formats Telegram makes a photo of, by their first bytes. */
+function looksLikeImage(bytes: Buffer): boolean {
+  return (bytes[0] === 0xff && bytes[1] === 0xd8) || bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+    || (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP');
+}
 
 export class FakeTelegram {
   readonly bot: TgUser = { id: 7000001, is_bot: true, first_name: 'groupwire', username: 'groupwire_bot' };
@@ -63,6 +115,14 @@ export class FakeTelegram {
   readonly bodies: Array<{ method: string; body: Record<string, any> }> = [];
   /** Every message in every chat, in order (the bot's too; deleted ones are taken out). */
   readonly messages: TgMessage[] = [];
+  /** Files the fake keeps (said by people, or uploaded by the bot), by file_id. */
+  readonly files = new Map<string, TgStoredFile>();
+  /** Downloads of a file's bytes with the bot's token, and those refused (another token, no such path). */
+  downloads = 0;
+  downloadsRefused = 0;
+  /** Every file the bot uploaded (sendPhoto, sendDocument), with its bytes as they came. */
+  readonly uploads: Array<{ method: string; filename: string; bytes: Buffer; caption?: string; message_id: number }> = [];
+  private nextFile = 1;
   /** Called with each message the bot posts, as the fake takes it (the platforms bench stamps its arrival). */
   onBotPost: ((message: TgMessage) => void) | undefined;
   private readonly chats = new Map<number, TgChat & { nextId: number }>();
@@ -84,6 +144,8 @@ export class FakeTelegram {
   private skewMs = 0;
   private rateLimitNext = 0;
   private loseSends = 0;
+  private loseSendsOf: string | undefined;
+  private stallFiles = 0;
   private dropPolls = 0;
   private readonly waiters = new Set<() => void>();
   private heldPoll: ServerResponse | undefined;
@@ -110,6 +172,20 @@ export class FakeTelegram {
   addTopic(chatId: number, name: string): number {
     const message = this.make(chatId, { from: { id: 1, is_bot: false, first_name: 'Admin' }, forum_topic_created: { name } });
     return message.message_id;
+  }
+
+  /**
+   * A file kept for people to send: its bytes, or only a declared size (`declaredSize` without bytes:
+   * getFile refuses it past 20 MB, as Telegram does). Answers the Bot API's description of it.
+   */
+  addFile(bytes: Buffer | undefined, declaredSize?: number, extension = 'jpg'): { file_id: string; file_unique_id: string; file_size: number } {
+    const n = this.nextFile++;
+    const file: TgStoredFile = {
+      file_id: `AgACAgFakeFile${n}`, file_unique_id: `AQADFake${n}`, file_path: `documents/file_${n}.${extension}`,
+      file_size: declaredSize ?? bytes?.length ?? 0, ...(bytes ? { bytes } : {}),
+    };
+    this.files.set(file.file_id, file);
+    return { file_id: file.file_id, file_unique_id: file.file_unique_id, file_size: file.file_size };
   }
 
   /** A person says something: a `message` update (a `channel_post` in a channel). */
@@ -155,9 +231,15 @@ export class FakeTelegram {
     this.rateLimitNext = count;
   }
 
-  /** The next `count` sendMessage calls are carried out, but their answers are lost (a 502 from a proxy). */
-  loseSendAnswers(count: number): void {
+  /** The next `count` sendMessage, sendPhoto or sendDocument calls (those of `method` alone, when given) are carried out, but their answers are lost (a 502 from a proxy). */
+  loseSendAnswers(count: number, method?: string): void {
     this.loseSends = count;
+    this.loseSendsOf = method;
+  }
+
+  /** The next `count` sendPhoto or sendDocument calls are carried out but never answered (the test stops the relay meanwhile). */
+  stallFileSends(count: number): void {
+    this.stallFiles = count;
   }
 
   /** The next `count` getUpdates that have something to give lose their answer (a 502): nothing is confirmed. */
@@ -254,18 +336,38 @@ export class FakeTelegram {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let raw = '';
-    for await (const chunk of req) raw += String(chunk);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const rawBytes = Buffer.concat(chunks);
     const url = new URL(req.url ?? '/', 'http://fake');
     const answer = (status: number, value: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     const ok = (result: unknown) => answer(200, { ok: true, result });
     const error = (status: number, description: string, parameters?: Record<string, unknown>) =>
       answer(status, { ok: false, error_code: status, description, ...(parameters ? { parameters } : {}) });
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+    if (download) {
+      const file = download[1] === this.token ? [...this.files.values()].find((f) => f.file_path === download[2]) : undefined;
+      if (!file?.bytes) {
+        this.downloadsRefused += 1;
+        return error(download[1] === this.token ? 404 : 401, download[1] === this.token ? 'Not Found' : 'Unauthorized');
+      }
+      this.downloads += 1;
+      return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(file.bytes.length) }).end(file.bytes);
+    }
     const m = /^\/bot([^/]+)\/(\w+)$/.exec(url.pathname);
     if (!m) return error(404, 'Not Found');
     const [, token, method] = m as unknown as [string, string, string];
     if (token !== this.token) return error(401, 'Unauthorized');
-    const body: Record<string, any> = raw ? JSON.parse(raw) : Object.fromEntries(url.searchParams);
+    const boundary = /^multipart\/form-data;\s*boundary=(.+)$/i.exec(req.headers['content-type'] ?? '')?.[1];
+    const parts = boundary ? multipartParts(rawBytes, boundary.replace(/^"(.*)"$/, '$1')) : [];
+    const raw = boundary ? '' : rawBytes.toString('utf8');
+    const body: Record<string, any> = boundary
+      // Multipart fields are text; grammY writes objects as JSON.
+      ? Object.fromEntries(parts.filter((p) => p.filename === undefined).map((p) => {
+        const text = p.value.toString('utf8');
+        return [p.name, /^[[{]/.test(text) ? JSON.parse(text) : text];
+      }))
+      : raw ? JSON.parse(raw) : Object.fromEntries(url.searchParams);
     this.calls.push(method);
     const chat = body.chat_id === undefined ? undefined : this.chats.get(Number(body.chat_id));
     switch (method) {
@@ -286,6 +388,51 @@ export class FakeTelegram {
         this.webhookSecret = '';
         if (body.drop_pending_updates) this.updates = [];
         return ok(true);
+      case 'getFile': {
+        const file = this.files.get(String(body.file_id ?? ''));
+        if (!file) return error(400, 'Bad Request: invalid file_id');
+        if (file.file_size > DOWNLOAD_LIMIT) return error(400, 'Bad Request: file is too big');
+        return ok({ file_id: file.file_id, file_unique_id: file.file_unique_id, file_size: file.file_size, file_path: file.file_path });
+      }
+      case 'sendPhoto':
+      case 'sendDocument': {
+        this.bodies.push({ method, body });
+        if (!chat) return error(400, 'Bad Request: chat not found');
+        if (this.rateLimitNext > 0) {
+          this.rateLimitNext -= 1;
+          return error(429, 'Too Many Requests: retry after 1', { retry_after: 1 });
+        }
+        const field = method === 'sendPhoto' ? 'photo' : 'document';
+        const attach = /^attach:\/\/(.+)$/.exec(String(body[field] ?? ''))?.[1];
+        const part = parts.find((p) => p.filename !== undefined && p.name === attach);
+        if (!part) return error(400, `Bad Request: there is no ${field} in the request`);
+        const caption = body.caption === undefined ? undefined : String(body.caption);
+        if (caption !== undefined && caption.length > 1024) return error(400, 'Bad Request: message caption is too long');
+        if (method === 'sendPhoto' && part.value.length > 10 * 1024 * 1024) return error(400, 'Bad Request: PHOTO_SAVE_FILE_INVALID');
+        if (method === 'sendPhoto' && !looksLikeImage(part.value)) return error(400, 'Bad Request: IMAGE_PROCESS_FAILED');
+        if (part.value.length > 50 * 1024 * 1024) return error(413, 'Request Entity Too Large');
+        const stored = this.addFile(Buffer.from(part.value));
+        const thread = body.message_thread_id === undefined ? undefined : Number(body.message_thread_id);
+        const parentId = body.reply_parameters?.message_id;
+        const parent = parentId === undefined ? undefined : this.find(chat.id, Number(parentId));
+        const sent = this.make(chat.id, {
+          from: this.bot,
+          ...(method === 'sendPhoto' ? { photo: [{ ...stored, width: 1, height: 1 }] } : { document: { ...stored, file_name: part.filename } }),
+          ...(caption !== undefined ? { caption } : {}),
+          ...(thread !== undefined ? { message_thread_id: thread, is_topic_message: true } : {}),
+          ...(parent ? { reply_to_message: parent } : {}),
+        });
+        this.uploads.push({ method, filename: part.filename!, bytes: Buffer.from(part.value), ...(caption !== undefined ? { caption } : {}), message_id: sent.message_id });
+        if (this.stallFiles > 0) {
+          this.stallFiles -= 1;
+          return;
+        }
+        if (this.loseSends > 0 && (this.loseSendsOf ?? method) === method) {
+          this.loseSends -= 1;
+          return void res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>502 Bad Gateway</body></html>');
+        }
+        return ok(sent);
+      }
       case 'getChat':
         return chat ? ok({ ...chat, nextId: undefined }) : error(400, 'Bad Request: chat not found');
       case 'getUpdates': {
@@ -353,7 +500,7 @@ export class FakeTelegram {
           ...(parent ?? (thread !== undefined ? this.find(chat.id, thread) : undefined) ? { reply_to_message: parent ?? this.find(chat.id, thread!) } : {}),
           ...(body.parse_mode ? { parse_mode_used: body.parse_mode } : {}),
         });
-        if (method === 'sendMessage' && this.loseSends > 0) {
+        if (method === 'sendMessage' && this.loseSends > 0 && (this.loseSendsOf ?? method) === method) {
           this.loseSends -= 1;
           return void res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>502 Bad Gateway</body></html>');
         }
