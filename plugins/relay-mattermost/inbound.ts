@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { attributedLines, failureFields, oneLineName, receiveUntilTaken, RecentIds, sleep, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
+import { incomingFiles } from './files-in.js';
 import { plainFromMattermost } from './render.js';
 import { isRefusal, type MattermostRest } from './session.js';
 
@@ -16,6 +17,10 @@ export interface MattermostPost {
   edit_at?: number;
   delete_at?: number;
   props?: Record<string, unknown>;
+  /** The files said with the post (read through GET /files/{id}: files-in.ts). */
+  file_ids?: string[];
+  /** What the server adds: `files` (each one's name, type and size) is read; embeds, images and links are not. */
+  metadata?: { files?: unknown };
 }
 
 /** A page of posts: `order` newest first, the posts by id. */
@@ -181,11 +186,14 @@ export class MattermostInbound {
       const speaker = await this.speaker(post);
       const action = post.type === 'me';
       const text = plainFromMattermost(post.message, action);
-      if (text !== '') {
+      const files = await incomingFiles(post, this.options.rest, this.options.stopping);
+      // A file alone is still a line (the gateway shows its link with the speaker).
+      if (text !== '' || files.length > 0) {
         const line: IncomingMessage = {
           kind: action ? 'action' : 'message', text, nativeId: post.id, time: new Date(post.create_at).toISOString(), speaker,
           ...(post.root_id ? { replyTo: post.root_id } : {}),
-          ...(action ? {} : { chatText: this.render(speaker.name, text) }),
+          ...(files.length > 0 ? { files } : {}),
+          ...(action || text === '' ? {} : { chatText: this.render(speaker.name, text) }),
         };
         await this.receive(post.channel_id, line);
         this.options.counters.received += 1;

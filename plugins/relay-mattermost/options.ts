@@ -31,7 +31,12 @@ export const relayMattermostOptions = z.strictObject({
   ignore_bots: z.boolean().default(false),
   /** At most this many posts wait for Mattermost; past it, a post is refused loudly. */
   queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
-  /** How long one REST call may take. */
+  /**
+   * The largest file uploaded, in bytes; unset: the server's MaxFileSize (its client config; 100 MB when
+   * it does not say). A larger file goes as its link line.
+   */
+  max_file_size: z.number().int().min(1).max(10_000_000_000).optional(),
+  /** How long one REST call may take (an upload: five minutes at least). */
   request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
 });
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DrainOutcome, type DurableQueue } from '../../src/index.js';
+import { failureFields, fileLines, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type RefusedFile } from '../../src/index.js';
+import { uploadFiles, type FileSettings } from './files-out.js';
 import { RELAYED_PROP, type MattermostPost, type PostList } from './inbound.js';
 import { isRefusal, MattermostError, type MattermostRest } from './session.js';
 
@@ -30,6 +31,9 @@ export interface OutboundItem {
   target?: string;
   /** A reply whose parent was not posted yet when queued (OutgoingMessage.replyToKey): asked for right before sending. */
   parentKey?: string;
+  /** post: files to upload and attach (files-out.ts), and those the gateway refused (a line each). */
+  files?: Attachment[];
+  refused?: RefusedFile[];
 }
 
 export interface OutboundCounters {
@@ -40,12 +44,16 @@ export interface OutboundCounters {
   retries: number;
   rate_limited: number;
   found_after_retry: number;
+  files_sent: number;
+  files_linked: number;
 }
 
 /** An attempt noted before it is made: a retry first looks for the post in the channel's history from `since` (ms, the server's clock). */
 interface AttemptNote {
   key: string;
   since: number;
+  /** The line's files uploaded so far: media id → Mattermost file id (uploaded once across retries). */
+  files?: Record<string, string>;
 }
 
 /** How far before the newest post it knows the relay looks for an attempt's post (clocks and ms ties). */
@@ -87,6 +95,11 @@ export class MattermostOutbound {
       render: (line: LineParts, quoted: boolean) => Rendered;
       /** The token was refused: the relay stops. */
       fatal: (error: unknown) => void;
+      media: MediaFiles;
+      /** What the server lets the relay upload (read at start). */
+      files: () => FileSettings;
+      /** How long one upload may take. */
+      fileTimeoutMs: number;
     },
   ) {
     this.drain = new QueueDrain(queue, {
@@ -194,13 +207,27 @@ export class MattermostOutbound {
       this.queue.setNote({ key: item.key, since: (newest ?? Date.now()) - LOOK_BACK_MS } satisfies AttemptNote);
       await this.options.durable();
     }
+    const attempt = this.queue.note as AttemptNote;
+    const { fileIds, links } = await uploadFiles(
+      { rest, media: this.options.media, settings: this.options.files(), log: this.options.log, timeoutMs: this.options.fileTimeoutMs, counters: this.options.counters },
+      channelId, item.files ?? [], attempt.files ?? {},
+      async (files) => {
+        this.queue.setNote({ ...attempt, files } satisfies AttemptNote);
+        await this.options.durable();
+      },
+      signal,
+    );
     const parent = item.target ?? (item.parentKey !== undefined ? this.options.nativeOf(item.parentKey, item.channel) : undefined);
     const root = parent !== undefined ? await this.rootOf(rest, parent, signal) : undefined;
+    // Files that are not attached, and refused ones, are lines of the text (with their links).
+    const linkLines = fileLines(links, item.refused);
+    const line = linkLines.length === 0 ? item.line! : { ...item.line!, text: [item.line!.text, ...linkLines].filter((part) => part.trim() !== '').join('\n') };
     // In its parent's thread the line stands alone; elsewhere its quote (if any) says what it answers.
-    const { message, as } = this.options.render(item.line!, root === undefined);
-    return await rest.call<MattermostPost>('post', rest.client.getPostsRoute(), {
+    const { message, as } = this.options.render(line, root === undefined);
+    const post = await rest.call<MattermostPost>('post', rest.client.getPostsRoute(), {
       channel_id: channelId,
       message,
+      ...(fileIds.length > 0 ? { file_ids: fileIds } : {}),
       ...(root ? { root_id: root } : {}),
       pending_post_id: `${this.options.self()}:${nonce}`,
       props: {
@@ -208,6 +235,8 @@ export class MattermostOutbound {
         ...(as ? { override_username: as.username, ...(as.icon_url ? { override_icon_url: as.icon_url } : {}) } : {}),
       },
     }, signal);
+    this.options.counters.files_linked += links.length;
+    return post;
   }
 
   /** The root of the thread a post is in (itself when it is a root); undefined when the post is gone (the line goes out on its own). */

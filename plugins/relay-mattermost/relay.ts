@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { Backoff, DurableQueue, failureFields, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { DEFAULT_MAX_FILE_SIZE, FILE_TIMEOUT_MS, fileSettingsOf, type FileSettings } from './files-out.js';
 import { MattermostInbound, type MattermostPost } from './inbound.js';
 import { CHANNEL_ID, type RelayMattermostOptions } from './options.js';
 import { MattermostOutbound, type LineParts, type OutboundItem, type Rendered } from './outbound.js';
@@ -29,7 +30,7 @@ export class MattermostRelay {
   private readonly socket: MattermostSocket;
   private readonly stopper = new AbortController();
   private readonly counters = {
-    posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0, found_after_retry: 0, received: 0, caught_up: 0, receive_retries: 0, sessions: 0,
+    posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0, found_after_retry: 0, files_sent: 0, files_linked: 0, received: 0, caught_up: 0, receive_retries: 0, sessions: 0,
   };
   private state: ConnectionState = 'connecting';
   private detail: string | undefined;
@@ -37,6 +38,8 @@ export class MattermostRelay {
   /** Posts go out under their speakers' names (`post_as: override`, and the server allows it). */
   private overrides = false;
   private overrideNote: string | undefined;
+  /** What the server lets the relay upload: its client config's MaxFileSize and EnableFileAttachments, read at start (`max_file_size` wins). */
+  private fileSettings: FileSettings;
   /** channel (as written) → channel id, and back: one channel may be written twice (its id and its name). */
   private readonly idOfChannel = new Map<string, string>();
   private readonly channelsOfId = new Map<string, string[]>();
@@ -69,8 +72,10 @@ export class MattermostRelay {
         nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
         render: (line, quoted) => this.render(line, quoted),
         fatal: (error) => this.fail(error),
+        media: env.media, files: () => this.fileSettings, fileTimeoutMs: Math.max(options.request_timeout_ms, FILE_TIMEOUT_MS),
       },
     );
+    this.fileSettings = { enabled: true, maxFileSize: options.max_file_size ?? DEFAULT_MAX_FILE_SIZE };
     this.inbound = new MattermostInbound({
       gateway: env.gateway, store: env.store, log: env.log, counters: this.counters, incoming: options.incoming, rest: () => this.rest,
       self: () => this.selfId, channelsOf: (channelId) => this.channelsOfId.get(channelId) ?? [], showName: options.show_name,
@@ -180,22 +185,30 @@ export class MattermostRelay {
   }
 
   /**
-   * Whether posts go out under their speakers' names: asked for (`post_as: override`), the server's
-   * "Enable integrations to override usernames" on (the client config says), and the token a bot
-   * account's (Mattermost shows the override on integrations' posts only). Otherwise `format`.
+   * The server's settings, from its client config: whether posts go out under their speakers' names
+   * (asked for with `post_as: override`, the server's "Enable integrations to override usernames" on,
+   * and the token a bot account's: Mattermost shows the override on integrations' posts only; otherwise
+   * `format`), and what files it takes.
    */
   private async decideOverrides(me: Me): Promise<void> {
-    if (this.options.post_as !== 'override') return;
+    let config: Record<string, string> | undefined;
     try {
-      const config = await this.rest.get<Record<string, string>>(`${this.rest.client.getBaseRoute()}/config/client?format=old`);
+      config = await this.rest.get<Record<string, string>>(`${this.rest.client.getBaseRoute()}/config/client?format=old`);
+      this.fileSettings = fileSettingsOf(config, this.options.max_file_size);
+      if (!this.fileSettings.enabled) this.env.log.warn({}, 'the Mattermost server does not take file attachments: files go as links');
+    } catch (error) {
+      this.env.log.warn({ ...failureFields(error) }, 'could not read the Mattermost server\'s settings: files up to max_file_size (100 MB by default) are uploaded');
+      if (this.options.post_as === 'override') this.overrideNote = `could not read the server's settings (${(error as Error).message}): posting as the bot (**name**: text)`;
+    }
+    if (this.options.post_as === 'override' && config) {
       if (config.EnablePostUsernameOverride !== 'true') this.overrideNote = 'the server does not let integrations override usernames: posting as the bot (**name**: text)';
       else if (me.is_bot !== true) this.overrideNote = 'the token is not a bot account\'s, whose posts Mattermost shows under another name: posting as the bot (**name**: text)';
       else this.overrides = true;
-    } catch (error) {
-      this.overrideNote = `could not read the server's settings (${(error as Error).message}): posting as the bot (**name**: text)`;
     }
     if (this.overrideNote) this.env.log.warn({}, this.overrideNote);
   }
+
+
 
   private event(event: SocketEvent): void {
     if (event.event !== 'posted' && event.event !== 'post_edited' && event.event !== 'post_deleted') return;
@@ -234,6 +247,9 @@ export class MattermostRelay {
     if (!message.replyTo && message.quote) line.quote = message.quote;
     this.outbound.push({
       key: message.key, channel, kind: 'post', line,
+      // Files are uploaded when the line is sent (the server's limit read at start); refused ones are lines of its text.
+      ...(message.files?.length ? { files: message.files } : {}),
+      ...(message.refusedFiles?.length ? { refused: message.refusedFiles } : {}),
       ...(message.replyTo ? { target: message.replyTo } : {}),
       ...(message.replyToKey && !message.replyTo ? { parentKey: message.replyToKey } : {}),
     });

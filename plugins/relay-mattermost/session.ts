@@ -4,6 +4,9 @@ import { sleep } from '../../src/index.js';
 
 const { Client4 } = mattermost;
 
+/** A Mattermost id (of a post, a file, a channel): 26 lowercase letters and digits. */
+export const FILE_ID = /^[a-z0-9]{26}$/;
+
 /** What Mattermost answered with a status of 400 or more. */
 export class MattermostError extends Error {
   constructor(
@@ -66,14 +69,42 @@ export class MattermostRest {
     return this.call<T>('get', url, undefined, signal);
   }
 
-  /** One call: its JSON answer, or a MattermostError for a status of 400 or more; a network failure or a timeout throws as fetch does. */
-  async call<T>(method: 'get' | 'post' | 'put' | 'delete', url: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  /**
+   * A file's bytes, streamed: GET /api/v4/files/{id} (Client4's route) on the configured server with
+   * the token, no redirect followed (the bytes come from the server itself or not at all).
+   */
+  async download(fileId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+    if (!FILE_ID.test(fileId)) throw new Error('not a Mattermost file id');
+    const url = new URL(this.client.getFileUrl(fileId, 0));
+    if (url.origin !== new URL(this.serverUrl).origin) throw new Error('the Mattermost file URL is not on the configured server');
+    const { headers } = this.client.getOptions({ method: 'get' });
+    this.calls += 1;
+    let response: Response;
+    try {
+      response = await fetch(url, { headers: headers as Record<string, string>, signal: AbortSignal.any([this.stopping, signal]), redirect: 'error' });
+    } catch (error) {
+      const code = (error as { cause?: { code?: unknown } }).cause?.code;
+      throw new Error(`the Mattermost file download failed${typeof code === 'string' ? ` (${code})` : signal.aborted ? ' (aborted)' : ''}`);
+    }
+    if (!response.ok || !response.body) {
+      await response.body?.cancel();
+      throw new MattermostError(response.status, undefined, `the Mattermost file download failed: ${response.status} ${response.statusText}`);
+    }
+    return response.body;
+  }
+
+  /**
+   * One call: its JSON answer, or a MattermostError for a status of 400 or more; a network failure or a
+   * timeout throws as fetch does. A FormData body goes as multipart (its Blobs streamed), anything else as JSON.
+   */
+  async call<T>(method: 'get' | 'post' | 'put' | 'delete', url: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.timeoutMs): Promise<T> {
     const wait = this.notBefore - Date.now();
     if (wait > 0) await sleep(wait, this.stopping);
-    const signals = [this.stopping, AbortSignal.timeout(this.timeoutMs), ...(signal ? [signal] : [])];
+    const signals = [this.stopping, AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])];
     this.calls += 1;
+    const encoded = body === undefined ? {} : { body: body instanceof FormData ? body : JSON.stringify(body) };
     const answer = await (this.client as unknown as Fetcher).doFetchWithResponse<unknown>(url, {
-      method, ignoreStatus: true, signal: AbortSignal.any(signals), ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      method, ignoreStatus: true, signal: AbortSignal.any(signals), ...encoded,
     });
     const { response, headers } = answer;
     const reset = Number(headers.get('X-Ratelimit-Reset'));

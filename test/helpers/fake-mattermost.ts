@@ -10,7 +10,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * config/client?format=old, posts (create with `pending_post_id` deduplication, patch, update, delete, get),
  * channels/{id}/posts by page and `since`; the websocket's authentication_challenge, `hello`, `posted`
  * (the post as a JSON string in `data.post`), `post_edited`, `post_deleted`, numbered by `seq` from 0,
- * and ping. Rate limits answer 429 `limit exceeded` with X-RateLimit-* and Retry-After, as the server's
+ * and ping. Files: POST /files (multipart: channel_id and files; 413 over MaxFileSize, 501 with attachments
+ * off), GET /files/{id} (the bytes, counted; without a token refused like every call) and /files/{id}/info,
+ * posts with `file_ids` (the uploader's unattached files, 10 at most) and their `metadata.files`.
+ * Rate limits answer 429 `limit exceeded` with X-RateLimit-* and Retry-After, as the server's
  * limiter does. Simpler than Mattermost: one team, open channels everybody may read and post in, no
  * websocket resumption (every connection is a new session, as after a server restart), `since` answers
  * every post changed after it (no 1,000 limit), ids from a counter (still 26 lowercase characters).
@@ -41,6 +44,21 @@ export interface FakePost {
   hashtags: string;
   pending_post_id: string;
   metadata: Record<string, unknown>;
+  file_ids?: string[];
+}
+
+/** A file the fake keeps (FileInfo, and its bytes). */
+export interface FakeFile {
+  id: string;
+  user_id: string;
+  channel_id: string;
+  post_id: string;
+  name: string;
+  extension: string;
+  mime_type: string;
+  size: number;
+  create_at: number;
+  bytes: Buffer;
 }
 
 interface Connection {
@@ -63,6 +81,15 @@ export class FakeMattermost {
   readonly creates: Array<Record<string, unknown>> = [];
   /** The server's "Enable integrations to override usernames" (System Console → Integrations). */
   overrideUsernames = true;
+  /** The server's MaxFileSize and EnableFileAttachments (System Console → File Storage), as its client config tells them. */
+  maxFileSize = 104_857_600;
+  fileAttachments = true;
+  /** Every file uploaded, by id. */
+  readonly files = new Map<string, FakeFile>();
+  /** Uploads taken (POST /files), downloads of bytes (GET /files/{id}), and calls refused for want of a token. */
+  uploads = 0;
+  downloads = 0;
+  refused = 0;
   /** How long a `pending_post_id` is remembered (the server's 30 s; 0 makes every retry rely on the relay's history look-up). */
   pendingTtlMs = 30_000;
   private readonly tokens = new Map<string, string>();
@@ -72,6 +99,8 @@ export class FakeMattermost {
   private rateLimitNext = 0;
   private loseAnswers = 0;
   private stallAnswers = 0;
+  private stallUploads = 0;
+  private stallUploadsAfter = 0;
   private skipSeqNext = false;
   private http!: Server;
   private wss!: WebSocketServer;
@@ -126,6 +155,12 @@ export class FakeMattermost {
     this.loseAnswers = count;
   }
 
+  /** After `skip` more uploads, the next `count` are kept but never answered (the caller kills the relay meanwhile). */
+  stallUpload(count: number, skip = 0): void {
+    this.stallUploads = count;
+    this.stallUploadsAfter = skip;
+  }
+
   /** The next `count` posts are made, but never answered (the caller kills the relay meanwhile). */
   stallAnswer(count: number): void {
     this.stallAnswers = count;
@@ -144,6 +179,15 @@ export class FakeMattermost {
   /** Someone posts in a channel (a reply when `root_id` is given; `type: 'me'` for /me). */
   say(channelId: string, user: FakeUser, message: string, extra: { root_id?: string; type?: string; props?: Record<string, unknown> } = {}): FakePost {
     const post = this.store(channelId, user, message, extra.root_id ?? '', extra.props ?? {}, extra.type ?? '');
+    this.broadcastPosted(post);
+    return post;
+  }
+
+  /** Someone posts files (uploaded first, as the webapp does) with a message; `metadata` adds to what the server says of the post. */
+  sayFiles(channelId: string, user: FakeUser, message: string, files: Array<{ name: string; mime_type: string; bytes: Buffer }>, metadata: Record<string, unknown> = {}): FakePost {
+    const ids = files.map((file) => this.keepFile(user.id, channelId, file.name, file.mime_type, file.bytes).id);
+    const post = this.store(channelId, user, message, '', {}, '', ids);
+    post.metadata = { ...post.metadata, ...metadata };
     this.broadcastPosted(post);
     return post;
   }
@@ -189,14 +233,35 @@ export class FakeMattermost {
     return Date.now();
   }
 
-  private store(channelId: string, user: FakeUser, message: string, rootId: string, props: Record<string, unknown>, type = ''): FakePost {
+  private store(channelId: string, user: FakeUser, message: string, rootId: string, props: Record<string, unknown>, type = '', fileIds: string[] = []): FakePost {
     const now = this.now();
     const post: FakePost = {
       id: this.id(), create_at: now, update_at: now, edit_at: 0, delete_at: 0, user_id: user.id, channel_id: channelId, root_id: rootId, original_id: '',
       message, type, props: { ...props, ...(user.is_bot ? { from_bot: 'true' } : {}) }, hashtags: '', pending_post_id: '', metadata: {},
     };
+    if (fileIds.length > 0) {
+      post.file_ids = fileIds;
+      for (const id of fileIds) this.files.get(id)!.post_id = post.id;
+      post.metadata = { files: fileIds.map((id) => this.infoOf(this.files.get(id)!)) };
+    }
     this.posts.push(post);
     return post;
+  }
+
+  private keepFile(userId: string, channelId: string, name: string, mimeType: string, bytes: Buffer): FakeFile {
+    const dot = name.lastIndexOf('.');
+    const file: FakeFile = {
+      id: this.id(), user_id: userId, channel_id: channelId, post_id: '', name, extension: dot >= 0 ? name.slice(dot + 1) : '',
+      mime_type: mimeType, size: bytes.length, create_at: this.now(), bytes,
+    };
+    this.files.set(file.id, file);
+    return file;
+  }
+
+  /** A FileInfo as the server gives it (no bytes). */
+  private infoOf(file: FakeFile): Omit<FakeFile, 'bytes'> & { delete_at: number; update_at: number } {
+    const { bytes: _bytes, ...info } = file;
+    return { ...info, update_at: file.create_at, delete_at: 0 };
   }
 
   private broadcastPosted(post: FakePost): void {
@@ -249,11 +314,10 @@ export class FakeMattermost {
   // --- REST ---
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await new Promise<string>((done) => {
-      let text = '';
-      req.on('data', (chunk) => (text += chunk));
-      req.on('end', () => done(text));
-    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const body = raw.toString('utf8');
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname.replace(/^\/api\/v4/, '');
     this.calls.push(`${req.method} ${path}`);
@@ -265,7 +329,10 @@ export class FakeMattermost {
     const error = (status: number, id: string, message: string) => send(status, { id, message, detailed_error: '', request_id: 'fake', status_code: status });
     const auth = /^bearer (\S+)$/i.exec(req.headers.authorization ?? '');
     const me = auth ? this.tokens.get(auth[1]!) : undefined;
-    if (me === undefined) return error(401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.');
+    if (me === undefined) {
+      this.refused += 1;
+      return error(401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.');
+    }
     const user = this.users.get(me)!;
     const json = () => JSON.parse(body || '{}') as Record<string, any>;
     let match: RegExpExecArray | null;
@@ -276,7 +343,21 @@ export class FakeMattermost {
       return found ? send(200, found) : error(404, 'app.user.missing_account.const', 'Unable to find the user.');
     }
     if (req.method === 'GET' && path === '/config/client') {
-      return send(200, { Version: '10.11.0', EnablePostUsernameOverride: String(this.overrideUsernames), EnablePostIconOverride: String(this.overrideUsernames) });
+      return send(200, {
+        Version: '10.11.0', EnablePostUsernameOverride: String(this.overrideUsernames), EnablePostIconOverride: String(this.overrideUsernames),
+        MaxFileSize: String(this.maxFileSize), EnableFileAttachments: String(this.fileAttachments),
+      });
+    }
+    if (req.method === 'POST' && path === '/files') return this.upload(req, res, raw, url, send, error, user);
+    if (req.method === 'GET' && (match = /^\/files\/([a-z0-9]{26})(\/info)?$/.exec(path))) {
+      const file = this.files.get(match[1]!);
+      const post = file?.post_id ? this.posts.find((p) => p.id === file.post_id) : undefined;
+      // Whoever can read the channel can read its files; an unattached one only its uploader.
+      if (!file || (!post && file.user_id !== user.id)) return error(404, 'app.file_info.get.app_error', 'Unable to get the file info.');
+      if (match[2]) return send(200, this.infoOf(file));
+      this.downloads += 1;
+      res.writeHead(200, { 'Content-Type': file.mime_type, 'Content-Length': String(file.size), 'Content-Disposition': `attachment; filename="${encodeURIComponent(file.name)}"`, 'X-Content-Type-Options': 'nosniff' });
+      return void res.end(file.bytes);
     }
     if (req.method === 'GET' && (match = /^\/teams\/name\/([^/]+)\/channels\/name\/([^/]+)$/.exec(path))) {
       const found = decodeURIComponent(match[1]!) === TEAM.name ? [...this.channels.values()].find((c) => c.name === decodeURIComponent(match![2]!)) : undefined;
@@ -315,6 +396,29 @@ export class FakeMattermost {
     return error(404, 'api.context.404.app_error', 'Sorry, we could not find the page.');
   }
 
+  private async upload(
+    req: IncomingMessage, res: ServerResponse, raw: Buffer, url: URL, send: (status: number, value: unknown, headers?: Record<string, string>) => void,
+    error: (status: number, id: string, message: string) => void, user: FakeUser,
+  ): Promise<void> {
+    if (!this.fileAttachments) return error(501, 'api.file.attachments.disabled.app_error', 'File attachments have been disabled on this server.');
+    // The whole request counts against MaxFileSize, as the server reads it.
+    if (raw.length > this.maxFileSize) return error(413, 'api.file.upload_file.too_large_detailed.app_error', 'Unable to upload file. File is too large.');
+    const form = await new Response(raw, { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData().catch(() => undefined);
+    const channelId = String(form?.get('channel_id') ?? url.searchParams.get('channel_id') ?? '');
+    if (!this.channels.has(channelId)) return error(403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
+    const parts = (form?.getAll('files') ?? []).filter((part): part is File => typeof part !== 'string');
+    if (parts.length === 0) return error(400, 'api.file.upload_file.incorrect_number_of_files.app_error', 'Unable to upload files. Incorrect number of files specified.');
+    const infos = [];
+    for (const part of parts) infos.push(this.infoOf(this.keepFile(user.id, channelId, part.name, part.type || 'application/octet-stream', Buffer.from(await part.arrayBuffer()))));
+    this.uploads += 1;
+    if (this.stallUploadsAfter > 0) this.stallUploadsAfter -= 1;
+    else if (this.stallUploads > 0) {
+      this.stallUploads -= 1;
+      return;
+    }
+    send(201, { file_infos: infos, client_ids: [] });
+  }
+
   private create(
     req: IncomingMessage, res: ServerResponse, send: (status: number, value: unknown, headers?: Record<string, string>) => void,
     error: (status: number, id: string, message: string) => void, user: FakeUser, json: Record<string, any>,
@@ -337,7 +441,11 @@ export class FakeMattermost {
     const pendingId = typeof json.pending_post_id === 'string' ? json.pending_post_id : '';
     const same = pendingId !== '' ? this.pending.get(pendingId) : undefined;
     if (same && Date.now() - same.at < this.pendingTtlMs) return send(201, same.post);
-    const post = this.store(channelId, user, String(json.message ?? ''), rootId, (json.props ?? {}) as Record<string, unknown>);
+    // The uploader's own files, not yet attached (the server drops the others), at most 10.
+    const fileIds = (Array.isArray(json.file_ids) ? json.file_ids as string[] : [])
+      .filter((id) => this.files.get(id)?.user_id === user.id && this.files.get(id)?.post_id === '').slice(0, 10);
+    if (String(json.message ?? '') === '' && fileIds.length === 0) return error(400, 'api.post.create_post.message.app_error', 'Invalid Message parameter.');
+    const post = this.store(channelId, user, String(json.message ?? ''), rootId, (json.props ?? {}) as Record<string, unknown>, '', fileIds);
     if (pendingId !== '') {
       post.pending_post_id = pendingId;
       this.pending.set(pendingId, { post, at: Date.now() });
