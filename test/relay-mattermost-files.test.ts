@@ -15,7 +15,8 @@ import { MattermostInbound, type MattermostPost } from '../plugins/relay-matterm
 import { MattermostOutbound, type OutboundCounters, type OutboundItem } from '../plugins/relay-mattermost/outbound.js';
 import { renderLine } from '../plugins/relay-mattermost/render.js';
 import { MattermostRest } from '../plugins/relay-mattermost/session.js';
-import type { FileSettings } from '../plugins/relay-mattermost/files-out.js';
+import { fileSettingsOf, type FileSettings } from '../plugins/relay-mattermost/files-out.js';
+import { relayMattermostOptions } from '../plugins/relay-mattermost/options.js';
 import { FakeMattermost, type FakePost } from './helpers/fake-mattermost.js';
 import { waitFor } from './helpers/supervisor.js';
 
@@ -165,6 +166,13 @@ describe('relay-mattermost: files out', () => {
     await waitFor('posted', () => counters.posted === 1);
     expect(botPosts(f, channel).map((p) => p.message)).toEqual([`**Bob**: see\n\\[image: cat.png ${photo.url}\\]`]);
     expect(counters).toMatchObject({ files_sent: 0, files_linked: 1, dropped: 0 });
+    // The limit: the server's MaxFileSize unless max_file_size says otherwise; 100 MB when neither says.
+    expect(fileSettingsOf({ MaxFileSize: '52428800', EnableFileAttachments: 'true' }, undefined)).toEqual({ enabled: true, maxFileSize: 52_428_800 });
+    expect(fileSettingsOf({ MaxFileSize: '52428800' }, 1_000)).toEqual({ enabled: true, maxFileSize: 1_000 });
+    expect(fileSettingsOf({ EnableFileAttachments: 'false' }, undefined)).toEqual({ enabled: false, maxFileSize: 104_857_600 });
+    const base = { server_url: 'https://chat.example.org', token: 'x'.repeat(26) };
+    expect(relayMattermostOptions.parse(base).max_file_size).toBeUndefined();
+    expect(relayMattermostOptions.safeParse({ ...base, max_file_size: -1 }).success).toBe(false);
   });
 
   test('stopped mid-send (kill -9 alike) after the upload, before the post was confirmed, and mid-upload: one post each, an uploaded file not uploaded again', async () => {

@@ -11,6 +11,7 @@ import { MediaStore } from '../src/media/media-store.js';
 import { botApi } from '../plugins/relay-telegram/client.js';
 import { downloadUrl } from '../plugins/relay-telegram/files-in.js';
 import { planPost } from '../plugins/relay-telegram/files-out.js';
+import { relayTelegramOptions } from '../plugins/relay-telegram/options.js';
 import { TelegramInbound, type TelegramUpdate } from '../plugins/relay-telegram/inbound.js';
 import { TelegramOutbound, type OutboundCounters } from '../plugins/relay-telegram/outbound.js';
 import { SendPacing } from '../plugins/relay-telegram/pacing.js';
@@ -184,6 +185,11 @@ describe('relay-telegram: files out', () => {
     // An image within sendPhoto's 10 MB is tried as a photo first whatever max_file_size says; only documents are held to it.
     expect(counters).toMatchObject({ files_sent: 2, files_linked: 0, dropped: 0 });
     expect(planPost({ ...LINE, text: 'x' }, [{ ...fakeImage, image: false }], [], 10, true)).toEqual({ text: `<Bob> x\n[file: odd.png ${fakeImage.url}]`, files: [] });
+    // max_file_size: the Bot API's 50 MB by default, at most a local server's 2,000 MB.
+    const token = '123456789:AAxxxxxxxxxxxxxxxxxxxxxxxxxx';
+    expect(relayTelegramOptions.parse({ token }).max_file_size).toBe(50_000_000);
+    expect(relayTelegramOptions.safeParse({ token, max_file_size: 3_000_000_000 }).success).toBe(false);
+    expect(relayTelegramOptions.safeParse({ token, max_file_size: 0 }).success).toBe(false);
   });
 
   test('a line of text and a file: a lost answer and a stop mid-upload resend only the message not confirmed (Telegram has no idempotency key)', async () => {
