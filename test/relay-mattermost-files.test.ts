@@ -13,9 +13,9 @@ import { MediaStore } from '../src/media/media-store.js';
 import { KeyValueStore } from '../src/store/kv-store.js';
 import { MattermostInbound, type MattermostPost } from '../plugins/relay-mattermost/inbound.js';
 import { MattermostOutbound, type OutboundCounters, type OutboundItem } from '../plugins/relay-mattermost/outbound.js';
-import { renderLine } from '../plugins/relay-mattermost/render.js';
+import { escapeForMattermost, renderLine } from '../plugins/relay-mattermost/render.js';
 import { MattermostRest } from '../plugins/relay-mattermost/session.js';
-import { fileSettingsOf, type FileSettings } from '../plugins/relay-mattermost/files-out.js';
+import { fileSettingsOf, markdownFileLines, type FileSettings } from '../plugins/relay-mattermost/files-out.js';
 import { relayMattermostOptions } from '../plugins/relay-mattermost/options.js';
 import { FakeMattermost, type FakePost } from './helpers/fake-mattermost.js';
 import { waitFor } from './helpers/supervisor.js';
@@ -146,11 +146,11 @@ describe('relay-mattermost: files out', () => {
     expect(attached.map((file) => [file.name, file.mime_type, file.channel_id])).toEqual([['cat.png', 'image/png', channel], ['data.csv', 'text/csv', channel]]);
     expect(attached[0]!.bytes.equals(PNG)).toBe(true);
     expect(attached[1]!.bytes.toString()).toBe('a,b\n');
-    // The link lines, escaped as the relay escapes text.
+    // The link lines as markdown links (the name escaped, the whole URL linked), after the speaker; a refused file's line escaped as text.
     expect(second!.file_ids).toBeUndefined();
-    expect(second!.message).toBe(renderLine({ template: '**{name}**: {text}', name: 'Bob', text: [
-      '[file: big.iso https://media.example.org/cccc/big.iso]', `[file: gone.txt ${gone.url}]`, '[a file was not relayed: tool.exe: a type not relayed]',
-    ].join('\n') }));
+    expect(second!.message).toBe([
+      '**Bob**: [file: big.iso](https://media.example.org/cccc/big.iso)', `[file: gone.txt](${gone.url})`, '\\[a file was not relayed: tool.exe: a type not relayed\\]',
+    ].join('\n'));
     expect(f.uploads).toBe(2);
     expect(counters).toMatchObject({ posted: 2, files_sent: 2, files_linked: 2, dropped: 0 });
   });
@@ -164,8 +164,13 @@ describe('relay-mattermost: files out', () => {
     outbound.start();
     outbound.push({ key: 'k1', channel: 'town-square', kind: 'post', line: line('see'), files: [photo] });
     await waitFor('posted', () => counters.posted === 1);
-    expect(botPosts(f, channel).map((p) => p.message)).toEqual([`**Bob**: see\n\\[image: cat.png ${photo.url}\\]`]);
+    expect(botPosts(f, channel).map((p) => p.message)).toEqual([`**Bob**: see\n[image: cat.png](${photo.url})`]);
     expect(counters).toMatchObject({ files_sent: 0, files_linked: 1, dropped: 0 });
+    // A name with markup is escaped in the label; the URL's parentheses and spaces are encoded (the link ends where the URL does).
+    const odd = { ...photo, name: 'a_b [1].png', url: 'https://m.example.org/x/a_b%20(1).png' };
+    expect(markdownFileLines([odd, { ...odd, url: undefined }], [], escapeForMattermost)).toEqual([
+      '[image: a\\_b \\[1\\].png](https://m.example.org/x/a_b%20%281%29.png)', '\\[image: a\\_b \\[1\\].png\\]',
+    ]);
     // The limit: the server's MaxFileSize unless max_file_size says otherwise; 100 MB when neither says.
     expect(fileSettingsOf({ MaxFileSize: '52428800', EnableFileAttachments: 'true' }, undefined)).toEqual({ enabled: true, maxFileSize: 52_428_800 });
     expect(fileSettingsOf({ MaxFileSize: '52428800' }, 1_000)).toEqual({ enabled: true, maxFileSize: 1_000 });

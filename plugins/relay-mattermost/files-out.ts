@@ -1,6 +1,6 @@
 import { openAsBlob } from 'node:fs';
 import type { Logger } from 'pino';
-import { failureFields, type Attachment, type MediaFiles } from '../../src/index.js';
+import { failureFields, fileLines, oneLineName, type Attachment, type MediaFiles, type RefusedFile } from '../../src/index.js';
 import { MattermostError, type MattermostRest } from './session.js';
 
 /**
@@ -91,4 +91,18 @@ export async function uploadFiles(
     }
   }
   return { fileIds, links };
+}
+
+/**
+ * The link lines of files not attached (and of refused ones), as markdown: `[image: photo.jpg](https://…)`,
+ * the name escaped and the URL's parentheses and spaces percent-encoded, so Mattermost links the whole
+ * URL (the plain `[image: photo.jpg https://…]` escaped as text would end its autolink in `\]`).
+ * Without a link (media `public_url` unset and no listener) the line names the file, as text.
+ */
+export function markdownFileLines(files: readonly Attachment[], refused: readonly RefusedFile[] | undefined, escape: (text: string) => string): string[] {
+  const lines = files.map((file) => {
+    const label = `${file.image ? 'image' : 'file'}: ${escape(oneLineName(file.name))}`;
+    return file.url ? `[${label}](${file.url.replace(/[() ]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)})` : `\\[${label}\\]`;
+  });
+  return [...lines, ...fileLines(undefined, refused).map(escape)];
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { failureFields, fileLines, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type RefusedFile } from '../../src/index.js';
-import { uploadFiles, type FileSettings } from './files-out.js';
+import { failureFields, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type RefusedFile } from '../../src/index.js';
+import { markdownFileLines, uploadFiles, type FileSettings } from './files-out.js';
+import { escapeForMattermost } from './render.js';
 import { RELAYED_PROP, type MattermostPost, type PostList } from './inbound.js';
 import { isRefusal, MattermostError, type MattermostRest } from './session.js';
 
@@ -219,11 +220,16 @@ export class MattermostOutbound {
     );
     const parent = item.target ?? (item.parentKey !== undefined ? this.options.nativeOf(item.parentKey, item.channel) : undefined);
     const root = parent !== undefined ? await this.rootOf(rest, parent, signal) : undefined;
-    // Files that are not attached, and refused ones, are lines of the text (with their links).
-    const linkLines = fileLines(links, item.refused);
-    const line = linkLines.length === 0 ? item.line! : { ...item.line!, text: [item.line!.text, ...linkLines].filter((part) => part.trim() !== '').join('\n') };
+    // Files that are not attached, and refused ones, are lines of the text (with their links, as markdown: the slot's text is a word the escape leaves alone).
+    const linkLines = markdownFileLines(links, item.refused, escapeForMattermost);
+    const slot = `groupwirefiles${nonce.replace(/[^a-zA-Z0-9]/g, '')}`;
+    const line = linkLines.length === 0 ? item.line! : { ...item.line!, text: [item.line!.text, slot].filter((part) => part.trim() !== '').join('\n') };
     // In its parent's thread the line stands alone; elsewhere its quote (if any) says what it answers.
-    const { message, as } = this.options.render(line, root === undefined);
+    const rendered = this.options.render(line, root === undefined);
+    const { as } = rendered;
+    // A line cut at the post's length lost its slot: the links go at its end.
+    const message = linkLines.length === 0 ? rendered.message
+      : rendered.message.includes(slot) ? rendered.message.replace(slot, () => linkLines.join('\n')) : `${rendered.message}\n${linkLines.join('\n')}`;
     const post = await rest.call<MattermostPost>('post', rest.client.getPostsRoute(), {
       channel_id: channelId,
       message,
