@@ -170,7 +170,10 @@ export class TelegramOutbound {
     for (const file of item.files ?? []) steps.push((first) => sendFile(bot, chatId, file, place(first), signal));
     const queue = this.queues.get(chatId)!;
     const progress = queue.note as Progress | null | undefined;
-    for (let step = progress?.key === item.key ? progress.done : 0; step < steps.length; step += 1) {
+    const from = progress?.key === item.key ? progress.done : 0;
+    for (let step = from; step < steps.length; step += 1) {
+      // Each message of the line counts against Telegram's limits: the first took its turn before the attempt.
+      if (step > from) await this.options.pacing.take(chatId, signal);
       const message = await steps[step]!(step === 0);
       if (step === 0) {
         this.options.counters.posted += 1;
