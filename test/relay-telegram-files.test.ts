@@ -55,11 +55,11 @@ function inboundOf(f: FakeTelegram, received: IncomingMessage[]): TelegramInboun
 }
 
 /** The relay's sending side over a media store in a temp dir (the core's store, before the gateway's intake fills it). */
-function outboundOf(f: FakeTelegram, media: MediaStore, posted: Map<string, string>): { outbound: TelegramOutbound; counters: OutboundCounters } {
+function outboundOf(f: FakeTelegram, media: MediaStore, posted: Map<string, string>, pacing = new SendPacing('off')): { outbound: TelegramOutbound; counters: OutboundCounters } {
   const counters = { posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, rate_limited: 0, files_sent: 0, files_linked: 0 };
   const outbound = new TelegramOutbound({
     dataDir: dir!, storage: FILE_STORAGE, queueMax: 100, api: () => botApi(f.token, f.url, 5_000), filesApi: () => botApi(f.token, f.url, 5_000), media,
-    token: f.token, pacing: new SendPacing('off'), log: pino({ level: 'silent' }), counters, durable: () => Promise.resolve(),
+    token: f.token, pacing, log: pino({ level: 'silent' }), counters, durable: () => Promise.resolve(),
     posted: (item, id) => posted.set(item.key, id), nativeOf: () => undefined, topicOf: () => undefined, fatal: () => undefined,
   });
   return { outbound, counters };
@@ -218,5 +218,22 @@ describe('relay-telegram: files out', () => {
     expect(shown).toEqual(['text', 'photo', 'photo', 'text', 'photo', 'photo']);
     expect(f.bodies.filter((b) => b.method === 'sendMessage')).toHaveLength(2);
     expect(second.counters.retries).toBe(1);
+  });
+
+  test('each message of a line with files takes its turn of the chat\'s pace: a text and two files are three sends', async () => {
+    const { f, media } = await setup();
+    const photo = await media.put(Readable.from([PNG]), { name: 'cat.png', contentType: 'image/png', image: true });
+    // A clock of the test's own: each pause moves it on, and is counted.
+    let now = 0;
+    const pauses: number[] = [];
+    const pacing = new SendPacing({ per_second: 30, chat_per_minute: 60, chat_burst: 1 }, { now: () => now, sleep: async (ms) => void (pauses.push(ms), now += ms) });
+    const posted = new Map<string, string>();
+    const { outbound } = outboundOf(f, media, posted, pacing);
+    cleanups.push(() => outbound.stop());
+    outbound.start([String(RANDOM)]);
+    outbound.push({ key: 'k1', channel: String(RANDOM), kind: 'post', ...planPost({ ...LINE, text: 'z'.repeat(1_100) }, [photo, photo], [], 50_000_000, true) });
+    await waitFor('sent', () => outbound.size === 0 && f.uploads.length === 2);
+    // One a second in the chat after a burst of one: the second and third messages each waited a second.
+    expect(pauses).toEqual([1000, 1000]);
   });
 });
