@@ -1,12 +1,11 @@
 import { parseArgs } from 'node:util';
-import { join } from 'node:path';
 import { configPath, loadBotsConfig, type LoadedConfig } from '../config/bots-config.js';
 import { sizeInWords } from '../media/file-lines.js';
 import { Operations } from '../ops/operations.js';
 import { RecentErrors } from '../ops/recent-errors.js';
 import { createLogger } from '../supervisor/logging.js';
 import { describeEndpoint, planGateways } from '../gateway/gateway-plan.js';
-import { Supervisor } from '../supervisor/supervisor.js';
+import { mediaDirOf, Supervisor } from '../supervisor/supervisor.js';
 import { describeRefusal } from '../supervisor/login-wait.js';
 import type { ReloadOutcome } from '../supervisor/reload-plan.js';
 import { sayOnStderr } from '../supervisor/stderr-sink.js';
@@ -135,7 +134,7 @@ export const EXIT_LOGIN_REFUSED = 3;
 /** bots.yaml's `media:` in words (docs/gateways.md "Files"): where files are kept, their limits, where the links go. */
 function describeMedia(loaded: LoadedConfig): string[] {
   const media = loaded.config.media;
-  const dir = media.dir ? configPath(loaded, media.dir) : join(configPath(loaded, loaded.config.state_dir), 'media');
+  const dir = mediaDirOf(loaded);
   const links = media.public_url ? `links at ${media.public_url}/<id>/<name>`
     : media.listen ? `links at http://${media.listen}/<id>/<name> (set public_url for a proxy or CDN in front)`
       : 'no links (set media.listen, or public_url): the chat and IRC see file names only';

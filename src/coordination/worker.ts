@@ -7,7 +7,9 @@ import { ConfigError } from '../config/yaml-source.js';
 import { planGateways } from '../gateway/gateway-plan.js';
 import { RedisStorage } from '../store/redis-storage.js';
 import type { Bot } from '../supervisor/bot.js';
-import { Supervisor } from '../supervisor/supervisor.js';
+import type { FileCounts } from '../gateway/file-intake.js';
+import { MediaSetup } from '../supervisor/media-setup.js';
+import { mediaDirOf, Supervisor } from '../supervisor/supervisor.js';
 import { Coordinator, type StopReason, type UnitLease } from './coordinator.js';
 import { connectRedis, redactRedisUrl } from './redis-connection.js';
 import { narrowConfig, planUnits, unitDigest, type UnitPlan } from './units.js';
@@ -49,6 +51,8 @@ export class Worker {
   private readonly leases: Redis;
   private readonly subscriber: Redis;
   private placementTimer: NodeJS.Timeout | undefined;
+  /** The process's media store, intake and listener: one for every unit it runs (bots.yaml `media:`). */
+  private media!: MediaSetup;
   private lastPlacement: Awaited<ReturnType<Coordinator['placement']>> | undefined;
 
   private constructor(
@@ -79,6 +83,7 @@ export class Worker {
     if (!settings) throw new Error('bots.yaml has no coordination: section');
     const worker = new Worker(loaded, settings, options);
     await worker.plan(loaded);
+    worker.media = await MediaSetup.start(loaded.config.media, mediaDirOf(loaded), options.log);
     options.log.info({ worker: worker.id, redis: redactRedisUrl(settings.redis), units: worker.units.length }, 'joining the workers');
     await worker.coordinator.start();
     worker.placementTimer = setInterval(() => void worker.readPlacement(), PLACEMENT_EVERY_MS).unref();
@@ -117,7 +122,7 @@ export class Worker {
       }), log,
       onRefused: () => this.coordinator.leaseRefused(id),
     });
-    const supervisor = await Supervisor.start(narrowConfig(this.loaded, plan), { log, storage, gate: this.upgradeGate });
+    const supervisor = await Supervisor.start(narrowConfig(this.loaded, plan), { log, storage, gate: this.upgradeGate, media: this.media });
     this.running.set(id, { plan, digest: this.digests.get(id)!, supervisor, storage, lease });
     log.info({ fence: lease.token, bots: plan.bots.map((bot) => bot.name) }, 'unit started');
   }
@@ -205,5 +210,16 @@ export class Worker {
     this.redis.disconnect();
     this.leases.disconnect();
     this.subscriber.disconnect();
+    await this.media.close();
+  }
+
+  /** What the file intake of every unit counted (/metrics). */
+  get fileCounts(): FileCounts {
+    return this.media.intake.counts;
+  }
+
+  /** The media listener's address, while it listens (ops.json). */
+  get mediaUrl(): string | undefined {
+    return this.media.url;
   }
 }

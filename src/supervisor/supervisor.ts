@@ -24,6 +24,8 @@ export interface SupervisorOptions {
   storage?: Storage;
   /** An upgrade budget shared with other supervisors of the process (a worker's units). */
   gate?: UpgradeGate;
+  /** The process's media, shared with other supervisors of the process (a worker's units): not stopped with this one. */
+  media?: MediaSetup;
 }
 
 /** The gateways' message map in the state dir (what each side's copy of a line is; docs/gateways.md). */
@@ -43,6 +45,8 @@ export class Supervisor {
   private messageMap: MessageMap | undefined;
   /** The process's media store, file intake and listener (bots.yaml `media:`). */
   private media!: MediaSetup;
+  /** The media was started here (not given by a worker): stopped with the supervisor. */
+  private ownsMedia = false;
   private startOptions!: { service: { baseUrl: string; ca?: string | Buffer }; stateDir: string; loginRetryMs?: number; storage: Storage };
   private stopping = false;
   /** The reload under way: a second one waits for it. */
@@ -103,8 +107,8 @@ export class Supervisor {
     }
     supervisor.current = { loaded, plugins };
     supervisor.startOptions = { service, stateDir: configPath(loaded, config.state_dir), loginRetryMs: options.loginRetryMs, storage: options.storage ?? FILE_STORAGE };
-    const mediaDir = config.media.dir ? configPath(loaded, config.media.dir) : join(supervisor.startOptions.stateDir, 'media');
-    supervisor.media = await MediaSetup.start(config.media, mediaDir, options.log);
+    supervisor.ownsMedia = options.media === undefined;
+    supervisor.media = options.media ?? await MediaSetup.start(config.media, mediaDirOf(loaded), options.log);
     supervisor.gateways = supervisor.routerFor(planGateways(loaded, plugins).gateways);
     config.bots.forEach((botConfig, index) => supervisor.bots.push(supervisor.makeBot(botConfig, plugins[index]!)));
     // Each bot starts on its own; one that cannot reach the service yet keeps trying without holding up the others.
@@ -222,7 +226,7 @@ export class Supervisor {
     await Promise.all(this.bots.map((bot) => bot.stop(flushMs).catch((error: unknown) => {
       this.log.error({ err: error, bot: bot.name }, 'bot did not stop cleanly');
     })));
-    await this.media.close();
+    if (this.ownsMedia) await this.media.close();
     await this.service?.close();
     this.log.info('stopped');
   }
@@ -230,4 +234,10 @@ export class Supervisor {
   stats() {
     return Object.fromEntries(this.bots.map((bot) => [bot.name, bot.stats()]));
   }
+}
+
+/** The media store's folder: bots.yaml's `media.dir`, else `<state_dir>/media`. */
+export function mediaDirOf(loaded: LoadedConfig): string {
+  const { media, state_dir: stateDir } = loaded.config;
+  return media.dir ? configPath(loaded, media.dir) : join(configPath(loaded, stateDir), 'media');
 }
