@@ -229,6 +229,9 @@ describe('gateways: files', () => {
         'groupwire_files_refused_total{reason="size_mismatch"} 1', 'groupwire_files_refused_total{reason="not_an_image"} 1',
         'groupwire_files_refused_total{reason="stalled"} 0',
       ]));
+      // /status.json says where the listener is and what the store took.
+      const status = await (await request(`${ops.url}/status.json`)).body.json() as { media?: unknown };
+      expect(status.media).toEqual({ url: supervisor.mediaUrl, stored: 0, bytesStored: 0, refused: 7 });
     } finally {
       await ops.close();
     }

@@ -16,7 +16,7 @@ import { createMetrics } from './metrics.js';
 import { eventLoopLag, OpsServer, splitListen, type OpsServerOptions } from './ops-server.js';
 import { describePortHolder } from './port-holder.js';
 import type { RecentErrors } from './recent-errors.js';
-import type { SnapshotSources, StatusSnapshot } from './status-snapshot.js';
+import type { MediaStatus, SnapshotSources, StatusSnapshot } from './status-snapshot.js';
 
 /** `<state_dir>/ops.json`: where a running `groupwire run` answers (`groupwire status` and `reload` read it). */
 export const OPS_FILE = 'ops.json';
@@ -121,6 +121,7 @@ export class Operations {
       backlogs: () => this.backlogs.status(),
       gateways: () => this.gatewaySides.status(),
       ...(supervisor.status ? { coordination: () => supervisor.status!() } : {}),
+      media: () => mediaStatus(supervisor),
     };
     const metrics = createMetrics({
       ...sources, gate: supervisor.upgradeGate, files: () => supervisor.fileCounts, reloads: () => this.options.reloads?.() ?? { applied: 0, refused: 0 },
@@ -192,6 +193,15 @@ export class Operations {
       this.options.log.warn({ err: error }, `could not write ${OPS_FILE} (groupwire status and reload will not find this process)`);
     }
   }
+}
+
+/** The media listener's address and the file counts, for /status.json (none before the host has media). */
+function mediaStatus(host: OpsHost): MediaStatus | undefined {
+  const counts = host.fileCounts;
+  if (!counts) return undefined;
+  let refused = 0;
+  for (const count of counts.refused.values()) refused += count;
+  return { ...(host.mediaUrl ? { url: host.mediaUrl } : {}), stored: counts.stored, bytesStored: counts.bytesStored, refused };
 }
 
 let cachedVersion: string | undefined;

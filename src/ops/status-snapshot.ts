@@ -34,6 +34,15 @@ export interface StatusSnapshot {
   lastReload?: { at: string; applied: boolean; changes: string[]; problems: string[] };
   /** A worker of several (bots.yaml `coordination:`): which worker holds which unit. */
   coordination?: CoordinationStatus;
+  /** The media store (bots.yaml `media:`): its listener's address while it listens, files stored and refused. */
+  media?: MediaStatus;
+}
+
+export interface MediaStatus {
+  url?: string;
+  stored: number;
+  bytesStored: number;
+  refused: number;
 }
 
 export interface BotStatus {
@@ -99,6 +108,8 @@ export interface SnapshotSources {
   backlogs?(): BacklogStatus[];
   /** Every gateway and its sides (GatewayWatch.status). */
   gateways?(): GatewayStatus[];
+  /** The media store's listener and counts. */
+  media?(): MediaStatus | undefined;
 }
 
 /** The whole process as the status page shows it, read now (cheap: counters and states, no I/O). */
@@ -109,6 +120,7 @@ export function takeSnapshot(sources: SnapshotSources): StatusSnapshot {
   const memory = process.memoryUsage();
   const lastReload = sources.lastReload();
   const coordination = sources.coordination?.();
+  const media = sources.media?.();
   // A worker holding no unit is a ready standby; one that lost Redis is not ready (it is winding its units down).
   const ready = coordination ? coordination.redisUp && bots.every((bot) => bot.ready) : bots.length > 0 && bots.every((bot) => bot.ready);
   return {
@@ -125,6 +137,7 @@ export function takeSnapshot(sources: SnapshotSources): StatusSnapshot {
     process: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, eventLoopLagMs: Math.round(sources.eventLoopLagMs() * 100) / 100 },
     ...(lastReload ? { lastReload } : {}),
     ...(coordination ? { coordination } : {}),
+    ...(media ? { media } : {}),
   };
 }
 
