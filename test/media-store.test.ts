@@ -96,4 +96,23 @@ describe('the file intake', () => {
     expect(files.map((f) => f.name)).toEqual(['ok.txt']);
     expect(intake.counts.refused.get('read_failed')).toBe(1);
   });
+
+  it('takes the shapes platforms give: a web stream (fetch\'s body), an async iterable; a stalled web stream is let go', async () => {
+    const intake = new FileIntake(new MediaStore(tempDir()), { ...limits, stallMs: 200 }, silent);
+    const web = new Response(Buffer.from('from fetch')).body!;
+    async function* chunks() {
+      yield new TextEncoder().encode('one ');
+      yield new TextEncoder().encode('two');
+    }
+    let pulls = 0;
+    const stuck = new ReadableStream<Uint8Array>({ pull: () => { pulls += 1; return new Promise(() => undefined); } });
+    const { files, refused } = await intake.read([
+      { name: 'web.txt', contentType: 'text/plain', open: async () => web },
+      { name: 'iter.txt', contentType: 'text/plain', open: async () => chunks() },
+      { name: 'stuck.txt', open: async () => stuck },
+    ]);
+    expect(files.map((f) => [f.name, f.size])).toEqual([['web.txt', 10], ['iter.txt', 7]]);
+    expect(refused).toEqual([{ name: 'stuck.txt', reason: 'download stalled (no bytes for 0.2 s)' }]);
+    expect(pulls).toBeGreaterThan(0);
+  });
 });
