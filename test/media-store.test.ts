@@ -115,4 +115,17 @@ describe('the file intake', () => {
     expect(refused).toEqual([{ name: 'stuck.txt', reason: 'download stalled (no bytes for 0.2 s)' }]);
     expect(pulls).toBeGreaterThan(0);
   });
+
+  it('the files of one line are read together: a second stalled file is opened before the first is given up, and each is refused', async () => {
+    const intake = new FileIntake(new MediaStore(tempDir()), { ...limits, stallMs: 200 }, silent);
+    const events: string[] = [];
+    const stalled = (name: string) => ({ name, open: async (signal: AbortSignal) => {
+      events.push(`open ${name}`);
+      signal.addEventListener('abort', () => events.push(`abort ${name}`));
+      return new Readable({ read() {} });
+    } });
+    const { refused } = await intake.read([stalled('a.bin'), stalled('b.bin')]);
+    expect(refused.map((f) => f.name)).toEqual(['a.bin', 'b.bin']);
+    expect(events.slice(0, 2)).toEqual(['open a.bin', 'open b.bin']);
+  });
 });

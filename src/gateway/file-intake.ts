@@ -54,24 +54,31 @@ export class FileIntake {
     private readonly log: Logger,
   ) {}
 
-  /** Reads a line's files, one after the other; never throws (a file that fails is refused). */
+  /**
+   * Reads a line's files, all at once (so a line of several stalled files waits one stall_timeout, not
+   * one each), answered in the line's order; never throws (a file that fails is refused).
+   */
   async read(files: readonly IncomingFile[]): Promise<{ files: Attachment[]; refused: RefusedFile[] }> {
-    const taken: Attachment[] = [];
-    const refused: RefusedFile[] = [];
-    for (const file of files) {
+    const outcomes = await Promise.all(files.map(async (file): Promise<Attachment | RefusedFile> => {
       const name = fileName(file.name);
       try {
         const attachment = await this.readOne(file, name);
-        taken.push(attachment);
         this.counts.stored += 1;
         this.counts.bytesStored += attachment.size;
+        return attachment;
       } catch (error) {
         const refusal = error instanceof Refusal ? error : new Refusal('read_failed', 'could not be read');
         if (!(error instanceof Refusal)) this.log.warn({ err: error, file: name }, 'a file could not be read from its side; the line goes on without it');
         else this.log.info({ file: name, reason: refusal.reason }, 'a file was refused');
         this.counts.refused.set(refusal.kind, (this.counts.refused.get(refusal.kind) ?? 0) + 1);
-        refused.push({ name, reason: refusal.reason });
+        return { name, reason: refusal.reason };
       }
+    }));
+    const taken: Attachment[] = [];
+    const refused: RefusedFile[] = [];
+    for (const outcome of outcomes) {
+      if ('reason' in outcome) refused.push(outcome);
+      else taken.push(outcome);
     }
     return { files: taken, refused };
   }
