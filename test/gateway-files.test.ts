@@ -9,7 +9,7 @@ import type { IncomingFile, IncomingMessage, OutgoingMessage } from '../src/inde
 import { Operations } from '../src/ops/operations.js';
 import { RecentErrors } from '../src/ops/recent-errors.js';
 import { IrcServer, IrcWatcher, relayPlugin } from './helpers/irc-server.js';
-import { chatOf, history, makeEnv, waitFor, type Env, type PluginSpec } from './helpers/supervisor.js';
+import { chatOf, history, makeEnv, waitFor, type Env, type GatewaySpec, type PluginSpec } from './helpers/supervisor.js';
 
 /**
  * Files across the gateway (docs/gateways.md "Files"), end to end: a relay written the way a user writes
@@ -97,7 +97,7 @@ function diskFile(dir: string, name: string, bytes: Buffer, extra: Partial<Incom
   return { name, size: bytes.length, open: async () => createReadStream(path), ...extra };
 }
 
-async function setUp(media: Record<string, unknown> = {}, other: PluginSpec = { use: './relay-files.mjs', with: { id: 'b', channels: { general: '#b' } } }) {
+async function setUp(media: Record<string, unknown> = {}, other: PluginSpec = { use: './relay-files.mjs', with: { id: 'b', channels: { general: '#b' } } }, more: { plugins?: PluginSpec[]; gateways?: GatewaySpec[] } = {}) {
   env = await makeEnv([]);
   writeFileSync(join(env.dir, 'relay-files.mjs'), PLUGIN);
   env.writeConfig([{
@@ -105,8 +105,9 @@ async function setUp(media: Record<string, unknown> = {}, other: PluginSpec = { 
     plugins: [
       { use: './relay-files.mjs', with: { id: 'a', channels: { general: '#a' } } },
       other,
+      ...(more.plugins ?? []),
     ],
-  }]);
+  }], more.gateways);
   // The media settings (the helper writes the bots and the service; this adds the top-level key).
   const config = parse(readFileSync(env.configFile, 'utf8')) as Record<string, unknown>;
   writeFileSync(env.configFile, stringify({ ...config, media: { listen: '127.0.0.1:0', ...media } }));
@@ -235,6 +236,17 @@ describe('gateways: files', () => {
     } finally {
       await ops.close();
     }
+  });
+
+  test('a line from a channel that no gateway takes in from is not relayed, and its files are not read', { timeout: 30_000 }, async () => {
+    const { supervisor, hub } = await setUp({}, undefined, {
+      plugins: [{ use: './relay-files.mjs', with: { id: 'c', channels: {} } }],
+      gateways: [{ name: 'announce', endpoints: [{ chat: 'general' }, { memory: '#c', plugin: 'relay-files-3', direction: 'out' }] }],
+    });
+    let opened = 0;
+    await hub.say.c!('#c', said('n1', 'nobody hears this', [{ name: 'x.txt', open: async () => { opened += 1; return Readable.from([Buffer.from('x')]); } }]));
+    expect(opened).toBe(0);
+    expect(supervisor.fileCounts.stored).toBe(0);
   });
 
   test('a line behind one whose file is read waits for it; a stalled download is refused after stall_timeout and the lines behind go on', { timeout: 30_000 }, async () => {

@@ -87,8 +87,11 @@ export class GatewayIntake {
 
   /** A line's files into the store; none read again for a line the map knows (a relay handing it again keeps what was read then). */
   private async readFiles(bot: string, instance: string, channelKey: string, message: IncomingMessage): Promise<{ files: Attachment[]; refused: RefusedFile[] } | undefined> {
-    const platform = this.gateways.flatMap((g) => g.endpoints).find((e): e is PlannedChannel => e.kind === 'relay' && e.bot === bot && e.instance === instance && e.channelKey === channelKey)?.platform;
-    if (platform === undefined || this.map.get(this.keyOf(relayEndpointId(platform, channelKey, bot, instance), message))) return undefined;
+    const here = (e: PlannedEndpoint): e is PlannedChannel => e.kind === 'relay' && e.bot === bot && e.instance === instance && e.channelKey === channelKey;
+    const first = this.gateways.flatMap((g) => g.endpoints).find(here);
+    // A line no gateway takes in from is not relayed: its files are not read either.
+    if (!first || this.route(bot, instance, channelKey, here, first.platform).entering.length === 0) return undefined;
+    if (this.map.get(this.keyOf(relayEndpointId(first.platform, channelKey, bot, instance), message))) return undefined;
     if (!this.files) return { files: [], refused: message.files!.map((file) => ({ name: file.name || 'file', reason: 'files are not kept here' })) };
     return this.files.read(message.files!);
   }
