@@ -92,32 +92,33 @@ export class FileIntake {
     const said = typeof file.size === 'number' && Number.isFinite(file.size) && file.size >= 0 ? file.size : undefined;
     if (said !== undefined && said > maxSize) throw new Refusal('too_big', `too big (${sizeInWords(said)}, limit ${sizeInWords(maxSize)})`);
 
-    // No bytes for stallMs (while opening, or between chunks): aborted, and the wait for them ends at once.
+    // No bytes for stallMs (while opening, or between chunks): aborted, and the wait for them ends at
+    // once. Only the waits on the platform are timed, not our own writes to disk.
     const controller = new AbortController();
     const stalled = new Refusal('stalled', `download stalled (no bytes for ${stallMs / 1000} s)`);
-    const timer = setTimeout(() => controller.abort(stalled), stallMs);
+    let timer: NodeJS.Timeout | undefined;
     let wake: ((reason: unknown) => void) | undefined;
     controller.signal.addEventListener('abort', () => wake?.(controller.signal.reason), { once: true });
-    const orStall = <T>(step: Promise<T>): Promise<T> => new Promise<T>((resolve, reject) => {
+    const orStall = <T>(step: () => Promise<T>): Promise<T> => new Promise<T>((resolve, reject) => {
       if (controller.signal.aborted) return reject(controller.signal.reason);
       wake = reject;
-      step.then(resolve, reject);
-    });
+      timer = setTimeout(() => controller.abort(stalled), stallMs);
+      step().then(resolve, reject);
+    }).finally(() => clearTimeout(timer));
     let meta: StoredFileMeta | undefined;
     const checkHead = (head: Uint8Array) => {
       meta = this.metaOf(name, stated, head);
     };
     try {
-      const bytes = await orStall(file.open(controller.signal));
+      const bytes = await orStall(() => file.open(controller.signal));
       const checked = async function* (): AsyncGenerator<Uint8Array> {
         const iterator = iterate(bytes);
         let size = 0;
         let head: Uint8Array = new Uint8Array(0);
         try {
           for (;;) {
-            const step = await orStall(iterator.next());
+            const step = await orStall(() => iterator.next());
             if (step.done) break;
-            timer.refresh();
             const chunk = typeof step.value === 'string' ? Buffer.from(step.value) : step.value;
             size += chunk.byteLength;
             if (said !== undefined && size > said) throw new Refusal('size_mismatch', `size not as stated (said ${sizeInWords(said)}, sent more)`);
