@@ -27,6 +27,7 @@ export { attributedLines, oneLineName, splitLines } from './text/attributed-line
 export { markdownLines, stripControls, type MarkdownLines, type MarkdownQuote } from './text/markdown-lines.js';
 export type { Attachment, FileBytes, IncomingFile, MediaFiles, RefusedFile } from './media/attachment.js';
 export { fileLines, sizeInWords } from './media/file-lines.js';
+export { FileRefusedError } from './media/file-refused.js';
 export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';

@@ -88,13 +88,13 @@ describe('files end to end: Telegram ⇄ Mattermost and the chat', () => {
     expect(telegram.uploads).toHaveLength(1);
     expect(mattermost.inChannel(channel).filter((p) => p.user_id === mattermost!.bot.id)).toHaveLength(1);
 
-    // Over the Bot API's 20 MB download limit (under the store's 25 MB): never fetched; the other sides say it was not relayed.
+    // Over the Bot API's 20 MB download limit (under the store's 25 MB): never fetched; the other sides say it was not relayed, and why (FileRefusedError).
     const clip = telegram.addFile(undefined, 22_000_000, 'mp4');
     telegram.say(GROUP, DAVE, '', { extra: { text: undefined, caption: 'long one', video: { ...clip, file_name: 'clip.mp4', mime_type: 'video/mp4' } } });
     const refused = await waitFor('the refusal in the chat', async () => (await chatLines()).find((line) => line.startsWith('<dave> long one')));
-    expect(refused).toBe('<dave> long one\n<dave> [a file was not relayed: clip.mp4: could not be read]');
+    expect(refused).toBe('<dave> long one\n<dave> [a file was not relayed: clip.mp4: Telegram bots cannot download files over 20 MB (this one is 22 MB)]');
     const note = await waitFor('the refusal on Mattermost', () => mattermost!.inChannel(channel).find((p) => p.user_id === mattermost!.bot.id && p.message.startsWith('long one')));
-    expect([note.message, note.file_ids]).toEqual(['long one\n\\[a file was not relayed: clip.mp4: could not be read\\]', undefined]);
+    expect([note.message, note.file_ids]).toEqual(['long one\n\\[a file was not relayed: clip.mp4: Telegram bots cannot download files over 20 MB \\(this one is 22 MB\\)\\]', undefined]);
     expect(telegram.calls.filter((c) => c === 'getFile')).toHaveLength(1);
     expect(JSON.stringify(env.log.lines)).toContain('Telegram bots cannot download files over 20 MB (this one is 22 MB)');
     expect(JSON.stringify(env.log.lines)).not.toContain(telegram.token.split(':')[1]);

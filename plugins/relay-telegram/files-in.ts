@@ -1,5 +1,5 @@
 import { GrammyError, type Api } from 'grammy';
-import { sizeInWords, type IncomingFile } from '../../src/index.js';
+import { FileRefusedError, sizeInWords, type IncomingFile } from '../../src/index.js';
 import { grammySignal } from './client.js';
 import { telegramFailure } from './errors.js';
 import type { TelegramFile, TelegramMessage } from './render.js';
@@ -52,12 +52,12 @@ export function incomingFiles(message: TelegramMessage, bot: { api: () => Api; a
     ...(file.file_size !== undefined ? { size: file.file_size } : {}),
     open: async (signal) => {
       // Declared over the limit: getFile would refuse it; the other sides are told why.
-      if ((file.file_size ?? 0) > DOWNLOAD_LIMIT) throw new Error(`${TOO_BIG_TO_DOWNLOAD} (this one is ${sizeInWords(file.file_size!)})`);
+      if ((file.file_size ?? 0) > DOWNLOAD_LIMIT) throw new FileRefusedError(`${TOO_BIG_TO_DOWNLOAD} (this one is ${sizeInWords(file.file_size!)})`, 'too_big');
       let path: string | undefined;
       try {
         path = (await bot.api().getFile(file.file_id, grammySignal(signal))).file_path;
       } catch (error) {
-        if (error instanceof GrammyError && /too big/i.test(error.description)) throw new Error(TOO_BIG_TO_DOWNLOAD);
+        if (error instanceof GrammyError && /too big/i.test(error.description)) throw new FileRefusedError(TOO_BIG_TO_DOWNLOAD, 'too_big');
         throw new Error(`Telegram's getFile failed: ${telegramFailure(error, bot.token).reason}`);
       }
       if (path === undefined) throw new Error('Telegram gave no path for the file (it may have expired)');

@@ -1,3 +1,4 @@
+import { FileRefusedError } from '../media/file-refused.js';
 import type { Logger } from 'pino';
 import type { Attachment, FileBytes, IncomingFile, RefusedFile } from '../media/attachment.js';
 import { sizeInWords } from '../media/file-lines.js';
@@ -67,7 +68,8 @@ export class FileIntake {
         this.counts.bytesStored += attachment.size;
         return attachment;
       } catch (error) {
-        const refusal = error instanceof Refusal ? error : new Refusal('read_failed', 'could not be read');
+        const refusal = error instanceof Refusal ? error
+          : error instanceof FileRefusedError ? new Refusal(error.kind, error.reason) : new Refusal('read_failed', 'could not be read');
         if (!(error instanceof Refusal)) this.log.warn({ err: error, file: name }, 'a file could not be read from its side; the line goes on without it');
         else this.log.info({ file: name, reason: refusal.reason }, 'a file was refused');
         this.counts.refused.set(refusal.kind, (this.counts.refused.get(refusal.kind) ?? 0) + 1);
