@@ -1,7 +1,8 @@
 import { Method, type MatrixClient } from 'matrix-js-sdk';
 import type { Logger } from 'pino';
-import { attributedLines, failureFields, oneLineName, receiveUntilTaken, RecentIds, type GatewayPort, type IncomingMessage } from '../../src/index.js';
-import { plainFromMatrix } from './render.js';
+import { attributedLines, failureFields, oneLineName, receiveUntilTaken, RecentIds, type GatewayPort, type IncomingFile, type IncomingMessage } from '../../src/index.js';
+import { parseMxc, type MatrixMedia } from './media.js';
+import { plainFromMatrix, stripControls } from './render.js';
 import { requestOptions } from './session.js';
 
 /** A room event as /sync and /messages give it (the fields the relay reads). */
@@ -24,6 +25,8 @@ export interface InboundCounters {
 
 const RETRY_MS = 2_000;
 const RELAYED_MSGTYPES = new Set(['m.text', 'm.notice', 'm.emote']);
+/** Files: read through the homeserver's authenticated media download (media.ts), never from a URL in the event. */
+const FILE_MSGTYPES = new Set(['m.image', 'm.file', 'm.video', 'm.audio']);
 
 /**
  * Room events to the gateways: messages, emotes (as actions), edits (`m.replace`) and redactions
@@ -46,6 +49,8 @@ export class MatrixInbound {
       counters: InboundCounters;
       incoming: string;
       client: () => MatrixClient;
+      /** The homeserver's media API: files said in the rooms are read through it alone. */
+      media: MatrixMedia;
       self: () => string;
       channelsOf: (roomId: string) => readonly string[];
       /** A room turned end-to-end encryption on (the relay does not take part in E2EE). */
@@ -125,7 +130,8 @@ export class MatrixInbound {
       const text = plainFromMatrix(updated.body, false);
       return { ...base, kind: 'edit', text, nativeId: relates.event_id, revision: event.event_id, speaker, chatText: this.render(speaker.name, text) };
     }
-    // A redacted message has no body left; images, files and the like are not relayed (docs/plugins/relay-matrix.md).
+    if (FILE_MSGTYPES.has(content.msgtype)) return this.fileLine(roomId, event, base);
+    // A redacted message has no body left; stickers, locations and the like are not relayed (docs/plugins/relay-matrix.md).
     if (typeof content.body !== 'string' || !RELAYED_MSGTYPES.has(content.msgtype)) return undefined;
     // In a thread, `m.in_reply_to` is a real reply unless it is only the fallback for clients without threads: then the line answers the thread's root.
     const inThread = relates?.rel_type === 'm.thread' && (relates.is_falling_back === true || relates['m.in_reply_to'] === undefined);
@@ -137,6 +143,37 @@ export class MatrixInbound {
     if (typeof replyTo === 'string') line.replyTo = replyTo;
     // An action keeps the gateway's `* name text`; a message follows the `incoming` template.
     if (line.kind === 'message') line.chatText = this.render(speaker.name, text);
+    return line;
+  }
+
+  /**
+   * An m.image, m.file, m.video or m.audio: the file (name, type and size as the event says) read through
+   * the homeserver's authenticated download of its mxc:// URI, and its caption as the text (spec v1.10: a
+   * `body` other than `filename` is a caption). Encrypted media (`file` instead of `url`) only comes in
+   * encrypted rooms, which the relay does not take part in: such an event, or one whose URI is not an
+   * mxc:// one, is not relayed.
+   */
+  private async fileLine(roomId: string, event: RoomEvent, base: { time?: string }): Promise<IncomingMessage | undefined> {
+    const content = event.content;
+    const mxc = parseMxc(content.url);
+    if (!mxc) {
+      this.options.log.debug({ room: roomId, event_id: event.event_id, msgtype: content.msgtype }, 'a Matrix file event without an mxc:// url (encrypted media?) is not relayed');
+      return undefined;
+    }
+    const body = typeof content.body === 'string' ? content.body : '';
+    const filename = typeof content.filename === 'string' && content.filename.trim() !== '' ? content.filename : undefined;
+    const caption = filename !== undefined && body !== filename ? plainFromMatrix(body, false) : '';
+    const info = (typeof content.info === 'object' && content.info !== null ? content.info : {}) as { mimetype?: unknown; size?: unknown };
+    const media = this.options.media;
+    const file: IncomingFile = {
+      name: stripControls(filename ?? body).trim() || 'file',
+      ...(typeof info.mimetype === 'string' ? { contentType: info.mimetype } : {}),
+      ...(typeof info.size === 'number' && Number.isSafeInteger(info.size) && info.size >= 0 ? { size: info.size } : {}),
+      open: (signal) => media.download(mxc, signal),
+    };
+    const speaker = await this.speaker(roomId, event.sender);
+    const line: IncomingMessage = { ...base, kind: 'message', text: caption, nativeId: event.event_id, speaker, files: [file] };
+    if (caption !== '') line.chatText = this.render(speaker.name, caption);
     return line;
   }
 

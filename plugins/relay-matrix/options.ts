@@ -24,6 +24,11 @@ export const relayMatrixOptions = z.strictObject({
   format: z.string().refine((value) => value.split('{text}').length === 2, 'a template with {text} exactly once').default('{name}: {text}'),
   /** How a Matrix message shows in the chat: {name}, {text}. */
   incoming: z.string().refine((value) => value.includes('{text}'), 'a template containing {text}').default('<{name}> {text}'),
+  /**
+   * The largest file (bytes) uploaded to the homeserver; larger ones go as their link line. The
+   * homeserver's own limit (m.upload.size of its media config) applies too, whichever is lower.
+   */
+  max_file_size: z.number().int().min(1).optional(),
   /** At most this many posts wait for the homeserver; past it, a post is refused loudly. */
   queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
   /** How long one request may take (the /sync long poll gets 30 s more). */

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ConnectionError, MatrixError, Method, safeGetRetryAfterMs, type MatrixClient } from 'matrix-js-sdk';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DurableQueue, type DrainOutcome, type QueueBacklog } from '../../src/index.js';
+import { failureFields, QueueDrain, type Attachment, type DurableQueue, type DrainOutcome, type MediaFiles, type QueueBacklog } from '../../src/index.js';
+import type { MatrixMedia } from './media.js';
 import type { MatrixContent } from './render.js';
 import { isRefusal, requestOptions } from './session.js';
 
@@ -18,6 +19,25 @@ export interface OutboundItem {
   parentKey?: string;
   /** Its content when the parent's event id is found then: a reply to it, without the quote that stood in. */
   replyContent?: MatrixContent;
+  /** post: the files said with the line, each an event of its own after the text (`content`, absent when the line has none). */
+  files?: OutboundFile[];
+}
+
+/** A file of a line: uploaded and sent as `native` with its mxc:// URI, or, when it cannot go natively, as its `link` line. */
+export interface OutboundFile {
+  attachment: Attachment;
+  native: MatrixContent;
+  link: MatrixContent;
+}
+
+/**
+ * The queue's note while its head line's files go up: the mxc:// URI of each file uploaded for that
+ * line, written before its event is sent, so a retry after a crash sends the same file instead of
+ * uploading a second copy. Cleared as the line leaves the queue.
+ */
+interface UploadNote {
+  key: string;
+  uploads: Record<string, string>;
 }
 
 export interface OutboundCounters {
@@ -40,6 +60,11 @@ export function txnIdOf(key: string): string {
   return createHash('sha256').update(key).digest('base64url');
 }
 
+/** The transaction id of a line's file event: the line's key and the file's id in the media store. */
+export function fileTxnIdOf(key: string, attachmentId: string): string {
+  return txnIdOf(`${key}\u0000file\u0000${attachmentId}`);
+}
+
 const room = (roomId: string) => encodeURIComponent(roomId);
 
 /**
@@ -52,9 +77,14 @@ export class MatrixOutbound {
   private readonly drain: QueueDrain<OutboundItem>;
 
   constructor(
-    queue: DurableQueue<OutboundItem>,
+    private readonly queue: DurableQueue<OutboundItem>,
     private readonly options: {
       client: () => MatrixClient;
+      /** The homeserver's media API (uploads) and the media store's files (their bytes). */
+      media: MatrixMedia;
+      files: MediaFiles;
+      /** The relay's own cap on uploads (max_file_size), on top of the homeserver's. */
+      maxFileSize: number | undefined;
       /** The room id of a channel; undefined when its alias did not resolve (the line cannot go anywhere). */
       roomOf: (channel: string) => string | undefined;
       /** Whether a room is end-to-end encrypted: the relay sends no plain text there. */
@@ -76,6 +106,8 @@ export class MatrixOutbound {
       },
       // A number is the homeserver's retry_after: waited as asked, the growing pause left as it is.
       retryAfter: 'exactly',
+      // The uploads of a line delivered are forgotten with it (in the same write).
+      shiftNote: () => (queue.note ? null : undefined),
     });
   }
 
@@ -111,6 +143,80 @@ export class MatrixOutbound {
     return { ...item.replyContent, 'm.relates_to': { 'm.in_reply_to': { event_id: parent } } };
   }
 
+  /**
+   * A line's events, in order: its text (the txnId of the line's key, as a line without files), then
+   * each file (a txnId of the key and the file). Every PUT is idempotent by its txnId, and every upload
+   * is kept in the queue's note before its event goes, so a retry after any failure or a crash sends
+   * nothing twice. Answers the first event's id (what edits, deletions and replies name).
+   */
+  private async post(item: OutboundItem, roomId: string, signal: AbortSignal): Promise<string | undefined> {
+    const http = this.options.client().http;
+    let first: string | undefined;
+    const put = async (txnId: string, content: MatrixContent) => {
+      const answer = await http.authedRequest<{ event_id: string }>(
+        Method.Put, `/rooms/${room(roomId)}/send/m.room.message/${txnId}`, undefined, { ...content }, requestOptions({ abortSignal: signal }),
+      );
+      first ??= answer.event_id;
+    };
+    const text = this.contentOf(item);
+    if (text) await put(txnIdOf(item.key), text);
+    for (const file of item.files ?? []) await put(fileTxnIdOf(item.key, file.attachment.id), await this.fileEvent(item, file, signal));
+    return first;
+  }
+
+  /**
+   * A file's event: its upload kept for this line (a retry), else uploaded now and kept; its link line
+   * when it is over the limit (the relay's or the homeserver's), gone from the media store, or refused
+   * by the homeserver (413 M_TOO_LARGE, or another refusal that sending again would not change).
+   */
+  private async fileEvent(item: OutboundItem, file: OutboundFile, signal: AbortSignal): Promise<MatrixContent> {
+    const { log } = this.options;
+    const attachment = file.attachment;
+    const note = this.queue.note as UploadNote | null | undefined;
+    const kept = note?.key === item.key ? note.uploads[attachment.id] : undefined;
+    if (kept) return { ...file.native, url: kept };
+    const limit = await this.limit(signal);
+    if (limit !== undefined && attachment.size > limit) {
+      log.info({ channel: item.channel, size: attachment.size, limit }, 'a file is over the Matrix upload limit: its link goes instead');
+      return file.link;
+    }
+    let bytes;
+    try {
+      bytes = await this.options.files.open(attachment.id);
+    } catch (error) {
+      log.warn({ channel: item.channel, ...failureFields(error) }, 'a file is no longer in the media store: its link goes instead');
+      return file.link;
+    }
+    let mxc: string;
+    try {
+      mxc = await this.options.media.upload(bytes, attachment, signal);
+    } catch (error) {
+      bytes.destroy();
+      const status = error instanceof MatrixError ? error.httpStatus : undefined;
+      if (status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 429) {
+        log.warn({ channel: item.channel, status, errcode: (error as MatrixError).errcode }, 'the homeserver refused a file upload: its link goes instead');
+        return file.link;
+      }
+      throw error;
+    }
+    const uploads = note?.key === item.key ? note.uploads : {};
+    this.queue.setNote({ key: item.key, uploads: { ...uploads, [attachment.id]: mxc } } satisfies UploadNote);
+    return { ...file.native, url: mxc };
+  }
+
+  /** The largest upload: the relay's max_file_size and the homeserver's m.upload.size, the lower (unknown while the homeserver does not say). */
+  private async limit(signal: AbortSignal): Promise<number | undefined> {
+    let server: number | undefined;
+    try {
+      server = await this.options.media.limit(signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      this.options.log.debug({ ...failureFields(error) }, 'could not read the homeserver\'s media config: its upload limit is not known');
+    }
+    const own = this.options.maxFileSize;
+    return server === undefined ? own : own === undefined ? server : Math.min(server, own);
+  }
+
   /** 'done', 'retry' (after the growing pause), a number (retry after so many ms), or 'stop'. */
   private async send(item: OutboundItem, signal: AbortSignal): Promise<DrainOutcome> {
     const { log, counters } = this.options;
@@ -138,14 +244,13 @@ export class MatrixOutbound {
       if (item.kind === 'delete') {
         await http.authedRequest(Method.Put, `/rooms/${room(roomId)}/redact/${encodeURIComponent(item.target!)}/${txnId}`, undefined, {}, requestOptions({ abortSignal: signal }));
         counters.deleted += 1;
+      } else if (item.kind === 'edit') {
+        await http.authedRequest(Method.Put, `/rooms/${room(roomId)}/send/m.room.message/${txnId}`, undefined, { ...item.content }, requestOptions({ abortSignal: signal }));
+        counters.edited += 1;
       } else {
-        const answer = await http.authedRequest<{ event_id: string }>(
-          Method.Put, `/rooms/${room(roomId)}/send/m.room.message/${txnId}`, undefined, { ...this.contentOf(item) }, requestOptions({ abortSignal: signal }),
-        );
-        if (item.kind === 'post') {
-          counters.posted += 1;
-          this.options.posted(item, answer.event_id);
-        } else counters.edited += 1;
+        const first = await this.post(item, roomId, signal);
+        counters.posted += 1;
+        if (first !== undefined) this.options.posted(item, first);
       }
       return 'done';
     } catch (error) {

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import { MatrixError, Method, type MatrixClient } from 'matrix-js-sdk';
-import { Backoff, DurableQueue, failureFields, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { Backoff, DurableQueue, failureFields, fileLines, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { MatrixInbound } from './inbound.js';
+import { MatrixMedia } from './media.js';
 import type { RelayMatrixOptions } from './options.js';
-import { MatrixOutbound, type OutboundItem } from './outbound.js';
-import { editContent, renderLine } from './render.js';
+import { MatrixOutbound, type OutboundFile, type OutboundItem } from './outbound.js';
+import { editContent, fileContent, fileLinkContent, renderLine } from './render.js';
 import { isRefusal, openSession, requestOptions } from './session.js';
 import { MatrixSync } from './sync.js';
 
@@ -46,6 +47,8 @@ export class MatrixRelay {
     private readonly env: PluginEnv,
   ) {
     const client = () => this.client!;
+    // Media through the configured homeserver alone, with the token of the session the relay holds now.
+    const media = new MatrixMedia({ homeserver: options.homeserver, token: () => this.client!.getAccessToken() ?? '', timeoutMs: options.request_timeout_ms });
     this.outbound = new MatrixOutbound(
       DurableQueue.open<OutboundItem>(join(env.dataDir, 'to-matrix.json'), {
         storage: env.storage,
@@ -53,7 +56,7 @@ export class MatrixRelay {
         onHighWater: (size, max) => env.log.warn({ size, max }, 'the queue to Matrix is filling up'),
       }),
       {
-        client, roomOf: (channel) => this.roomOfChannel.get(channel), encrypted: (roomId) => this.encrypted.has(roomId), log: env.log, counters: this.counters, durable: () => env.storage.durable(),
+        client, media, files: env.media, maxFileSize: options.max_file_size, roomOf: (channel) => this.roomOfChannel.get(channel), encrypted: (roomId) => this.encrypted.has(roomId), log: env.log, counters: this.counters, durable: () => env.storage.durable(),
         posted: (item, eventId) => {
           this.ownPosts.add(eventId);
           this.env.gateway.posted(item.key, item.channel, eventId);
@@ -63,7 +66,7 @@ export class MatrixRelay {
       },
     );
     this.inbound = new MatrixInbound({
-      gateway: env.gateway, log: env.log, counters: this.counters, incoming: options.incoming, client, self: () => this.selfId,
+      gateway: env.gateway, log: env.log, counters: this.counters, incoming: options.incoming, client, media, self: () => this.selfId,
       channelsOf: (roomId) => this.channelsOfRoom.get(roomId) ?? [], ownPost: (id) => this.ownPosts.has(id), stopping: this.stopper.signal,
       encrypted: (roomId) => this.markEncrypted(roomId),
     });
@@ -171,19 +174,36 @@ export class MatrixRelay {
       this.outbound.push({ key: message.key, channel, kind: 'delete', target: message.target! });
       return;
     }
+    // Files refused on the way say so in the text; files kept go as events of their own after it (outbound.ts).
+    const text = message.kind === 'edit' ? message.text : [message.text, ...fileLines(undefined, message.refusedFiles)].filter((part) => part !== '').join('\n');
+    const files = message.kind === 'edit' ? [] : (message.files ?? []).map((file) => this.outboundFile(message.speaker.name, file));
     const content = renderLine({
-      template: this.options.format, msgtype: this.options.msgtype, name: message.speaker.name, text: message.text, action: message.kind === 'action',
+      template: this.options.format, msgtype: this.options.msgtype, name: message.speaker.name, text, action: message.kind === 'action',
       ...(message.kind !== 'edit' && !message.replyTo && message.quote ? { quote: message.quote } : {}),
     });
     if (message.kind === 'edit') {
       this.outbound.push({ key: message.key, channel, kind: 'edit', target: message.target!, content: editContent(content, message.target!) });
       return;
     }
+    // A line of files alone has no text event: the first file's event is the line's.
+    const hasText = text !== '' || files.length === 0;
     if (message.replyTo) content['m.relates_to'] = { 'm.in_reply_to': { event_id: message.replyTo } };
-    const unquoted = message.replyToKey && !message.replyTo
-      ? renderLine({ template: this.options.format, msgtype: this.options.msgtype, name: message.speaker.name, text: message.text, action: message.kind === 'action' })
+    const unquoted = hasText && message.replyToKey && !message.replyTo
+      ? renderLine({ template: this.options.format, msgtype: this.options.msgtype, name: message.speaker.name, text, action: message.kind === 'action' })
       : undefined;
-    this.outbound.push({ key: message.key, channel, kind: 'post', content, ...(unquoted ? { parentKey: message.replyToKey, replyContent: unquoted } : {}) });
+    this.outbound.push({
+      key: message.key, channel, kind: 'post', ...(hasText ? { content } : {}), ...(unquoted ? { parentKey: message.replyToKey, replyContent: unquoted } : {}),
+      ...(files.length > 0 ? { files } : {}),
+    });
+  }
+
+  /** A file of a line, both ways it may go: natively (once uploaded) and as its link line. */
+  private outboundFile(name: string, file: NonNullable<OutgoingMessage['files']>[number]): OutboundFile {
+    return {
+      attachment: file,
+      native: fileContent({ template: this.options.format, name, file }),
+      link: fileLinkContent({ template: this.options.format, msgtype: this.options.msgtype, name, file }),
+    };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { closeBidi } from '../../src/index.js';
+import { closeBidi, fileLines, type Attachment } from '../../src/index.js';
 
 /**
  * Lines for Matrix that stay text: every post has a plain `body` and an HTML `formatted_body`, and
@@ -19,6 +19,10 @@ export interface MatrixContent {
   'm.mentions'?: Record<string, never>;
   'm.relates_to'?: Record<string, unknown>;
   'm.new_content'?: MatrixContent;
+  /** A file event's (m.image, m.file, ...): its mxc:// URI, its name, and what the relay knows of it. */
+  url?: string;
+  filename?: string;
+  info?: { mimetype: string; size: number };
 }
 
 /** Control characters but newline and tab mean nothing in a chat line and may confuse clients. */
@@ -57,6 +61,29 @@ export function renderLine(
     formatted = `<blockquote><b>${html(quoteName)}</b>: ${html(quoteText)}</blockquote>${formatted}`;
   }
   return { msgtype: line.msgtype, body, format: 'org.matrix.custom.html', formatted_body: formatted, 'm.mentions': {} };
+}
+
+/** The msgtype of a file: an image (its bytes checked to be one), a video, a sound, else a file. */
+function fileMsgtype(file: Attachment): string {
+  if (file.image) return 'm.image';
+  if (file.contentType.startsWith('video/')) return 'm.video';
+  if (file.contentType.startsWith('audio/')) return 'm.audio';
+  return 'm.file';
+}
+
+/**
+ * A file said elsewhere, as the event that carries it once uploaded (the caller adds `url`): the body is
+ * the speaker's line with the file's name (`Bob: photo.jpg`, a caption for clients of spec v1.10, the
+ * text others show), `filename` the name, `info` its type and size.
+ */
+export function fileContent(line: { template: string; name: string; file: Attachment }): MatrixContent {
+  const spoken = renderLine({ template: line.template, msgtype: 'm.file', name: line.name, text: line.file.name });
+  return { ...spoken, msgtype: fileMsgtype(line.file), filename: line.file.name, info: { mimetype: line.file.contentType, size: line.file.size } };
+}
+
+/** A file that does not go natively (over the homeserver's limit, gone from the store): its link line, said by the speaker. */
+export function fileLinkContent(line: { template: string; msgtype: string; name: string; file: Attachment }): MatrixContent {
+  return renderLine({ template: line.template, msgtype: line.msgtype, name: line.name, text: fileLines([line.file]).join('\n') });
 }
 
 /** An edit of an earlier post (`m.replace`): `* ` + the new text for clients without edits, the new content for those with. */

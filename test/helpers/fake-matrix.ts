@@ -12,6 +12,11 @@ import type { AddressInfo } from 'node:net';
  * M_NOT_FOUND 404, M_LIMIT_EXCEEDED 429 with retry_after_ms). Simpler than a homeserver: one server
  * (`localhost`), no federation, no power levels (any member may redact), no E2EE (a room may only say it
  * is encrypted), no lazy loading of members, stream tokens `s<n>` shared by /sync and /messages.
+ *
+ * Media (spec v1.11 authenticated media): `POST /_matrix/media/v3/upload` (the bytes as the body,
+ * Content-Type and `?filename=`; 413 M_TOO_LARGE past `uploadLimit`), `GET /_matrix/client/v1/media/download/
+ * {serverName}/{mediaId}[/{fileName}]` and `GET /_matrix/client/v1/media/config` (`m.upload.size`), every
+ * one with the access token (a download without it is refused, 401 M_MISSING_TOKEN); counted in `media`.
  */
 
 export interface MatrixEvent {
@@ -24,6 +29,15 @@ export interface MatrixEvent {
   state_key?: string;
   redacts?: string;
   unsigned?: Record<string, unknown>;
+}
+
+/** A file the fake keeps: what an upload gave, or what a test put there as if someone had uploaded it. */
+export interface StoredMedia {
+  bytes: Buffer;
+  contentType: string;
+  filename?: string;
+  /** Who uploaded it (undefined: put there by the test). */
+  uploader?: string;
 }
 
 interface Room {
@@ -43,6 +57,16 @@ export class FakeMatrix {
   /** The filter of every /sync, parsed. */
   readonly syncFilters: any[] = [];
   logins = 0;
+  /** Media requests answered: uploads taken, authenticated downloads served, refusals (no token or an unknown one). */
+  readonly media = { uploads: 0, downloads: 0, refused: 0, configs: 0 };
+  /** The largest upload taken (m.upload.size in the media config); larger ones are refused with 413 M_TOO_LARGE. */
+  uploadLimit = 50 * 1024 * 1024;
+  /** mediaId → the file. */
+  readonly files = new Map<string, StoredMedia>();
+  /** Holds the answer to the next send whose content has `url` (a file event) after taking the event: a crash before the relay read it. */
+  holdNextFileSend = false;
+  /** The answers held (ended by close()). */
+  private readonly heldAnswers: ServerResponse[] = [];
   /** The most events one /sync timeline holds, whatever the filter asks (lower it to make `limited` gaps). */
   timelineLimit = 50;
   /** The stream: an event's position is its index + 1; the token `s<n>` stands after the n-th event. */
@@ -123,6 +147,18 @@ export class FakeMatrix {
     return this.events.filter((e) => e.room_id === roomId);
   }
 
+  /** Puts a file on the homeserver as if someone uploaded it; answers its mxc:// URI. */
+  addMedia(bytes: Buffer, contentType: string, filename?: string): string {
+    const mediaId = `m${++this.counter}${randomBytes(6).toString('hex')}`;
+    this.files.set(mediaId, { bytes, contentType, ...(filename ? { filename } : {}) });
+    return `mxc://${HOST}/${mediaId}`;
+  }
+
+  /** The file an mxc:// URI names, if the fake has it. */
+  mediaOf(mxc: string): StoredMedia | undefined {
+    return this.files.get(mxc.slice(`mxc://${HOST}/`.length));
+  }
+
   membershipOf = (roomId: string, userId: string): string | undefined => this.rooms.get(roomId)?.membership.get(userId);
 
   /** Logs the user out everywhere: every access token of theirs is refused from now on (M_UNKNOWN_TOKEN). */
@@ -141,6 +177,7 @@ export class FakeMatrix {
 
   async close(): Promise<void> {
     for (const wake of this.waiters) wake();
+    for (const res of this.heldAnswers) res.destroy();
     this.http.closeAllConnections();
     await new Promise<void>((done) => this.http.close(() => done()));
   }
@@ -196,9 +233,12 @@ export class FakeMatrix {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let raw = '';
-    for await (const chunk of req) raw += String(chunk);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const bytes = Buffer.concat(chunks);
     const url = new URL(req.url ?? '/', 'http://fake');
+    const upload = req.method === 'POST' && url.pathname === '/_matrix/media/v3/upload';
+    const raw = upload ? '' : bytes.toString();
     const parts = url.pathname.split('/').map(decodeURIComponent);
     const path = parts.join('/').replace(/^\/_matrix\/client\/(v3|r0)/, '');
     this.calls.push(`${req.method} ${path}`);
@@ -216,11 +256,37 @@ export class FakeMatrix {
       return send(200, { user_id: userId, access_token: this.issue(userId, deviceId), device_id: deviceId, home_server: HOST });
     }
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? query('access_token');
-    if (!token) return error(401, 'M_MISSING_TOKEN', 'Missing access token');
+    const mediaPath = url.pathname.startsWith('/_matrix/client/v1/media/') || url.pathname.startsWith('/_matrix/media/');
+    if (!token) {
+      if (mediaPath) this.media.refused += 1;
+      return error(401, 'M_MISSING_TOKEN', 'Missing access token');
+    }
     const who = this.tokens.get(token);
-    if (!who) return error(401, 'M_UNKNOWN_TOKEN', 'Invalid access token passed.', { soft_logout: false });
+    if (!who) {
+      if (mediaPath) this.media.refused += 1;
+      return error(401, 'M_UNKNOWN_TOKEN', 'Invalid access token passed.', { soft_logout: false });
+    }
     const me = who.userId;
     let m: RegExpExecArray | null;
+    if (upload) {
+      if (bytes.length > this.uploadLimit) return error(413, 'M_TOO_LARGE', 'Cannot upload files larger than the limit');
+      const mediaId = `u${++this.counter}${randomBytes(6).toString('hex')}`;
+      const filename = query('filename');
+      this.files.set(mediaId, { bytes, contentType: req.headers['content-type'] ?? 'application/octet-stream', uploader: me, ...(filename ? { filename } : {}) });
+      this.media.uploads += 1;
+      return send(200, { content_uri: `mxc://${HOST}/${mediaId}` });
+    }
+    if (req.method === 'GET' && url.pathname === '/_matrix/client/v1/media/config') {
+      this.media.configs += 1;
+      return send(200, { 'm.upload.size': this.uploadLimit });
+    }
+    if (req.method === 'GET' && (m = /^\/_matrix\/client\/v1\/media\/download\/([^/]+)\/([^/]+)(\/[^/]+)?$/.exec(url.pathname))) {
+      const file = decodeURIComponent(m[1]!) === HOST ? this.files.get(decodeURIComponent(m[2]!)) : undefined;
+      if (!file) return error(404, 'M_NOT_FOUND', 'Not found');
+      this.media.downloads += 1;
+      const name = file.filename ? `; filename*=utf-8''${encodeURIComponent(file.filename)}` : '';
+      return void res.writeHead(200, { 'content-type': file.contentType, 'content-length': file.bytes.length, 'content-disposition': `attachment${name}` }).end(file.bytes);
+    }
     if (req.method === 'GET' && path === '/account/whoami') return send(200, { user_id: me, device_id: who.deviceId, is_guest: false });
     if (req.method === 'POST' && (m = /^\/user\/([^/]+)\/filter$/.exec(path))) {
       const id = String(this.filters.size + 1);
@@ -308,6 +374,12 @@ export class FakeMatrix {
         event = this.redact(room.id, me, rest[1]!);
       }
       this.txns.set(key, event.event_id);
+      if (this.holdNextFileSend && typeof body.url === 'string') {
+        // Taken, but the answer never comes: the relay dies (or is stopped) before it knows.
+        this.holdNextFileSend = false;
+        this.heldAnswers.push(res);
+        return;
+      }
       return send(200, { event_id: event.event_id });
     }
     return error(404, 'M_UNRECOGNIZED', 'Unrecognized request');
