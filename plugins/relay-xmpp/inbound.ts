@@ -1,6 +1,6 @@
 import type { Client } from '@xmpp/client';
 import type { Logger } from 'pino';
-import { failureFields, receiveUntilTaken, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
+import { failureFields, receiveUntilTaken, type GatewayPort, type IncomingFile, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
 import { archivePage, type RoomMessage } from './muc.js';
 import { chatLine, splitAction } from './render.js';
 
@@ -13,6 +13,14 @@ export interface InboundCounters {
   received: number;
   caught_up: number;
   receive_retries: number;
+}
+
+/** Whether a body is one http(s) URL and nothing else (a scan, no pattern over user text). */
+export function isOneUrl(body: string): boolean {
+  const text = body.trim();
+  if (!text.startsWith('https://') && !text.startsWith('http://')) return false;
+  for (let index = 0; index < text.length; index += 1) if (text.charCodeAt(index) <= 32) return false;
+  return true;
 }
 
 /** A bounded map: the oldest entry goes once there are `max`. */
@@ -62,6 +70,11 @@ export class XmppInbound {
       sending: (originId: string) => boolean;
       /** One of the relay's own lines as the room has it (live reflection or archive). */
       own: (message: RoomMessage) => void;
+      /**
+       * A URL shared in a room (OOB, or a body that is exactly a URL) as a file, when it is on the server's
+       * own upload service; undefined (it stays text) otherwise.
+       */
+      fileAt: (url: string) => Promise<IncomingFile | undefined>;
       stopping: AbortSignal;
     },
   ) {}
@@ -155,12 +168,19 @@ export class XmppInbound {
       if (target && this.authors.get(target) === nick && body !== '') await this.receive(room, { kind: 'edit', text: body, nativeId: target, revision: message.stanzaId ?? message.id ?? time, speaker, time });
       return;
     }
-    if (body === '' || !message.stanzaId && !message.id) return;
-    const { action, text } = splitAction(body);
+    if (!message.stanzaId && !message.id) return;
+    // A file: the OOB URL, or a body that is one URL alone (what clients send for an upload); read only from the server's own upload service.
+    const shared = message.oob ?? (isOneUrl(body) ? body.trim() : undefined);
+    const file = shared !== undefined ? await this.options.fileAt(shared) : undefined;
+    // The body of a shared file is its URL (the fallback for clients without OOB): the file stands for it.
+    const said = file && body.trim() === shared ? '' : body;
+    if (said === '' && !file) return;
+    const { action, text } = splitAction(said);
     await this.receive(room, {
       kind: action ? 'action' : 'message', text, speaker, time,
       nativeId: message.stanzaId ?? message.id!,
-      chatText: chatLine(action ? this.options.incomingAction : this.options.incoming, nick, text),
+      ...(text !== '' ? { chatText: chatLine(action ? this.options.incomingAction : this.options.incoming, nick, text) } : {}),
+      ...(file ? { files: [file] } : {}),
     });
     this.options.counters.received += 1;
   }

@@ -19,6 +19,7 @@ export const NS = {
   retract: 'urn:xmpp:message-retract:1',
   fallback: 'urn:xmpp:fallback:0',
   hints: 'urn:xmpp:hints',
+  oob: 'jabber:x:oob',
   stanzas: 'urn:ietf:params:xml:ns:xmpp-stanzas',
 } as const;
 
@@ -39,6 +40,8 @@ export interface RoomMessage {
   retracts?: string;
   /** XEP-0203 delay stamp (archive results, resent stanzas). */
   time?: string;
+  /** XEP-0066: the URL of a file shared with the message (`<x xmlns='jabber:x:oob'><url>`). */
+  oob?: string;
 }
 
 export const bareOf = (address: string | undefined): string => (address ?? '').split('/')[0]!.toLowerCase();
@@ -63,10 +66,11 @@ export function readRoomMessage(message: Element, archiveId?: string, archiveTim
   const replaces = message.getChild('replace', NS.correct)?.attrs.id;
   const retracts = message.getChild('retract', NS.retract)?.attrs.id;
   const time = archiveTime ?? message.getChild('delay', NS.delay)?.attrs.stamp;
+  const oob = message.getChild('x', NS.oob)?.getChildText('url')?.trim() || undefined;
   return {
     room, nick, ...(message.attrs.id ? { id: message.attrs.id } : {}), ...(originId ? { originId } : {}),
     ...(archiveId ?? stamped ? { stanzaId: (archiveId ?? stamped)! } : {}), ...(body !== undefined ? { body } : {}),
-    ...(replaces ? { replaces } : {}), ...(retracts ? { retracts } : {}), ...(time ? { time } : {}),
+    ...(replaces ? { replaces } : {}), ...(retracts ? { retracts } : {}), ...(time ? { time } : {}), ...(oob ? { oob } : {}),
   };
 }
 

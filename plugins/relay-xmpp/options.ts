@@ -29,6 +29,13 @@ export const relayXmppOptions = z.strictObject({
   queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
   /** How long a sent line may wait for the room to reflect it before it is sent again (with the same id). */
   reflection_timeout_ms: z.number().int().min(500).max(300_000).default(15_000),
+  /**
+   * Where the server's HTTP Upload service (XEP-0363) serves its files, when it is not https on the
+   * service's own JID (Prosody's http_external_url, a proxy): only URLs under it are read as files.
+   */
+  upload_url_prefix: z.string().regex(/^https?:\/\/[^\s/]+(\/\S*)?$/, 'an http(s) URL, e.g. https://upload.example.org:5281/file_share/').optional(),
+  /** How long a file's upload or download may wait for the upload service before it is given up (its link goes instead). */
+  file_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
   tls: z.strictObject({
     /** A PEM file of the CA (or the self-signed certificate) to trust for this server, instead of the system's. Relative to bots.yaml. */
     ca_file: z.string().min(1).optional(),

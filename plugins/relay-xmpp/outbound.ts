@@ -1,6 +1,7 @@
 import { xml, type Element } from '@xmpp/client';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DrainOutcome, type DurableQueue, type QueueBacklog } from '../../src/index.js';
+import { failureFields, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type QueueBacklog } from '../../src/index.js';
+import { NS_OOB } from './http-upload.js';
 import { RecentMap } from './inbound.js';
 import { NS, type RoomMessage } from './muc.js';
 import { originIdOf } from './render.js';
@@ -14,12 +15,36 @@ export interface OutboundItem {
   body?: string;
   /** edit: the message id (= origin-id) of the relay's post it corrects; delete: the room's stanza-id of it. */
   target?: string;
+  /**
+   * A file of the line, a message of its own after the line's (which names it with the speaker): its body
+   * the URL of the file uploaded to the server's upload service, with OOB; else the link of the media store.
+   */
+  file?: Attachment;
 }
+
+/** The message's id and origin-id: the line's key's, and for a file of the line the key's and the file's. */
+export function originOf(item: Pick<OutboundItem, 'key' | 'file'>): string {
+  return originIdOf(item.file ? `${item.key}\u0000file\u0000${item.file.id}` : item.key);
+}
+
+/**
+ * The queue's note while the head's file goes up: the URL of its upload, written before its message is
+ * sent, so a message sent again after a crash names the same upload (no second one). Cleared as it goes.
+ */
+interface UploadNote {
+  origin: string;
+  url: string;
+}
+
+/** A file's URL to send: uploaded natively, else the media store's link; undefined when there is neither. */
+export type FileUrl = { url: string; native: boolean } | undefined;
 
 export interface OutboundCounters {
   /** Messages written to the stream (a resend counts again). */
   sent: number;
   posted: number;
+  /** Files sent as messages of their own (uploaded, or their link). */
+  files: number;
   edited: number;
   deleted: number;
   dropped: number;
@@ -59,10 +84,12 @@ export class XmppOutbound {
       durable: () => Promise<void>;
       reflectionTimeoutMs: number;
       posted: (item: OutboundItem, nativeId: string, originId: string) => void;
+      /** Puts a file on the server's upload service (undefined when it cannot: too large, no service, gone from the store). */
+      upload: (file: Attachment, signal: AbortSignal) => Promise<string | undefined>;
     },
   ) {
     this.drain = new QueueDrain(queue, {
-      send: (item) => this.send(item),
+      send: (item, signal) => this.send(item, signal),
       onRetry: () => {
         options.counters.retries += 1;
       },
@@ -145,25 +172,27 @@ export class XmppOutbound {
     if (!message.originId) return;
     this.reflected.set(message.originId, message.stanzaId ?? '');
     const head = this.queue.peek();
-    if (head && originIdOf(head.key) === message.originId) this.finish(head);
+    if (head && originOf(head) === message.originId) this.finish(head);
     if (this.waiter.originId === message.originId) this.waiter.done('reflected');
   }
 
   private finish(item: OutboundItem): void {
-    const originId = originIdOf(item.key);
-    this.queue.shift();
+    const originId = originOf(item);
+    // A file's upload is forgotten with it, in the same write.
+    this.queue.shift(1, this.queue.note ? null : undefined);
     const counters = this.options.counters;
-    if (item.kind === 'post') {
+    if (item.file) counters.files += 1;
+    else if (item.kind === 'post') {
       counters.posted += 1;
       this.options.posted(item, this.reflected.get(originId) || originId, originId);
     } else if (item.kind === 'edit') counters.edited += 1;
     else counters.deleted += 1;
   }
 
-  private async send(item: OutboundItem): Promise<DrainOutcome> {
-    const originId = originIdOf(item.key);
+  private async send(item: OutboundItem, signal: AbortSignal): Promise<DrainOutcome> {
+    const originId = originOf(item);
     if (this.gone.has(item.room)) {
-      this.queue.shift();
+      this.queue.shift(1, this.queue.note ? null : undefined);
       this.options.counters.dropped += 1;
       this.options.log.error({ room: item.room, kind: item.kind }, 'the room will not have the relay; a line for it is dropped');
       return 'next';
@@ -180,18 +209,47 @@ export class XmppOutbound {
       this.options.log.warn({ err: error }, 'the bot\'s unit is no longer this worker\'s: sending nothing more to XMPP');
       return 'stop';
     }
-    const outcome = await this.sendAndWait(item, originId);
+    let sent = item;
+    if (item.file) {
+      const url = await this.fileUrl(item, originId, signal);
+      if (signal.aborted) return 'stop';
+      if (url === undefined) {
+        // Not uploaded and no public link: the line's message named it already; nothing more to say.
+        this.queue.shift(1, this.queue.note ? null : undefined);
+        return 'next';
+      }
+      sent = { ...item, body: url.url, ...(url.native ? {} : { file: undefined }) };
+    }
+    const outcome = await this.sendAndWait(sent, originId);
     if (outcome === 'stop') return 'stop';
     // own() took the line from the queue when its reflection came.
     if (outcome === 'reflected') return 'done';
     if (outcome === 'refused' && LASTING.has(this.waiter.condition)) {
-      this.queue.shift();
+      this.queue.shift(1, this.queue.note ? null : undefined);
       this.options.counters.dropped += 1;
       this.options.log.error({ room: item.room, kind: item.kind, condition: this.waiter.condition }, 'the room refused a line for good; it is dropped');
       return 'next';
     }
     if (outcome === 'timeout') this.options.log.warn({ room: item.room, timeout_ms: this.options.reflectionTimeoutMs }, 'the room did not reflect a line in time; sending it again');
     return 'retry';
+  }
+
+  /** The URL a file's message carries: its upload kept for it (a resend), else uploaded now and kept; else the store's link. */
+  private async fileUrl(item: OutboundItem, originId: string, signal: AbortSignal): Promise<FileUrl> {
+    const note = this.queue.note as UploadNote | null | undefined;
+    if (note?.origin === originId) return { url: note.url, native: true };
+    let url: string | undefined;
+    try {
+      url = await this.options.upload(item.file!, signal);
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      this.options.log.warn({ room: item.room, ...failureFields(error) }, 'a file could not be uploaded to the XMPP server: its link goes instead');
+    }
+    if (url !== undefined) {
+      this.queue.setNote({ origin: originId, url } satisfies UploadNote);
+      return { url, native: true };
+    }
+    return item.file!.url ? { url: item.file!.url, native: false } : undefined;
   }
 
   private async sendAndWait(item: OutboundItem, originId: string): Promise<Waited> {
@@ -233,5 +291,7 @@ export function stanzaOf(item: OutboundItem, originId: string): Element {
   return xml('message', { type: 'groupchat', to: item.room, id: originId },
     xml('body', {}, item.body ?? ''),
     item.kind === 'edit' ? xml('replace', { xmlns: NS.correct, id: item.target }) : undefined,
+    // XEP-0066 beside a body that is the URL alone: clients show the uploaded file inline.
+    item.file && item.body ? xml('x', { xmlns: NS_OOB }, xml('url', {}, item.body)) : undefined,
     origin);
 }

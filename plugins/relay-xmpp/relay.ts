@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { Element } from '@xmpp/client';
-import { DurableQueue, failureFields, RecentIdsFile, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { DurableQueue, failureFields, fileLines, RecentIdsFile, type Attachment, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { XmppConnection } from './connection.js';
 import { XmppInbound } from './inbound.js';
 import { bareOf, errorCondition, hasArchive, joinRoom, NS, readRoomMessage } from './muc.js';
 import type { RelayXmppOptions } from './options.js';
 import { RoomAbsences } from './room-absences.js';
+import { RoomFiles } from './room-files.js';
 import { XmppOutbound, type OutboundItem } from './outbound.js';
 import { renderLine } from './render.js';
 
@@ -37,7 +38,7 @@ export class XmppRelay {
   private readonly outbound: XmppOutbound;
   private readonly inbound: XmppInbound;
   private readonly stopper = new AbortController();
-  private readonly counters = { joins: 0, sent: 0, posted: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, received: 0, caught_up: 0, receive_retries: 0, sessions: 0, resumes: 0 };
+  private readonly counters = { joins: 0, sent: 0, posted: 0, files: 0, files_in: 0, edited: 0, deleted: 0, dropped: 0, retries: 0, received: 0, caught_up: 0, receive_retries: 0, sessions: 0, resumes: 0 };
   private state: ConnectionState = 'connecting';
   private detail: string | undefined;
   /** Room (lower-cased) → the nick the relay has there in this session. */
@@ -53,6 +54,8 @@ export class XmppRelay {
   });
   /** The relay's last POSTS_KEPT posts (posts.json, a journal): what an edit of one of them corrects. */
   private readonly posts: RecentIdsFile;
+  /** Files: the server's HTTP Upload service (XEP-0363) for uploads, and the only place shared URLs are read from. */
+  private readonly files: RoomFiles;
 
   constructor(
     private readonly options: RelayXmppOptions,
@@ -60,6 +63,11 @@ export class XmppRelay {
   ) {
     const [username, domain] = options.jid ? options.jid.split('@') as [string, string] : [options.username!, options.domain!];
     const ca = this.readCa();
+    this.files = new RoomFiles({
+      domain: options.domain ?? domain, ask: (iq) => this.connection.request(iq), media: env.media, log: env.log, counters: this.counters,
+      tls: { allowSelfSigned: options.tls.allow_self_signed, ...(ca ? { ca } : {}) }, timeoutMs: options.file_timeout_ms,
+      ...(options.upload_url_prefix ? { prefix: options.upload_url_prefix } : {}),
+    });
     this.posts = RecentIdsFile.open(join(env.dataDir, 'posts.json'), POSTS_KEPT, env.storage, env.store.get<Array<[string, string]>>(POSTS) ?? []);
     if (env.store.get(POSTS) !== undefined) env.store.delete(POSTS);
     this.connection = new XmppConnection(
@@ -97,12 +105,13 @@ export class XmppRelay {
           this.rememberPost(nativeId, originId);
           env.gateway.posted(item.key, item.room, nativeId);
         },
+        upload: (file, signal) => this.files.upload(file, signal),
       },
     );
     this.inbound = new XmppInbound({
       gateway: env.gateway, store: env.store, log: env.log, counters: this.counters, incoming: options.incoming, incomingAction: options.incoming_action,
       nick: (room) => this.nicks.get(room) ?? options.nick, sending: (originId) => this.outbound.sending(originId),
-      own: (message) => this.outbound.own(message), stopping: this.stopper.signal,
+      own: (message) => this.outbound.own(message), fileAt: (url) => this.files.fileAt(url), stopping: this.stopper.signal,
     });
   }
 
@@ -147,6 +156,8 @@ export class XmppRelay {
     this.caughtUp.clear();
     this.outbound.newSession();
     this.connected();
+    // What the server's upload service is (and takes) is asked once a session; a file waits for the answer.
+    this.files.newSession();
     for (const room of this.rooms) this.join(room);
   }
 
@@ -266,7 +277,19 @@ export class XmppRelay {
       return;
     }
     if (message.kind !== 'message' && message.kind !== 'action') return;
-    this.outbound.push({ key: message.key, room, kind: 'post', body });
+    const files = message.files ?? [];
+    const refused = fileLines(undefined, message.refusedFiles);
+    if (files.length === 0 && refused.length === 0) {
+      this.outbound.push({ key: message.key, room, kind: 'post', body });
+      return;
+    }
+    // The line's message says the text and names its files (and those refused), with the speaker; each
+    // file follows as a message of its own whose body is its URL (the upload's, with OOB, else the store's link).
+    const named = fileLines(files.map((file) => ({ ...file, url: undefined } as Attachment)));
+    const text = [message.text, ...refused, ...named].filter((part) => part !== '').join('\n');
+    const said = renderLine(message.kind === 'action' ? this.options.action_format : this.options.format, message.speaker.name, text);
+    this.outbound.push({ key: message.key, room, kind: 'post', body: said });
+    for (const file of files) this.outbound.push({ key: message.key, room, kind: 'post', file });
   }
 
   private rememberPost(stanzaId: string, originId: string): void {
@@ -291,6 +314,7 @@ export class XmppRelay {
     if (this.state !== 'failed') this.state = 'stopped';
     await this.outbound.stop();
     await this.connection.stop();
+    await this.files.close();
     await Promise.race([this.inbound.idle(), new Promise((done) => setTimeout(done, STOP_WAIT_MS).unref())]);
   }
 

@@ -17,7 +17,8 @@ import { requireTool } from './require-tool.js';
  * A real Prosody (Debian's 0.12) for the XMPP relay's tests: run in the foreground from a temp dir with
  * a config of its own (c2s on a free loopback port with STARTTLS required, no s2s, no HTTP, accounts
  * registered with prosodyctl; direct TLS on a second port), a MUC component `conference.<domain>` with archives (mod_muc_mam) and
- * stream management (mod_smacks). Its certificate is issued by a CA made here; the relay trusts it with
+ * stream management (mod_smacks); with `upload`, an HTTP Upload service (XEP-0363, mod_http_file_share) `upload.<domain>`
+ * serving on a loopback HTTP port (`uploadUrl`). Its certificate is issued by a CA made here; the relay trusts it with
  * `tls.ca_file` (verification stays on). It can be killed and started again on the same port and data.
  */
 
@@ -36,14 +37,19 @@ export class Prosody {
   private child: ChildProcess | undefined;
   output = '';
   private admins: string[] | undefined;
+  /** HTTP of the upload service (0: none). */
+  httpPort = 0;
+  private upload: { sizeLimit: number; externalUrl?: string } | undefined;
 
   /**
    * `rooms.admins` may make rooms (no one else may: `restrict_room_creation = "admin"`), and a room
    * made is locked until its owner configures it (`muc_room_locking`), as a real server's may be.
    */
-  static async start(users: Record<string, string>, rooms: { admins?: string[] } = {}): Promise<Prosody> {
+  static async start(users: Record<string, string>, rooms: { admins?: string[] } = {}, options: { upload?: { sizeLimit: number; externalUrl?: string } } = {}): Promise<Prosody> {
     const server = new Prosody();
     server.admins = rooms.admins;
+    server.upload = options.upload;
+    if (options.upload) server.httpPort = await freePort();
     server.port = await freePort();
     server.tlsPort = await freePort();
     await server.writeFiles();
@@ -54,6 +60,16 @@ export class Prosody {
 
   get service(): string {
     return `xmpp://127.0.0.1:${this.port}`;
+  }
+
+  /** The upload service's JID. */
+  get uploadJid(): string {
+    return `upload.${this.domain}`;
+  }
+
+  /** Where the upload service's files are (what the relay's upload_url_prefix names): its HTTP, or `externalUrl` (a proxy in front). */
+  get uploadUrl(): string {
+    return `${this.upload?.externalUrl ?? `http://127.0.0.1:${this.httpPort}/`}file_share/`;
   }
 
   room(name: string): string {
@@ -132,7 +148,8 @@ c2s_direct_tls_ports = { ${this.tlsPort} }
 c2s_direct_tls_interfaces = { "127.0.0.1" }
 legacy_ssl_ports = {}
 s2s_ports = {}
-http_ports = {}
+http_ports = { ${this.httpPort || ''} }
+http_interfaces = { "127.0.0.1" }
 https_ports = {}
 authentication = "internal_hashed"
 allow_registration = false
@@ -149,13 +166,17 @@ ${this.admins ? '  restrict_room_creation = "admin"\n' : ''}  muc_room_default_p
   muc_log_by_default = true
   muc_log_all_rooms = true
   max_history_messages = 50
-`);
+${this.upload ? `Component "${this.uploadJid}" "http_file_share"
+  http_host = "127.0.0.1"
+${this.upload.externalUrl ? `  http_external_url = "${this.upload.externalUrl}"
+` : ''}  http_file_share_size_limit = ${this.upload.sizeLimit}
+` : ''}`);
   }
 }
 
 /** A person in a room, on @xmpp/client: says lines, corrects them, and keeps what the room says. */
 export class RoomUser {
-  readonly said: Array<{ nick: string; body: string; id?: string; replaces?: string; originId?: string; stanzaId?: string }> = [];
+  readonly said: Array<{ nick: string; body: string; id?: string; replaces?: string; originId?: string; stanzaId?: string; oob?: string }> = [];
   /** XEP-0424 retractions seen: the stanza-ids retracted. */
   readonly retracted: string[] = [];
 
@@ -201,7 +222,8 @@ export class RoomUser {
     const stanzaId = stanza.getChildren('stanza-id', 'urn:xmpp:sid:0').find((child) => child.attrs.by?.toLowerCase() === this.room.toLowerCase())?.attrs.id;
     const replaces = stanza.getChild('replace', 'urn:xmpp:message-correct:0')?.attrs.id;
     const originId = stanza.getChild('origin-id', 'urn:xmpp:sid:0')?.attrs.id;
-    this.said.push({ nick, body, ...(stanza.attrs.id ? { id: stanza.attrs.id } : {}), ...(replaces ? { replaces } : {}), ...(originId ? { originId } : {}), ...(stanzaId ? { stanzaId } : {}) });
+    const oob = stanza.getChild('x', 'jabber:x:oob')?.getChildText('url') ?? undefined;
+    this.said.push({ ...(oob ? { oob } : {}), nick, body, ...(stanza.attrs.id ? { id: stanza.attrs.id } : {}), ...(replaces ? { replaces } : {}), ...(originId ? { originId } : {}), ...(stanzaId ? { stanzaId } : {}) });
   }
 
   /** What `nick` said in the room (as this user saw it live), oldest first. */
@@ -214,6 +236,28 @@ export class RoomUser {
     const id = `u-${randomUUID()}`;
     await this.connection.send(xml('message', { type: 'groupchat', to: this.room, id }, xml('body', {}, body)));
     return id;
+  }
+
+  /**
+   * Shares a file as clients do (XEP-0363 then XEP-0066): a slot from the server's upload service, the bytes
+   * PUT there, then a message whose body is the GET URL with an OOB element. Answers the GET URL.
+   */
+  async share(uploadJid: string, bytes: Buffer, filename: string, contentType: string): Promise<string> {
+    const answer = await this.connection.request(xml('iq', { type: 'get', to: uploadJid },
+      xml('request', { xmlns: 'urn:xmpp:http:upload:0', filename, size: String(bytes.length), 'content-type': contentType })));
+    const slot = answer.getChild('slot', 'urn:xmpp:http:upload:0')!;
+    const headers: Record<string, string> = { 'content-type': contentType };
+    for (const header of slot.getChild('put')!.getChildren('header')) headers[header.attrs.name!] = header.text();
+    const put = await fetch(slot.getChild('put')!.attrs.url!, { method: 'PUT', body: bytes, headers });
+    if (put.status !== 201 && put.status !== 200) throw new Error(`the upload PUT answered ${put.status}`);
+    const url = slot.getChild('get')!.attrs.url!;
+    await this.sayWith(url, xml('x', { xmlns: 'jabber:x:oob' }, xml('url', {}, url)));
+    return url;
+  }
+
+  /** Says a body with more elements in the message (an OOB of the sender's choosing, ...). */
+  async sayWith(body: string, ...extra: Element[]): Promise<void> {
+    await this.connection.send(xml('message', { type: 'groupchat', to: this.room, id: `u-${randomUUID()}` }, xml('body', {}, body), ...extra));
   }
 
   /** XEP-0308: corrects the line sent with message id `id`. */
