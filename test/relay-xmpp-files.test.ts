@@ -100,7 +100,7 @@ async function world(): Promise<World> {
       } as unknown as PluginEnv;
       const options = relayXmpp.options.parse({
         service: prosody.service, jid: `bot@${prosody.domain}`, password: PASSWORDS.bot, tls: { ca_file: prosody.caFile },
-        upload_url_prefix: prosody.uploadUrl, reflection_timeout_ms: 5_000, ...extra,
+        upload_url_prefix: prosody.uploadUrl, ...extra,
       });
       const plugin = await relayXmpp.create(options, env);
       plugins.push(plugin);
@@ -165,7 +165,7 @@ describe('relay-xmpp files', () => {
     const photo = await w.store.put(Readable.from([PNG]), { name: 'photo.png', contentType: 'image/png', image: true });
     const big = await w.store.put(Readable.from([Buffer.alloc(LIMIT + 1, 1)]), { name: 'big.bin', contentType: 'application/octet-stream', image: false });
     plugin.endpoint!.send(w.room, line('k1', 'the pictures', [photo, big]));
-    await waitFor('three messages from the relay', () => w.alice.said.filter((said) => said.nick === 'groupwire').length === 3);
+    await waitFor('three messages from the relay', () => w.alice.said.filter((said) => said.nick === 'groupwire').length >= 3);
 
     const [said, uploaded, linked] = w.alice.said.filter((message) => message.nick === 'groupwire');
     expect(said!.body).toBe('<Bob> the pictures\n[image: photo.png]\n[file: big.bin]');
