@@ -13,6 +13,8 @@ import { escapeForMattermost, overrideName, plainFromMattermost, renderLine as m
 import { escapeForZulip, plainFromZulip, renderLine as zulipLine } from '../plugins/relay-zulip/render.js';
 import { aliasName, escapeForRocketchat, plainFromRocketchat, renderLine as rocketchatLine, renderText as rocketchatText } from '../plugins/relay-rocketchat/render.js';
 import { chatLine as xmppChatLine, plainForXmpp, renderLine as xmppLine, splitAction } from '../plugins/relay-xmpp/render.js';
+import { isOneUrl } from '../plugins/relay-xmpp/inbound.js';
+import { parseMxc } from '../plugins/relay-matrix/media.js';
 import { lineId, payloadOf, safeName as httpSafeName, safeText, stripControls as httpStripControls } from '../plugins/http-api/line.js';
 import { escapeHtml as loggerEscapeHtml, escapeMarkdown, FORMATS, senderName } from '../plugins/logger/formats.js';
 import { safeSegment } from '../plugins/logger/path-pattern.js';
@@ -66,6 +68,8 @@ const transforms: Record<string, Record<string, (text: string) => unknown>> = {
     'renderLine action': (text) => matrixLine({ template: '{name}: {text}', msgtype: 'm.text', name: text, text, action: true }),
     'plainFromMatrix': (text) => plainFromMatrix(text, true),
     'plainFromMatrix reply fallback': (text) => plainFromMatrix(`> <${text}\n> ${text}\n\n${text}`, true),
+    'parseMxc': (text) => parseMxc(`mxc://${text}`),
+    'parseMxc server': (text) => parseMxc(`mxc://${text.replace(/\//g, '')}/x`),
   },
   'relay-mattermost': {
     escapeForMattermost, overrideName,
@@ -87,6 +91,7 @@ const transforms: Record<string, Record<string, (text: string) => unknown>> = {
     plainForXmpp, splitAction,
     'renderLine': (text) => xmppLine('{name}: {text}', text, text),
     'chatLine': (text) => xmppChatLine('<{name}> {text}', text, text),
+    'isOneUrl': (text) => isOneUrl(`https://${text}`),
   },
   'http-api line': {
     'stripControls': httpStripControls, safeText, lineId, 'safeName': (text) => httpSafeName(text),

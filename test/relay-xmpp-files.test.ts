@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { xml } from '@xmpp/client';
+import { HttpUpload } from '../plugins/relay-xmpp/http-upload.js';
 import relayXmpp from '../plugins/relay-xmpp/index.js';
 import { FILE_STORAGE, type Attachment, type IncomingMessage, type OutgoingMessage, type PluginEnv, type PluginInstance } from '../src/index.js';
 import { MediaStore } from '../src/media/media-store.js';
@@ -133,6 +134,24 @@ async function hostile(): Promise<{ url: string; hits: () => number }> {
   servers.push(server);
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/file_share/x/photo.png`, hits: () => hits };
 }
+
+describe('relay-xmpp files: which URLs are the upload service\'s', () => {
+  test('under upload_url_prefix only (no escape by ../, a longer path or another port); else https on a dedicated service\'s JID', async () => {
+    const prefixed = new HttpUpload({ allowSelfSigned: false, timeoutMs: 1_000, prefix: 'http://127.0.0.1:5280/file_share/' });
+    expect(prefixed.trusts('http://127.0.0.1:5280/file_share/abc/photo.png', undefined)).toBe(true);
+    for (const url of ['http://127.0.0.1:5280/file_share/../admin', 'http://127.0.0.1:5280/file_share_other/x', 'http://127.0.0.1:5281/file_share/x',
+      'http://user:pw@127.0.0.1:5280/file_share/x', 'https://127.0.0.1:5280/file_share/x', 'not a url']) expect(prefixed.trusts(url, undefined), url).toBe(false);
+    const byJid = new HttpUpload({ allowSelfSigned: false, timeoutMs: 1_000 });
+    const service = { jid: 'upload.example.org', dedicated: true };
+    expect(byJid.trusts('https://upload.example.org:5281/file_share/abc/photo.png', service)).toBe(true);
+    expect(byJid.trusts('http://upload.example.org/file_share/abc/photo.png', service)).toBe(false);
+    expect(byJid.trusts('https://upload.example.org.evil.test/x', service)).toBe(false);
+    expect(byJid.trusts('https://upload.example.org/x', undefined)).toBe(false);
+    // A service on the account's domain itself: its https URLs are the whole site's, not trusted without the prefix.
+    expect(byJid.trusts('https://example.org/file_share/x', { jid: 'example.org', dedicated: false })).toBe(false);
+    await Promise.all([prefixed.close(), byJid.close()]);
+  });
+});
 
 describe('relay-xmpp files', () => {
   test('a picture shared in a room (upload + OOB) is read from the server\'s upload service; a URL elsewhere stays text and is never fetched', async () => {

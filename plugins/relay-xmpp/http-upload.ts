@@ -22,6 +22,8 @@ export interface UploadService {
   jid: string;
   /** The largest file it takes (x-data `max-file-size`), when it says. */
   maxSize?: number;
+  /** A component of its own (`upload.example.org`), not the account's domain: only then is https on its JID trusted without upload_url_prefix. */
+  dedicated: boolean;
 }
 
 /** An iq to the server (the relay's stream). */
@@ -42,7 +44,7 @@ export async function discoverUpload(ask: Ask, domain: string): Promise<UploadSe
     if (!query?.getChildren('feature').some((feature) => feature.attrs.var === NS_UPLOAD)) continue;
     const form = query.getChildren('x', NS_DATA).find((x) => x.getChildren('field').some((field) => field.attrs.var === 'FORM_TYPE' && field.getChildText('value') === NS_UPLOAD));
     const max = Number(form?.getChildren('field').find((field) => field.attrs.var === 'max-file-size')?.getChildText('value'));
-    return { jid, ...(Number.isSafeInteger(max) && max > 0 ? { maxSize: max } : {}) };
+    return { jid, dedicated: jid.toLowerCase() !== domain.toLowerCase(), ...(Number.isSafeInteger(max) && max > 0 ? { maxSize: max } : {}) };
   }
   return undefined;
 }
@@ -71,7 +73,8 @@ export class HttpUpload {
 
   /**
    * Whether a URL is a file on the server's own upload service: under upload_url_prefix when it is set,
-   * else https on the service's JID (Prosody's and ejabberd's default), any port.
+   * else https on the service's JID (Prosody's and ejabberd's default), any port, when that JID is a
+   * component of its own (a service on the account's domain itself would trust the whole site there).
    */
   trusts(text: string, service: UploadService | undefined): boolean {
     let url: URL;
@@ -86,7 +89,7 @@ export class HttpUpload {
       const base = prefix.pathname.endsWith('/') ? prefix.pathname : `${prefix.pathname}/`;
       return url.origin === prefix.origin && url.pathname.startsWith(base);
     }
-    return service !== undefined && url.protocol === 'https:' && url.hostname === service.jid.toLowerCase();
+    return service !== undefined && service.dedicated && url.protocol === 'https:' && url.hostname === service.jid.toLowerCase();
   }
 
   /** A file of the upload service, streamed (no redirects followed); the caller checked trusts(). */
