@@ -5,7 +5,8 @@ import { MatrixRelay } from './relay.js';
 /**
  * Matrix relay, a gateway endpoint: gateway lines to Matrix rooms as `name: text` notices (the name
  * bold in the HTML body, everything escaped, nobody mentioned, a txnId from the line's key so a retry
- * posts once), room messages, emotes, edits, replies and redactions to the gateways, on matrix-js-sdk
+ * posts once), room messages, emotes, edits, replies and redactions to the gateways, files both ways
+ * through the homeserver's media API (authenticated download, upload + m.image/m.file), on matrix-js-sdk
  * with the relay's own persisted /sync loop. See docs/plugins/relay-matrix.md.
  */
 export default definePlugin({

@@ -5,8 +5,8 @@ import { XmppRelay } from './relay.js';
 /**
  * XMPP relay, a gateway endpoint: gateway lines into multi-user chat rooms as `<name> text` (one
  * origin-id per line, so a resend is recognised), room messages, corrections and retractions to the
- * gateways, with the room's archive (MAM) read after every new session; on @xmpp/client. See
- * docs/plugins/relay-xmpp.md.
+ * gateways, with the room's archive (MAM) read after every new session; files through the server's own
+ * HTTP Upload service (XEP-0363, with OOB) both ways; on @xmpp/client. See docs/plugins/relay-xmpp.md.
  */
 export default definePlugin({
   name: 'relay-xmpp',
