@@ -95,7 +95,7 @@ const transforms: Record<string, Record<string, (text: string) => unknown>> = {
   },
   'http-api line': {
     'stripControls': httpStripControls, safeText, lineId, 'safeName': (text) => httpSafeName(text),
-    'payloadOf': (text) => payloadOf('c', outgoing(text)),
+    'payloadOf': (text) => payloadOf('c', outgoing(text), () => 'https://api.example/f'),
   },
   'logger formats': {
     'escapeHtml': loggerEscapeHtml, escapeMarkdown, safeSegment,

@@ -1,17 +1,19 @@
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { failureFields, QueueFullError, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { failureFields, QueueFullError, type Attachment, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { fileNameOf } from './files.js';
 import { SIGNATURE_WINDOW_S } from './auth.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { Intake, NativeIds, type IntakeItem } from './intake.js';
-import { payloadOf, safeName, stripControls } from './line.js';
+import { payloadOf, safeName, stripControls, type FilePayload } from './line.js';
 import { httpApiWarnings, type ClientOptions, type HttpApiOptions } from './options.js';
 import { SeenSignatures } from './replay.js';
 import { buildServer, urlOf, type Answer, type PostBody } from './server.js';
 import { EventStreams } from './stream.js';
 import { ChannelLog } from './stream-log.js';
+import { UploadDir, type PostedFile } from './uploads.js';
 import { WebhookDelivery } from './webhooks.js';
 
 /** How long a client whose POST met a full queue is asked to wait. */
@@ -35,7 +37,9 @@ export class HttpApi {
   private readonly counters = {
     received: 0, receive_retries: 0, accepted: 0, replayed: 0, refused: 0, signatures_replayed: 0, signatures_full: 0, sent: 0, sent_again: 0,
     webhook_delivered: 0, webhook_retries: 0, webhook_dropped: 0, dead_lettered: 0, stream_connects: 0, stream_resets: 0,
+    files_received: 0, files_served: 0, uploads_swept: 0,
   };
+  private readonly uploads: UploadDir;
   private readonly ids: NativeIds;
   private readonly idempotency: IdempotencyKeys;
   private readonly intake: Intake;
@@ -49,6 +53,8 @@ export class HttpApi {
   private state: 'starting' | 'connected' | 'failed' | 'stopped' = 'starting';
   private detail: string | undefined;
   private port = 0;
+  /** The address served, once listening (the start of the API's download URLs without `public_url`). */
+  private listening: string | undefined;
 
   constructor(
     private readonly options: HttpApiOptions,
@@ -57,8 +63,9 @@ export class HttpApi {
     const { dataDir, storage, log } = env;
     this.ids = new NativeIds(env.store);
     this.idempotency = IdempotencyKeys.open(join(dataDir, 'idempotency.json'), storage, options.idempotency_ttl);
+    this.uploads = new UploadDir(join(dataDir, 'uploads'));
     this.intake = new Intake({
-      dataDir, storage, max: options.intake_max, gateway: env.gateway, log, counters: this.counters, incoming: options.incoming, retryMs: RECEIVE_RETRY_MS,
+      dataDir, storage, max: options.intake_max, gateway: env.gateway, log, counters: this.counters, incoming: options.incoming, retryMs: RECEIVE_RETRY_MS, uploads: this.uploads,
     });
     this.webhooks = options.webhooks.map((webhook) => new WebhookDelivery(webhook, {
       dataDir, storage, max: options.webhook_queue_max, log, counters: this.counters, retryMinMs: options.retry_min_ms, retryMaxMs: options.retry_max_ms,
@@ -84,13 +91,21 @@ export class HttpApi {
       // Opening a channel's intake starts its worker: what was queued before a restart goes on now.
       for (const item of this.intake.queue(channel).all()) this.rememberAgain(item);
     }
+    try {
+      // Uploads no queued line names: a crash came between a line being taken and its files removed, or mid-upload.
+      this.counters.uploads_swept += await this.uploads.sweep(this.intake.uploadsQueued());
+    } catch (error) {
+      this.env.log.warn({ ...failureFields(error) }, 'the uploads folder could not be cleaned');
+    }
     for (const webhook of this.webhooks) webhook.start();
     const { listen, tls } = this.options;
     for (const warning of httpApiWarnings(this.options)) this.env.log.warn({ host: listen.host }, warning.message);
     try {
       this.app = buildServer(this.options, this.env.configDir, this.env.log, {
         channels: () => this.env.gateway.channels(),
-        post: (client, channel, body, key) => this.post(client, channel, body, key),
+        post: (client, channel, body, key, files) => this.post(client, channel, body, key, files),
+        uploads: this.uploads,
+        file: (channel, id) => this.file(channel, id),
         replay: (client, key) => this.idempotency.find(client.name, key),
         page: (channel, after, limit) => ({ ...this.log(channel).after(after, limit), last: this.log(channel).last }),
         stream: (channel, response: ServerResponse, at) => this.streams.serve(channel, this.log(channel), response, at),
@@ -105,6 +120,7 @@ export class HttpApi {
       return;
     }
     const url = urlOf(this.app, tls !== undefined);
+    this.listening = url;
     this.port = Number(new URL(url).port);
     this.state = 'connected';
     this.detail = `listening on ${url}`;
@@ -147,7 +163,7 @@ export class HttpApi {
    * the two can only send a line twice (with one Idempotency-Key), never skip a webhook.
    */
   private send(channel: string, message: OutgoingMessage): void {
-    const line = payloadOf(channel, message);
+    const line = payloadOf(channel, message, (file) => this.apiUrlOf(channel, file));
     const log = this.log(channel);
     if (log.has(line.id)) {
       this.counters.sent_again += 1;
@@ -158,10 +174,35 @@ export class HttpApi {
     this.counters.sent += 1;
   }
 
-  private async post(client: ClientOptions, channel: string, body: PostBody, key: string | undefined): Promise<Answer> {
+  /** This API's download URL of a file sent to `channel` (when the media store has no public link). */
+  private apiUrlOf(channel: string, file: Attachment): string {
+    const { listen, tls, public_url: publicUrl } = this.options;
+    const base = publicUrl ?? this.listening ?? `${tls ? 'https' : 'http'}://${listen.host}:${listen.port}`;
+    return `${base.replace(/\/+$/, '')}/gateways/${encodeURIComponent(channel)}/files/${encodeURIComponent(file.id)}/${encodeURIComponent(file.name)}`;
+  }
+
+  /** A file of a line still in the channel's log, opened from the media store. */
+  private async file(channel: string, id: string): Promise<{ file: FilePayload; bytes: Readable } | 'unknown' | 'gone'> {
+    const file = this.log(channel).file(id);
+    if (!file) return 'unknown';
+    try {
+      const bytes = await this.env.media.open(id);
+      this.counters.files_served += 1;
+      return { file, bytes };
+    } catch {
+      return 'gone';
+    }
+  }
+
+  private async post(client: ClientOptions, channel: string, body: PostBody, key: string | undefined, files: PostedFile[] = []): Promise<Answer> {
+    const refuse = async (answer: Answer): Promise<Answer> => {
+      // Not queued: its files go.
+      await this.uploads.remove(files.map((file) => file.file));
+      return answer;
+    };
     if (this.env.stopping.aborted) {
       // The bot is stopping: it takes no more work (the client sends it again to the next run).
-      return { status: 503, body: { error: 'the bot is stopping; try again' }, headers: { 'retry-after': String(FULL_RETRY_AFTER_S) } };
+      return refuse({ status: 503, body: { error: 'the bot is stopping; try again' }, headers: { 'retry-after': String(FULL_RETRY_AFTER_S) } });
     }
     // The username was checked to be one line (server.ts); the template marks it as the API's.
     const username = body.username?.trim() || client.name;
@@ -170,13 +211,14 @@ export class HttpApi {
       id: this.ids.next(), channel, client: client.name, kind: body.kind, text: stripControls(body.text), name, time: new Date().toISOString(),
       ...(body.reply_to !== undefined ? { reply_to: body.reply_to } : {}),
       ...(key !== undefined ? { idempotency_key: key } : {}),
+      ...(files.length > 0 ? { files } : {}),
     };
     try {
       this.intake.push(item);
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       this.env.log.warn({ channel, client: client.name }, 'a POST was refused: the channel\'s queue to the chat is full');
-      return { status: 503, body: { error: 'the queue to the chat is full; try again later' }, headers: { 'retry-after': String(FULL_RETRY_AFTER_S) } };
+      return refuse({ status: 503, body: { error: 'the queue to the chat is full; try again later' }, headers: { 'retry-after': String(FULL_RETRY_AFTER_S) } });
     }
     const answer = { status: 202, body: { id: item.id, status: 'queued' } };
     this.rememberAgain(item);
@@ -188,6 +230,7 @@ export class HttpApi {
       return { status: 503, body: { error: 'not accepted here; try again' }, headers: { 'retry-after': String(FULL_RETRY_AFTER_S) } };
     }
     this.counters.accepted += 1;
+    this.counters.files_received += files.length;
     return answer;
   }
 

@@ -60,6 +60,32 @@ function header(headers: Headers, name: string): string | undefined {
  * answered too: the caller takes each once (replay.ts).
  */
 export function authenticate(clients: readonly ClientOptions[], headers: Headers, content: SignedContent, nowMs = Date.now()): Verdict {
+  const check = authenticateStreaming(clients, headers, content, nowMs, content);
+  if ('finish' in check) {
+    check.update(Buffer.from(content.body, 'utf8'));
+    return check.finish();
+  }
+  return check;
+}
+
+/**
+ * A signed request whose body is checked as it is read (a multipart POST, streamed to temp files): the
+ * headers are checked before the body, the signature over every byte once the body has been read.
+ */
+export interface BodyCheck {
+  update(chunk: Buffer): void;
+  finish(): Verdict;
+}
+
+/**
+ * `authenticate`, for a body read later: a bearer request is answered now (its body is not signed); a
+ * signed one has its headers checked now and gives a BodyCheck that hashes the body as it comes, with
+ * each hmac client's secret at once (there are a few), and compares at the end in constant time.
+ * `v0Content` (the body as text, when it is in hand) lets a v0 signature be named as such.
+ */
+export function authenticateStreaming(
+  clients: readonly ClientOptions[], headers: Headers, request: Omit<SignedContent, 'body'>, nowMs = Date.now(), v0Content?: SignedContent,
+): Verdict | BodyCheck {
   const authorization = header(headers, 'authorization');
   if (authorization !== undefined) {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
@@ -69,29 +95,35 @@ export function authenticate(clients: readonly ClientOptions[], headers: Headers
     return found ? { client: found } : { status: 401, error: 'unknown token' };
   }
   const signature = header(headers, 'x-signature-256');
-  if (signature !== undefined) {
-    const timestamp = header(headers, 'x-timestamp') ?? '';
-    if (!/^\d{1,12}$/.test(timestamp)) return { status: 401, error: 'X-Timestamp must be the request\'s time in Unix seconds' };
-    if (Math.abs(nowMs / 1000 - Number(timestamp)) > SIGNATURE_WINDOW_S) {
-      return { status: 401, error: `X-Timestamp is more than ${SIGNATURE_WINDOW_S} s away from the server's clock: sign the request when sending it` };
-    }
-    const given = /^sha256=([0-9a-f]{64})$/i.exec(signature.trim())?.[1]?.toLowerCase();
-    if (given === undefined) return { status: 401, error: 'X-Signature-256 must be "sha256=<64 hex digits>"' };
-    const key = header(headers, 'idempotency-key') ?? '';
-    let found: ClientOptions | undefined;
-    let v0 = false;
-    for (const client of clients) {
-      if (!('hmac_secret' in client)) continue;
-      if (sameSecret(given, requestSignature(client.hmac_secret, timestamp, content, key)) && !found) found = client;
-      if (sameSecret(given, v0Signature(client.hmac_secret, timestamp, content))) v0 = true;
-    }
-    if (found) return { client: found, signed: { signature: given, timestamp: Number(timestamp) } };
-    if (v0) {
-      return { status: 401, error: 'this request is signed with v0 (timestamp and body only), which is no longer accepted: sign "v1:<X-Timestamp>:<METHOD>:<path?query>:<Idempotency-Key>:<body>" (docs/plugins/http-api.md)' };
-    }
-    return { status: 401, error: 'bad signature' };
+  if (signature === undefined) return { status: 401, error: 'credentials required: Authorization: Bearer <token>, or X-Signature-256 with X-Timestamp' };
+  const timestamp = header(headers, 'x-timestamp') ?? '';
+  if (!/^\d{1,12}$/.test(timestamp)) return { status: 401, error: 'X-Timestamp must be the request\'s time in Unix seconds' };
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > SIGNATURE_WINDOW_S) {
+    return { status: 401, error: `X-Timestamp is more than ${SIGNATURE_WINDOW_S} s away from the server's clock: sign the request when sending it` };
   }
-  return { status: 401, error: 'credentials required: Authorization: Bearer <token>, or X-Signature-256 with X-Timestamp' };
+  const given = /^sha256=([0-9a-f]{64})$/i.exec(signature.trim())?.[1]?.toLowerCase();
+  if (given === undefined) return { status: 401, error: 'X-Signature-256 must be "sha256=<64 hex digits>"' };
+  const key = header(headers, 'idempotency-key') ?? '';
+  const signers = clients.filter((client): client is Extract<ClientOptions, { hmac_secret: string }> => 'hmac_secret' in client)
+    .map((client) => ({ client, hmac: createHmac('sha256', client.hmac_secret).update(`v1:${timestamp}:${request.method}:${request.target}:${key}:`) }));
+  return {
+    update(chunk) {
+      for (const signer of signers) signer.hmac.update(chunk);
+    },
+    finish() {
+      let found: ClientOptions | undefined;
+      let v0 = false;
+      for (const { client, hmac } of signers) {
+        if (sameSecret(given, hmac.digest('hex')) && !found) found = client;
+        if (v0Content && sameSecret(given, v0Signature(client.hmac_secret, timestamp, v0Content))) v0 = true;
+      }
+      if (found) return { client: found, signed: { signature: given, timestamp: Number(timestamp) } };
+      if (v0) {
+        return { status: 401, error: 'this request is signed with v0 (timestamp and body only), which is no longer accepted: sign "v1:<X-Timestamp>:<METHOD>:<path?query>:<Idempotency-Key>:<body>" (docs/plugins/http-api.md)' };
+      }
+      return { status: 401, error: 'bad signature' };
+    },
+  };
 }
 
 /** A client limited to some channels may use only those. */

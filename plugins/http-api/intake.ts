@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { attributedLines, Backoff, DurableQueue, failureFields, oneLineName, PostFailedError, sleep, type GatewayPort, type IncomingMessage, type KeyValueStore, type Storage } from '../../src/index.js';
 import { fileNameOf } from './files.js';
+import type { PostedFile, UploadDir } from './uploads.js';
 
 /** A message POSTed to a channel, waiting for the gateway. */
 export interface IntakeItem {
@@ -16,6 +17,8 @@ export interface IntakeItem {
   time: string;
   /** The POST's Idempotency-Key, so its answer can be remembered again after a crash right after the push. */
   idempotency_key?: string;
+  /** A multipart POST's files, in the uploads folder until the gateway took the line. */
+  files?: PostedFile[];
 }
 
 export interface IntakeCounters {
@@ -74,6 +77,7 @@ export class Intake {
       counters: IntakeCounters;
       incoming: string;
       retryMs: number;
+      uploads: UploadDir;
     },
   ) {}
 
@@ -127,6 +131,8 @@ export class Intake {
       try {
         await this.options.gateway.receive(channel, this.incomingOf(item));
         entry.queue.shift();
+        // The gateway read the files into its media store: the temp files have done their part.
+        if (item.files) this.removeFiles(item);
         backoff.reset();
         this.options.counters.received += 1;
       } catch (error) {
@@ -139,11 +145,24 @@ export class Intake {
     }
   }
 
+  /** Every upload a queued line names (the others are left from a crash: start() sweeps them). */
+  uploadsQueued(): Set<string> {
+    const names = new Set<string>();
+    for (const { queue } of this.queues.values()) for (const item of queue.values()) for (const file of item.files ?? []) names.add(file.file);
+    return names;
+  }
+
+  private removeFiles(item: IntakeItem): void {
+    this.options.uploads.remove(item.files!.map((file) => file.file)).catch((error: unknown) => {
+      this.options.log.warn({ channel: item.channel, id: item.id, ...failureFields(error) }, 'the temp files of a posted message could not be removed; the next start removes them');
+    });
+  }
+
   private incomingOf(item: IntakeItem): IncomingMessage {
     // An action keeps the gateway's own rendering (`* name text`); the template is for messages.
     // Each line of the text carries the speaker (docs/gateways.md "Several lines"): a second line cannot pass for someone else's.
     const name = oneLineName(item.name);
-    const chatText = item.kind === 'message'
+    const chatText = item.kind === 'message' && (item.text.trim() !== '' || !item.files?.length)
       ? attributedLines(item.text, (line) => this.options.incoming.replace('{name}', () => name).replace('{text}', () => line))
       : undefined;
     return {
@@ -151,6 +170,7 @@ export class Intake {
       speaker: { platform: 'http', id: item.client, name: item.name },
       ...(item.reply_to !== undefined ? { replyTo: item.reply_to } : {}),
       ...(chatText !== undefined ? { chatText } : {}),
+      ...(item.files?.length ? { files: item.files.map((file) => this.options.uploads.incoming(file)) } : {}),
     };
   }
 }

@@ -1,5 +1,18 @@
 import { createHash } from 'node:crypto';
-import type { OutgoingMessage } from '../../src/index.js';
+import type { Attachment, OutgoingMessage } from '../../src/index.js';
+
+/** A file said with a line (docs/plugins/http-api.md "Files out"). */
+export interface FilePayload {
+  /** The media store's id (the same in `url`). */
+  id: string;
+  name: string;
+  content_type: string;
+  size: number;
+  /** An image (the bytes are one): a receiver may show it inline. */
+  image: boolean;
+  /** Where to download it: the media store's public link, else this API's `/gateways/<channel>/files/<id>/<name>`. */
+  url: string;
+}
 
 /** A gateway line as webhooks, the event stream and polling give it (the same JSON everywhere). */
 export interface LinePayload {
@@ -12,6 +25,9 @@ export interface LinePayload {
   time: string;
   reply_to?: string;
   target?: string;
+  files?: FilePayload[];
+  /** Files said with the line that were not relayed, and why (`too big (40 MB, limit 25 MB)`). */
+  refused_files?: Array<{ name: string; reason: string }>;
 }
 
 const ZWSP = '\u200b';
@@ -67,7 +83,15 @@ export function lineId(key: string): string {
   return /^[\x20-\x7e]{1,255}$/.test(key) ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
-export function payloadOf(channel: string, message: OutgoingMessage): LinePayload {
+/**
+ * The line's payload; `apiUrlOf` gives this API's download URL of a file the media store has no
+ * public link for.
+ */
+export function payloadOf(channel: string, message: OutgoingMessage, apiUrlOf: (file: Attachment) => string): LinePayload {
+  const files = (message.files ?? []).map((file): FilePayload => ({
+    id: file.id, name: safeName(file.name, 255), content_type: file.contentType, size: file.size, image: file.image, url: file.url ?? apiUrlOf(file),
+  }));
+  const refused = (message.refusedFiles ?? []).map((file) => ({ name: safeName(file.name, 255), reason: safeName(file.reason, 500) }));
   return {
     id: lineId(message.key),
     gateway: message.gateway,
@@ -78,5 +102,7 @@ export function payloadOf(channel: string, message: OutgoingMessage): LinePayloa
     time: message.time,
     ...(message.replyTo !== undefined ? { reply_to: message.replyTo } : {}),
     ...(message.target !== undefined ? { target: message.target } : {}),
+    ...(files.length > 0 ? { files } : {}),
+    ...(refused.length > 0 ? { refused_files: refused } : {}),
   };
 }

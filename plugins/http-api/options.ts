@@ -17,6 +17,15 @@ const duration = z.union([
     .transform((text) => Number(/^\d+/.exec(text)![0]) * UNITS[/[a-z]+$/.exec(text)![0]]!),
 ]);
 
+const SIZE_UNITS: Record<string, number> = { kb: 1_000, mb: 1_000_000, gb: 1_000_000_000 };
+
+/** A size as bytes or as `512KB`, `25MB`, `1GB` (decimal, as platforms state their limits). */
+const size = z.union([
+  z.number().int().min(1),
+  z.string().regex(/^\d+ ?(KB|MB|GB)$/i, 'a size such as 512KB, 25MB or 1GB (or a number of bytes)')
+    .transform((text) => Number(/^\d+/.exec(text)![0]) * SIZE_UNITS[/[a-z]+$/i.exec(text)![0].toLowerCase()]!),
+]);
+
 const secret = (what: string) => z.string().min(16, `${what}: at least 16 characters (make one with \`openssl rand -hex 32\`)`);
 
 /** Who may call the API: a bearer token or an HMAC secret, optionally limited to some channels. */
@@ -69,6 +78,13 @@ export const httpApiOptions = z.strictObject({
   incoming: z.string().refine((value) => value.includes('{text}'), 'a template containing {text}').default('<{name}> {text}'),
   /** The longest text a POST may carry, in characters. */
   text_max: z.number().int().min(1).max(100_000).default(4_000),
+  /** The largest file a multipart POST may carry (each file); past it the POST gets 413. */
+  file_max: size.pipe(z.number().max(2 ** 40, 'at most 1 TB')).default(25_000_000),
+  /**
+   * Where clients reach this API (`https://api.example.com`, no trailing path needed): the start of the
+   * download URLs of files in payloads when the media store has no public link. Default: the address listened on.
+   */
+  public_url: z.string().regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'an http(s) URL without query or fragment').optional(),
   /** How long an Idempotency-Key's first answer is replayed. */
   idempotency_ttl: duration.default(86_400_000),
   /** Posted messages waiting for the chat, per channel; past it a POST gets 503. */

@@ -2,19 +2,25 @@ import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { authenticate, mayUse, type SignedContent } from './auth.js';
-import { isOneLineName, stripControls, USERNAME_MAX } from './line.js';
+import { authenticate, authenticateStreaming, mayUse, type SignedContent, type Verdict } from './auth.js';
+import { downloadHeaders } from './download.js';
+import { isOneLineName, stripControls, USERNAME_MAX, type FilePayload } from './line.js';
+import { readUpload, UploadRefused } from './multipart.js';
 import type { ClientOptions, HttpApiOptions } from './options.js';
 import type { Admission } from './replay.js';
 import type { Page } from './stream-log.js';
+import type { PostedFile, UploadDir } from './uploads.js';
 
-/** A POST's body (fields other tools add are ignored). */
-export function postBodySchema(textMax: number) {
+/** A POST's body (fields other tools add are ignored). With files (multipart) the text may be empty. */
+export function postBodySchema(textMax: number, withFiles = false) {
+  const text = z.string().max(textMax, `at most ${textMax} characters`);
   return z.object({
-    text: z.string().max(textMax, `at most ${textMax} characters`).refine((text) => stripControls(text).trim() !== '', 'must not be empty'),
+    text: withFiles ? text.default('') : text.refine((given) => stripControls(given).trim() !== '', 'must not be empty'),
     username: z.string()
       .max(USERNAME_MAX, `at most ${USERNAME_MAX} characters`)
       .refine(isOneLineName, 'one line: no line breaks, control characters or bidirectional controls')
@@ -36,7 +42,12 @@ export interface Answer {
 export interface ApiHandlers {
   /** The channels the plugin's gateways use now. */
   channels(): string[];
-  post(client: ClientOptions, channel: string, body: PostBody, idempotencyKey: string | undefined): Promise<Answer>;
+  /** A POST; `files` (a multipart POST's, in `uploads`) are the handler's from here: queued with the line, or removed. */
+  post(client: ClientOptions, channel: string, body: PostBody, idempotencyKey: string | undefined, files?: PostedFile[]): Promise<Answer>;
+  /** Where a multipart POST's files are written. */
+  uploads: UploadDir;
+  /** A file of a line sent to `channel`, opened: unknown to the channel's kept lines, or gone from the media store. */
+  file(channel: string, id: string): Promise<{ file: FilePayload; bytes: Readable } | 'unknown' | 'gone'>;
   replay(client: ClientOptions, idempotencyKey: string): Answer | undefined;
   page(channel: string, after: number, limit: number): Page & { last: number };
   stream(channel: string, response: ServerResponse, position: number | undefined): void;
@@ -72,6 +83,9 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
     } : {}),
   }) as unknown as FastifyInstance; // With `https` fastify's type is another instance type; the routes are the same.
   const postBody = postBodySchema(options.text_max);
+  const postBodyWithFiles = postBodySchema(options.text_max, true);
+  // Multipart POSTs (files): read by the route itself, part by part (multipart.ts).
+  void app.register(multipart, { throwFileSizeLimit: false });
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   app.setErrorHandler((failure: { statusCode?: number; message: string }, _request, reply) => {
@@ -85,7 +99,11 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
   const caller = (request: FastifyRequest<{ Params: { channel: string } }>, reply: FastifyReply, body: string): ClientOptions | undefined => {
     // The target as the client sent it (path and query): the signature covers it, so it names one channel.
     const content: SignedContent = { method: request.method, target: request.url, body };
-    const verdict = authenticate(options.clients, request.headers, content);
+    return admit(request, reply, authenticate(options.clients, request.headers, content));
+  };
+
+  /** The caller authenticated (`verdict`): a signature taken once, a channel it may use; else an answer is sent. */
+  const admit = (request: FastifyRequest<{ Params: { channel: string } }>, reply: FastifyReply, verdict: Verdict): ClientOptions | undefined => {
     if ('status' in verdict) {
       handlers.refused();
       void error(reply.header('www-authenticate', 'Bearer'), 401, verdict.error);
@@ -118,7 +136,57 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
 
   app.get('/health', async () => ({ ok: true }));
 
+  /**
+   * A POST with files: authenticated before the body is read when it can be (a bearer token), else once
+   * it was read (a signature over the bytes sent; the files written meanwhile are removed if it fails).
+   * An Idempotency-Key seen before is answered as the first time, and its files are not kept.
+   */
+  const postMultipart = async (request: FastifyRequest<{ Params: { channel: string } }>, reply: FastifyReply) => {
+    const key = request.headers['idempotency-key'];
+    if (Array.isArray(key) || (key !== undefined && !IDEMPOTENCY_KEY.test(key))) {
+      return error(reply, 400, 'Idempotency-Key: one value of 1 to 255 printable ASCII characters', { field: 'Idempotency-Key' });
+    }
+    const check = authenticateStreaming(options.clients, request.headers, { method: request.method, target: request.url });
+    let client: ClientOptions | undefined;
+    if (!('finish' in check)) {
+      client = admit(request, reply, check);
+      if (!client) return reply;
+      const first = key !== undefined ? handlers.replay(client, key) : undefined;
+      if (first) return json(reply, { ...first, headers: { ...first.headers, 'idempotent-replayed': 'true' } });
+    }
+    let upload;
+    try {
+      upload = await readUpload(request, {
+        uploads: handlers.uploads, fileMax: options.file_max, fieldMax: options.text_max * 4 + 1_024, ...('finish' in check ? { tap: (chunk: Buffer) => check.update(chunk) } : {}),
+      });
+    } catch (failure) {
+      if (!(failure instanceof UploadRefused)) throw failure;
+      // A refused body was not read to its end: the connection is not kept for another request.
+      return error(reply.header('connection', 'close'), failure.status, failure.message, failure.field !== undefined ? { field: failure.field } : {});
+    }
+    const drop = () => handlers.uploads.remove(upload.files.map((file) => file.file));
+    if ('finish' in check) {
+      client = admit(request, reply, check.finish());
+      const first = client && key !== undefined ? handlers.replay(client, key) : undefined;
+      if (!client || first) {
+        await drop();
+        return first ? json(reply, { ...first, headers: { ...first.headers, 'idempotent-replayed': 'true' } }) : reply;
+      }
+    }
+    const body = postBodyWithFiles.safeParse(upload.fields);
+    const empty = body.success && upload.files.length === 0 && stripControls(body.data.text).trim() === '';
+    if (!body.success || empty) {
+      await drop();
+      if (empty) return error(reply, 400, 'text: must not be empty (or send a file)', { field: 'text' });
+      const issue = body.error!.issues[0]!;
+      const field = issue.path.join('.') || 'body';
+      return error(reply, 400, `${field}: ${issue.message}`, { field });
+    }
+    return json(reply, await handlers.post(client!, request.params.channel, body.data, key, upload.files));
+  };
+
   app.post<{ Params: { channel: string }; Body: string }>('/gateways/:channel/messages', async (request, reply) => {
+    if (request.isMultipart()) return postMultipart(request, reply);
     const raw = typeof request.body === 'string' ? request.body : '';
     const client = caller(request, reply, raw);
     if (!client) return reply;
@@ -168,6 +236,14 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
     reply.hijack();
     handlers.stream(request.params.channel, reply.raw, at);
     return reply;
+  });
+
+  app.get<{ Params: { channel: string; id: string; name: string } }>('/gateways/:channel/files/:id/:name', async (request, reply) => {
+    if (!caller(request, reply, '')) return reply;
+    const found = await handlers.file(request.params.channel, request.params.id);
+    if (found === 'unknown') return error(reply, 404, 'no such file in this channel');
+    if (found === 'gone') return error(reply, 404, 'the file is no longer kept (the media store\'s retention removed it)');
+    return reply.code(200).headers(downloadHeaders(found.file)).send(found.bytes);
   });
 
   return app;

@@ -1,5 +1,5 @@
 import { DurableQueue, type Storage } from '../../src/index.js';
-import type { LinePayload } from './line.js';
+import type { FilePayload, LinePayload } from './line.js';
 
 /** A line of a channel's log: its sequence number (the event stream's `id:`) and the line. */
 export interface LogEntry {
@@ -29,13 +29,15 @@ function roomOf(keep: number): number {
  */
 export class ChannelLog {
   private readonly ids = new Set<string>();
+  /** The files of the lines kept, by media id (with how many kept lines carry each): what `/files/<id>/…` serves. */
+  private readonly files = new Map<string, { file: FilePayload; lines: number }>();
   private readonly listeners = new Set<() => void>();
 
   private constructor(
     private readonly queue: DurableQueue<LogEntry>,
     private readonly keep: number,
   ) {
-    for (const entry of queue.all()) this.ids.add(entry.line.id);
+    for (const entry of queue.all()) this.added(entry.line);
   }
 
   static open(path: string, storage: Storage, keep: number): ChannelLog {
@@ -64,10 +66,32 @@ export class ChannelLog {
   append(line: LinePayload): LogEntry {
     const entry = { seq: this.last + 1, line };
     this.queue.push(entry);
-    this.ids.add(line.id);
-    if (this.queue.size > this.keep + roomOf(this.keep)) for (const gone of this.queue.shift(this.queue.size - this.keep)) this.ids.delete(gone.line.id);
+    this.added(line);
+    if (this.queue.size > this.keep + roomOf(this.keep)) for (const gone of this.queue.shift(this.queue.size - this.keep)) this.removed(gone.line);
     for (const listener of this.listeners) listener();
     return entry;
+  }
+
+  /** A file of a line still kept in this channel's log, by its media id. */
+  file(id: string): FilePayload | undefined {
+    return this.files.get(id)?.file;
+  }
+
+  private added(line: LinePayload): void {
+    this.ids.add(line.id);
+    for (const file of line.files ?? []) {
+      const known = this.files.get(file.id);
+      if (known) known.lines += 1;
+      else this.files.set(file.id, { file, lines: 1 });
+    }
+  }
+
+  private removed(line: LinePayload): void {
+    this.ids.delete(line.id);
+    for (const file of line.files ?? []) {
+      const known = this.files.get(file.id);
+      if (known && (known.lines -= 1) === 0) this.files.delete(file.id);
+    }
   }
 
   /** The lines after `position`, at most `limit`. */
