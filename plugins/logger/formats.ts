@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../../src/index.js';
 import { visibleControls, visibleLines, wireLine } from '../../src/index.js';
+import { fileDetails, filesOf, refusalsOf, safeLink, textFileLines } from './file-entries.js';
 import { formatZoned, messageDate } from './time.js';
 
 /**
@@ -97,6 +98,46 @@ export function escapeMarkdown(text: string): string {
     .join('<br>');
 }
 
+const LINK_REL = 'rel="nofollow noopener noreferrer"';
+
+/**
+ * A relayed line's files in html, on the entry's one line: an image with a link as a lazy thumbnail
+ * linking to the stored file (its size capped by the page's style), another file with a link as a link,
+ * a file without one as its name; each with its type and size. Refused files say why.
+ */
+function htmlFiles(message: ChatMessage): string {
+  const parts = filesOf(message).map((file) => {
+    const url = safeLink(file.url);
+    const name = escapeHtml(visibleControls(file.name));
+    const details = escapeHtml(fileDetails(file));
+    if (url === undefined) return `<span class="file">${name} ${details}</span>`;
+    const href = escapeHtml(url);
+    if (file.image) return `<span class="file"><a class="thumb" href="${href}" ${LINK_REL}><img src="${href}" alt="${name}" loading="lazy"></a> ${details}</span>`;
+    return `<span class="file"><a href="${href}" ${LINK_REL}>${name}</a> ${details}</span>`;
+  });
+  for (const refusal of refusalsOf(message)) {
+    parts.push(`<span class="file refused">a file was not relayed: ${escapeHtml(visibleControls(refusal.name))}: ${escapeHtml(visibleControls(refusal.reason))}</span>`);
+  }
+  return parts.length === 0 ? '' : `<span class="files">${parts.join('')}</span>`;
+}
+
+/** A URL as a markdown link target: the characters that would end or break it percent-encoded. */
+function markdownTarget(url: string): string {
+  return url.replace(/[\s()<>\\]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+/** A relayed line's files in markdown, each after a `<br>` on the entry's one line (a link where there is one). */
+function markdownFiles(message: ChatMessage): string {
+  let out = '';
+  for (const file of filesOf(message)) {
+    const url = safeLink(file.url);
+    const name = escapeMarkdown(visibleControls(file.name));
+    out += `<br>[${file.image ? 'image' : 'file'}: ${url ? `[${name}](${markdownTarget(url)})` : name} ${escapeMarkdown(fileDetails(file))}]`;
+  }
+  for (const refusal of refusalsOf(message)) out += `<br>[a file was not relayed: ${escapeMarkdown(visibleControls(refusal.name))}: ${escapeMarkdown(visibleControls(refusal.reason))}]`;
+  return out;
+}
+
 const time = (message: ChatMessage, options: RenderOptions) => formatZoned(messageDate(message.created), options.timeZone, options.timeFormat);
 
 function title(meta: FileMeta): string {
@@ -135,14 +176,17 @@ const text: Format = {
     const head = isEvent(message) ? `[${time(message, options)}] -- ` : `[${time(message, options)}] <${senderName(message)}> `;
     // Later lines of a multi-line message are indented under the first, so every entry starts with `[`;
     // control characters other than line breaks and tabs are shown as `\u{XX}` (controls.ts).
-    return `${head}${visibleLines(message.message).join(`\n${' '.repeat(4)}`)}\n`;
+    // A relayed line's files: a line each, indented like the message's later lines.
+    return `${head}${[...visibleLines(message.message), ...textFileLines(message)].join(`\n${' '.repeat(4)}`)}\n`;
   },
   reset: (note, options) => `[${formatZoned(messageDate(note.at), options.timeZone, options.timeFormat)}] -- ${resetWords(note, options)}\n`,
 };
 
 const HTML_STYLE = 'body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}'
   + '.m{margin:.15rem 0}.m time{color:#777;font-variant-numeric:tabular-nums;margin-right:.5rem}'
-  + '.m .n{font-weight:600;margin-right:.4rem}.m.e{color:#777;font-style:italic}';
+  + '.m .n{font-weight:600;margin-right:.4rem}.m.e{color:#777;font-style:italic}'
+  + '.files{display:block;margin-left:1rem}.file{display:block;color:#555}.file.refused{font-style:italic}'
+  + '.thumb img{max-width:320px;max-height:240px;vertical-align:middle;border:1px solid #ddd}';
 
 const html: Format = {
   name: 'html',
@@ -154,7 +198,7 @@ const html: Format = {
     const when = `<time datetime="${escapeHtml(message.created ?? '')}">${escapeHtml(time(message, options))}</time>`;
     const attrs = `class="m${isEvent(message) ? ' e' : ''}" id="m${message.msg_num}" data-msg-num="${message.msg_num}"`;
     const who = isEvent(message) ? '' : `<span class="n">${escapeHtml(senderName(message))}</span>`;
-    return `<div ${attrs}>${when}${who}<span class="t">${htmlText(message.message)}</span></div>\n`;
+    return `<div ${attrs}>${when}${who}<span class="t">${htmlText(message.message)}</span>${htmlFiles(message)}</div>\n`;
   },
   reset: (note, options) => `<div class="m e r" id="reset-${Date.parse(note.at) || 0}" data-msg-num="0"><span class="t">${escapeHtml(resetWords(note, options))}</span></div>\n`,
   msgNumOf(line) {
@@ -171,7 +215,7 @@ const markdown: Format = {
   entry(message, options) {
     const anchor = `<a id="m${message.msg_num}"></a>`;
     const when = `\`${time(message, options)}\``;
-    const body = escapeMarkdown(message.message);
+    const body = escapeMarkdown(message.message) + markdownFiles(message);
     return isEvent(message) ? `- ${anchor}${when} *${body}*\n` : `- ${anchor}${when} **${escapeMarkdown(senderName(message))}**: ${body}\n`;
   },
   reset: (note, options) => `- <a id="reset-${Date.parse(note.at) || 0}"></a>*${escapeMarkdown(resetWords(note, options))}*\n`,

@@ -1,4 +1,5 @@
 import type { ChatMessage, OwnPost, PluginContext } from '../../src/index.js';
+import type { LoggedFile, LoggedRefusal } from './file-entries.js';
 
 /**
  * Who said a line the bot relayed from another side of a gateway (IRC, Slack, another chat): the chat
@@ -12,8 +13,11 @@ export interface RelayedFrom {
   gateway: string;
 }
 
-/** A chat message as the logger keeps it: the jsonl entry adds `relayed_from` for a relayed line. */
-export type LoggedMessage = ChatMessage & { relayed_from?: RelayedFrom };
+/**
+ * A chat message as the logger keeps it: the jsonl entry adds `relayed_from` for a relayed line, and
+ * the files said with it (`files`, `refused_files`; file-entries.ts) when there were any.
+ */
+export type LoggedMessage = ChatMessage & { relayed_from?: RelayedFrom; files?: LoggedFile[]; refused_files?: LoggedRefusal[] };
 
 /** The chain's message, with `relayed_from` when the bot relayed it (a copy: the chain's message is shared). */
 export function loggedMessage(ctx: PluginContext): LoggedMessage {
@@ -25,5 +29,12 @@ export function withOrigin(message: ChatMessage, own: OwnPost | undefined): Logg
   const relayed = own?.relayed;
   if (!relayed) return message;
   const { platform, id, name } = relayed.speaker;
-  return { ...message, relayed_from: { platform, id, name, gateway: relayed.gateway } };
+  const files = (relayed.files ?? []).map((file): LoggedFile => ({
+    name: file.name, content_type: file.contentType, size: file.size, image: file.image, ...(file.url !== undefined ? { url: file.url } : {}),
+  }));
+  const refused = (relayed.refusedFiles ?? []).map((file): LoggedRefusal => ({ name: file.name, reason: file.reason }));
+  return {
+    ...message, relayed_from: { platform, id, name, gateway: relayed.gateway },
+    ...(files.length > 0 ? { files } : {}), ...(refused.length > 0 ? { refused_files: refused } : {}),
+  };
 }
