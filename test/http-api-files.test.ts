@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import pino from 'pino';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
 import httpApi from '../plugins/http-api/index.js';
-import { FILE_STORAGE, type Attachment, type IncomingMessage, type OutgoingMessage, type PluginEnv, type PluginInstance } from '../src/index.js';
+import { FILE_STORAGE, PostFailedError, type Attachment, type IncomingMessage, type OutgoingMessage, type PluginEnv, type PluginInstance } from '../src/index.js';
 import { MediaStore } from '../src/media/media-store.js';
 import { localTls } from '../src/service/tls.js';
 import { KeyValueStore } from '../src/store/kv-store.js';
@@ -40,6 +40,7 @@ interface Api {
   taken: Taken[];
   media: MediaStore;
   uploads: () => string[];
+  dir: string;
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -55,14 +56,19 @@ async function tempDir(): Promise<string> {
 
 let trusting: Agent;
 
-/** The plugin over TLS, channels `ops` and `dev`; the gateway reads every file into `media` before it takes the line. */
-async function open(extra: Record<string, unknown> = {}, publicUrl?: string): Promise<Api> {
-  const dir = await tempDir();
-  const tls = await localTls(join(dir, 'tls'));
-  writeFileSync(join(dir, 'cert.pem'), tls.cert);
-  writeFileSync(join(dir, 'key.pem'), tls.key);
-  trusting = new Agent({ connect: { ca: tls.ca } });
-  cleanups.push(() => trusting.close());
+/**
+ * The plugin over TLS, channels `ops` and `dev`; the gateway reads every file into `media` before it
+ * takes the line (while `takes` says the chat takes lines; else it refuses them as a closed chat would).
+ */
+async function open(extra: Record<string, unknown> = {}, publicUrl?: string, given?: { dir: string; takes: () => boolean }): Promise<Api> {
+  const dir = given?.dir ?? await tempDir();
+  if (!existsSync(join(dir, 'cert.pem'))) {
+    const tls = await localTls(join(dir, 'tls'));
+    writeFileSync(join(dir, 'cert.pem'), tls.cert);
+    writeFileSync(join(dir, 'key.pem'), tls.key);
+    trusting = new Agent({ connect: { ca: tls.ca } });
+    cleanups.push(() => trusting.close());
+  }
   const media = new MediaStore(join(dir, 'media'), publicUrl);
   const taken: Taken[] = [];
   const dataDir = join(dir, 'data');
@@ -71,6 +77,7 @@ async function open(extra: Record<string, unknown> = {}, publicUrl?: string): Pr
     gateway: {
       channels: () => ['ops', 'dev'],
       receive: async (channel: string, message: IncomingMessage) => {
+        if (given && !given.takes()) throw new PostFailedError('the chat is closed');
         const stored: Attachment[] = [];
         for (const file of message.files ?? []) {
           stored.push(await media.put(await file.open(new AbortController().signal), { name: file.name, contentType: file.contentType ?? 'application/octet-stream', image: false }));
@@ -88,6 +95,12 @@ async function open(extra: Record<string, unknown> = {}, publicUrl?: string): Pr
   });
   const plugin = await httpApi.create(options, env);
   await plugin.start!();
+  let stopped = false;
+  const stop = plugin.stop!;
+  plugin.stop = async () => {
+    if (!stopped) await stop();
+    stopped = true;
+  };
   cleanups.push(() => plugin.stop!());
   const uploads = () => {
     try {
@@ -96,7 +109,7 @@ async function open(extra: Record<string, unknown> = {}, publicUrl?: string): Pr
       return [];
     }
   };
-  return { plugin, base: `https://127.0.0.1:${plugin.stats!().port}`, taken, media, uploads };
+  return { plugin, base: `https://127.0.0.1:${plugin.stats!().port}`, taken, media, uploads, dir };
 }
 
 interface Part {
@@ -214,6 +227,24 @@ describe('http-api: files in (multipart POST)', () => {
     await api.plugin.stop!();
     expect(api.taken).toHaveLength(1);
     expect(api.uploads()).toEqual([]);
+  });
+
+  test('a line with files the chat does not take yet stays queued across a restart, its files with it; uploads no queued line names are swept at start', async () => {
+    let takes = false;
+    const dir = await tempDir();
+    const api = await open({}, undefined, { dir, takes: () => takes });
+    expect((await postFiles(api, [{ field: 'text', value: 'wait for me' }, { field: 'file', file: { name: 'kept.png', type: 'image/png', bytes: photo } }])).status).toBe(202);
+    expect(api.uploads()).toHaveLength(1);
+    await api.plugin.stop!();
+    writeFileSync(join(dir, 'data', 'uploads', 'f'.repeat(32)), 'left by a crash');
+
+    takes = true;
+    const again = await open({}, undefined, { dir, takes: () => takes });
+    await waitFor('the queued line taken after the restart', () => again.taken.length === 1);
+    expect(again.taken[0]!.message.text).toBe('wait for me');
+    expect(await readFile(again.media.pathOf(again.taken[0]!.stored[0]!.id))).toEqual(photo);
+    expect(again.plugin.stats!()).toMatchObject({ uploads_swept: 1 });
+    await waitFor('no upload left', () => again.uploads().length === 0);
   });
 });
 
