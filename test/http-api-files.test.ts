@@ -153,6 +153,14 @@ const photo = randomBytes(150_000);
 const notes = Buffer.from('line one\nline two\n');
 
 describe('http-api: files in (multipart POST)', () => {
+  test('file_max takes bytes or 512KB / 25MB / 1GB (25 MB by default); anything else is explained', () => {
+    expect(httpApi.options.parse({}).file_max).toBe(25_000_000);
+    expect(httpApi.options.parse({ file_max: '512KB' }).file_max).toBe(512_000);
+    expect(httpApi.options.parse({ file_max: 1_000 }).file_max).toBe(1_000);
+    const wrong = httpApi.options.safeParse({ file_max: 'big' });
+    expect(wrong.success ? [] : wrong.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)).toEqual(['file_max: a size: a number of bytes, or such as 512KB, 25MB or 1GB']);
+  });
+
   test('a multipart POST with two files and the text reaches the gateway: names, types, sizes, and open() gives the bytes sent; the temp files go once the line was taken', async () => {
     const api = await open();
     const answer = await postFiles(api, [
@@ -208,6 +216,17 @@ describe('http-api: files in (multipart POST)', () => {
     expect(big.status).toBe(413);
     expect(json(big)).toMatchObject({ error: expect.stringMatching(/big\.bin.*100 KB/) });
     expect(api.uploads()).toEqual([]);
+    // A client that goes away halfway through a file: nothing is handed on, its temp file goes.
+    const { body, contentType } = multipart([{ field: 'file', file: { name: 'cut.bin', type: 'application/octet-stream', bytes: photo } }]);
+    const halfway = async function* () {
+      yield body.subarray(0, 60_000);
+      await waitFor('the upload begun', () => api.uploads().length === 1);
+      throw new Error('the client went away');
+    };
+    await expect(request(`${api.base}/gateways/ops/messages`, {
+      method: 'POST', body: Readable.from(halfway()), dispatcher: trusting, headers: { 'content-type': contentType, authorization: `Bearer ${TOKEN}` },
+    })).rejects.toThrow();
+    await waitFor('the cut upload removed', () => api.uploads().length === 0);
     // Under the cap it is taken.
     expect((await postFiles(api, [{ field: 'file', file: { name: 'small.bin', type: 'application/octet-stream', bytes: notes } }])).status).toBe(202);
     await waitFor('the small one taken', () => api.taken.length === 1);

@@ -24,7 +24,7 @@ const size = z.union([
   z.number().int().min(1),
   z.string().regex(/^\d+ ?(KB|MB|GB)$/i, 'a size such as 512KB, 25MB or 1GB (or a number of bytes)')
     .transform((text) => Number(/^\d+/.exec(text)![0]) * SIZE_UNITS[/[a-z]+$/i.exec(text)![0].toLowerCase()]!),
-]);
+], { error: 'a size: a number of bytes, or such as 512KB, 25MB or 1GB' });
 
 const secret = (what: string) => z.string().min(16, `${what}: at least 16 characters (make one with \`openssl rand -hex 32\`)`);
 
