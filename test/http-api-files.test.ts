@@ -308,6 +308,7 @@ describe('http-api: files out', () => {
     expect(anonymous.body.includes(photo.subarray(0, 64))).toBe(false);
     expect((await send(files[0]!.url as string, { headers: { authorization: `Bearer ${OTHER_TOKEN}` } })).status).toBe(403);
     expect((await send(`${api.base}/gateways/dev/files/${image.id}/x.png`, { headers: { authorization: `Bearer ${OTHER_TOKEN}` } })).status).toBe(404);
+    expect((await send(`${api.base}/gateways/ops/files/${image.id}/other.png`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
     // Gone from the store (retention): 404 with a JSON error.
     rmSync(api.media.pathOf(page.id));
     const gone = await send(files[1]!.url as string, { headers: { authorization: `Bearer ${TOKEN}` } });

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { failureFields, QueueFullError, type Attachment, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { failureFields, QueueFullError, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { fileNameOf } from './files.js';
 import { SIGNATURE_WINDOW_S } from './auth.js';
 import { IdempotencyKeys } from './idempotency.js';
@@ -105,7 +105,7 @@ export class HttpApi {
         channels: () => this.env.gateway.channels(),
         post: (client, channel, body, key, files) => this.post(client, channel, body, key, files),
         uploads: this.uploads,
-        file: (channel, id) => this.file(channel, id),
+        file: (channel, id, name) => this.file(channel, id, name),
         replay: (client, key) => this.idempotency.find(client.name, key),
         page: (channel, after, limit) => ({ ...this.log(channel).after(after, limit), last: this.log(channel).last }),
         stream: (channel, response: ServerResponse, at) => this.streams.serve(channel, this.log(channel), response, at),
@@ -163,7 +163,7 @@ export class HttpApi {
    * the two can only send a line twice (with one Idempotency-Key), never skip a webhook.
    */
   private send(channel: string, message: OutgoingMessage): void {
-    const line = payloadOf(channel, message, (file) => this.apiUrlOf(channel, file));
+    const line = payloadOf(channel, message, (file, name) => this.apiUrlOf(channel, file.id, name));
     const log = this.log(channel);
     if (log.has(line.id)) {
       this.counters.sent_again += 1;
@@ -175,16 +175,17 @@ export class HttpApi {
   }
 
   /** This API's download URL of a file sent to `channel` (when the media store has no public link). */
-  private apiUrlOf(channel: string, file: Attachment): string {
+  private apiUrlOf(channel: string, id: string, name: string): string {
     const { listen, tls, public_url: publicUrl } = this.options;
     const base = publicUrl ?? this.listening ?? `${tls ? 'https' : 'http'}://${listen.host}:${listen.port}`;
-    return `${base.replace(/\/+$/, '')}/gateways/${encodeURIComponent(channel)}/files/${encodeURIComponent(file.id)}/${encodeURIComponent(file.name)}`;
+    return `${base.replace(/\/+$/, '')}/gateways/${encodeURIComponent(channel)}/files/${encodeURIComponent(id)}/${encodeURIComponent(name)}`;
   }
 
   /** A file of a line still in the channel's log, opened from the media store. */
-  private async file(channel: string, id: string): Promise<{ file: FilePayload; bytes: Readable } | 'unknown' | 'gone'> {
+  private async file(channel: string, id: string, name: string): Promise<{ file: FilePayload; bytes: Readable } | 'unknown' | 'gone'> {
     const file = this.log(channel).file(id);
-    if (!file) return 'unknown';
+    // The name must be the file's, as on the media store's own listener: a URL is the file's whole.
+    if (!file || file.name !== name) return 'unknown';
     try {
       const bytes = await this.env.media.open(id);
       this.counters.files_served += 1;

@@ -85,12 +85,13 @@ export function lineId(key: string): string {
 
 /**
  * The line's payload; `apiUrlOf` gives this API's download URL of a file the media store has no
- * public link for.
+ * public link for (with the name as the payload gives it).
  */
-export function payloadOf(channel: string, message: OutgoingMessage, apiUrlOf: (file: Attachment) => string): LinePayload {
-  const files = (message.files ?? []).map((file): FilePayload => ({
-    id: file.id, name: safeName(file.name, 255), content_type: file.contentType, size: file.size, image: file.image, url: file.url ?? apiUrlOf(file),
-  }));
+export function payloadOf(channel: string, message: OutgoingMessage, apiUrlOf: (file: Attachment, name: string) => string): LinePayload {
+  const files = (message.files ?? []).map((file): FilePayload => {
+    const name = safeName(file.name, 255);
+    return { id: file.id, name, content_type: file.contentType, size: file.size, image: file.image, url: file.url ?? apiUrlOf(file, name) };
+  });
   const refused = (message.refusedFiles ?? []).map((file) => ({ name: safeName(file.name, 255), reason: safeName(file.reason, 500) }));
   return {
     id: lineId(message.key),

@@ -46,8 +46,8 @@ export interface ApiHandlers {
   post(client: ClientOptions, channel: string, body: PostBody, idempotencyKey: string | undefined, files?: PostedFile[]): Promise<Answer>;
   /** Where a multipart POST's files are written. */
   uploads: UploadDir;
-  /** A file of a line sent to `channel`, opened: unknown to the channel's kept lines, or gone from the media store. */
-  file(channel: string, id: string): Promise<{ file: FilePayload; bytes: Readable } | 'unknown' | 'gone'>;
+  /** A file of a line sent to `channel` (by id and name), opened: unknown to the channel's kept lines, or gone from the media store. */
+  file(channel: string, id: string, name: string): Promise<{ file: FilePayload; bytes: Readable } | 'unknown' | 'gone'>;
   replay(client: ClientOptions, idempotencyKey: string): Answer | undefined;
   page(channel: string, after: number, limit: number): Page & { last: number };
   stream(channel: string, response: ServerResponse, position: number | undefined): void;
@@ -240,7 +240,7 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
 
   app.get<{ Params: { channel: string; id: string; name: string } }>('/gateways/:channel/files/:id/:name', async (request, reply) => {
     if (!caller(request, reply, '')) return reply;
-    const found = await handlers.file(request.params.channel, request.params.id);
+    const found = await handlers.file(request.params.channel, request.params.id, request.params.name);
     if (found === 'unknown') return error(reply, 404, 'no such file in this channel');
     if (found === 'gone') return error(reply, 404, 'the file is no longer kept (the media store\'s retention removed it)');
     return reply.code(200).headers(downloadHeaders(found.file)).send(found.bytes);
