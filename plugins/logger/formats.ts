@@ -186,7 +186,7 @@ const HTML_STYLE = 'body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;mar
   + '.m{margin:.15rem 0}.m time{color:#777;font-variant-numeric:tabular-nums;margin-right:.5rem}'
   + '.m .n{font-weight:600;margin-right:.4rem}.m.e{color:#777;font-style:italic}'
   + '.files{display:block;margin-left:1rem}.file{display:block;color:#555}.file.refused{font-style:italic}'
-  + '.thumb img{max-width:320px;max-height:240px;vertical-align:middle;border:1px solid #ddd}';
+  + '.thumb img{max-width:320px;max-height:240px;box-sizing:border-box;vertical-align:middle;border:1px solid #ddd}';
 
 const html: Format = {
   name: 'html',
