@@ -233,6 +233,17 @@ describe('http-api: files in (multipart POST)', () => {
     expect(api.taken.map((t) => t.message.files!.map((f) => f.name))).toEqual([['small.bin']]);
   });
 
+  test('the plugin\'s own disk failing is its error, not the client\'s: 500, nothing handed on', async () => {
+    const api = await open();
+    // The uploads folder cannot be made: a file stands where it would be.
+    writeFileSync(join(api.dir, 'data', 'uploads'), 'in the way');
+    const failed = await postFiles(api, [{ field: 'text', value: 'nowhere to put it' }, { field: 'file', file: { name: 'a.png', type: 'image/png', bytes: photo } }]);
+    expect([failed.status, json(failed)]).toEqual([500, { error: 'internal error' }]);
+    await api.plugin.stop!();
+    expect(api.taken).toEqual([]);
+    expect(api.plugin.stats!()).toMatchObject({ accepted: 0, intake_queued: 0 });
+  });
+
   test('the same Idempotency-Key with files twice: handed on once, the second answer is the first', async () => {
     const api = await open();
     const parts: Part[] = [{ field: 'text', value: 'once' }, { field: 'file', file: { name: 'once.png', type: 'image/png', bytes: photo } }];

@@ -63,7 +63,8 @@ export async function readUpload(
     // What is left of the body is read and dropped (not kept), so the client gets the answer rather than a reset.
     raw.unpipe();
     raw.resume();
-    throw asRefusal(error);
+    // The plugin's own disk failing (full, not writable) is not the client's mistake: an error of ours (500, logged).
+    throw typeof (error as { syscall?: unknown } | null)?.syscall === 'string' ? error : asRefusal(error);
   } finally {
     if (tap) raw.off('data', tap);
   }

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { authenticate, authenticateStreaming, mayUse, type SignedContent, type Verdict } from './auth.js';
 import { downloadHeaders } from './download.js';
 import { isOneLineName, stripControls, USERNAME_MAX, type FilePayload } from './line.js';
-import { readUpload, UploadRefused } from './multipart.js';
+import { readUpload, UploadRefused, type Upload } from './multipart.js';
 import type { ClientOptions, HttpApiOptions } from './options.js';
 import type { Admission } from './replay.js';
 import type { Page } from './stream-log.js';
@@ -154,7 +154,7 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
       const first = key !== undefined ? handlers.replay(client, key) : undefined;
       if (first) return json(reply, { ...first, headers: { ...first.headers, 'idempotent-replayed': 'true' } });
     }
-    let upload;
+    let upload: Upload;
     try {
       upload = await readUpload(request, {
         uploads: handlers.uploads, fileMax: options.file_max, fieldMax: options.text_max * 4 + 1_024, ...('finish' in check ? { tap: (chunk: Buffer) => check.update(chunk) } : {}),
