@@ -49,9 +49,9 @@ describe('relay-slack: Slack to chat', () => {
     await allAcked(setup);
     expect(await setup.relayed('general')).toEqual([
       // A /me is an action (the core shows `* name text`); a reply to a message the map does not know is a plain line;
-      // every line carries the speaker, the file's too (#31 item 11).
+      // the file goes to the gateway as a file, read through Slack's file API (relay-slack-files.test.ts).
       '<alice.l> one', '* alice.l waves', '<Bob Builder> a reply in a thread',
-      '<Bob Builder> have a look\n<Bob Builder> [file: A picture https://fake.slack.com/files/a]', '<alice.l> two',
+      '<Bob Builder> have a look', '<alice.l> two',
     ]);
     expect(setup.stats()).toMatchObject({ relayed_in: 5, ignored: 10, failed: 0 });
   });

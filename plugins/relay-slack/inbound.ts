@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
-import { attributedLines, closeBidi, failureFields, PostFailedError, type DurableQueue, type GatewayPort, type IncomingMessage } from '../../src/index.js';
+import { attributedLines, closeBidi, failureFields, PostFailedError, type DurableQueue, type GatewayPort, type IncomingFile, type IncomingMessage } from '../../src/index.js';
 import type { ChannelMap } from './channels.js';
 import type { Counters } from './counters.js';
 import { LookupError, type SlackDirectory } from './directory.js';
 import type { SlackFailure } from './errors.js';
+import type { SlackFile } from './files-in.js';
 import type { InboundItem } from './intake.js';
 import { slackToPlain } from './markup.js';
 import { chatName, renderForChat } from './render.js';
@@ -18,6 +19,8 @@ export interface InboundOptions {
   gateway: GatewayPort;
   /** The `incoming` template. */
   template: string;
+  /** A file said in Slack as the gateway reads it (through Slack's file API with the bot token). */
+  file(file: SlackFile): IncomingFile;
   log: Logger;
   counters: Counters;
   onFatal(failure: SlackFailure): void;
@@ -115,7 +118,7 @@ export class Inbound extends QueueWorker<InboundItem> {
       user: (id) => directory.userName(id, lenient),
       channel: (id) => directory.channelName(id, lenient),
     });
-    const files = (item.files ?? []).map((file) => ({ name: file.title || file.name || 'file', ...(file.permalink ? { url: file.permalink } : {}) }));
+    const files = kind === 'message' || kind === 'action' ? (item.files ?? []).map((file) => this.options.file(file)) : [];
     if (kind !== 'delete' && text.trim() === '' && files.length === 0) return undefined;
     const message: IncomingMessage = {
       kind, text, speaker: { platform: 'slack', id: item.user, name }, nativeId: item.ts,
@@ -124,13 +127,15 @@ export class Inbound extends QueueWorker<InboundItem> {
     if (time) message.time = time;
     if (item.revision) message.revision = item.revision;
     if (item.thread_ts) message.replyTo = item.thread_ts;
+    // The gateway reads the files into its media store and shows their links after the text.
+    if (files.length > 0) message.files = files;
     // The relay's own template shows messages and edits (the core marks those `(edit)`); actions and
-    // deletions show as the core shows them (`* name text`, `* name deleted a message`).
-    if (kind === 'message' || kind === 'edit') {
-      const lines = [text, ...files.map((file) => `[file: ${file.name}${file.url ? ` ${file.url}` : ''}]`)].filter((line) => line !== '');
+    // deletions show as the core shows them (`* name text`, `* name deleted a message`). A message of
+    // files alone has no text line: the gateway's file lines carry the speaker.
+    if ((kind === 'message' || kind === 'edit') && text.trim() !== '') {
       const channel = this.options.template.includes('{channel}') ? `#${(await directory.channelName(item.channel, true)) ?? item.channel}` : '';
-      // Every line (file lines too) carries the speaker: a line of the text cannot pass for someone else's.
-      message.chatText = attributedLines(lines.join('\n'), (line) => renderForChat(this.options.template, closeBidi(name), line, channel));
+      // Every line carries the speaker: a line of the text cannot pass for someone else's.
+      message.chatText = attributedLines(text, (line) => renderForChat(this.options.template, closeBidi(name), line, channel));
     }
     return message;
   }

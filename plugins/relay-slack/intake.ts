@@ -1,12 +1,6 @@
 import type { ChannelMap } from './channels.js';
+import { keptFile, type SlackFile } from './files-in.js';
 import type { Envelope } from './socket.js';
-
-/** Slack's file fields the relay carries on (as links). */
-export interface SlackFile {
-  name?: string;
-  title?: string;
-  permalink?: string;
-}
 
 /**
  * Something said in Slack taken in, waiting (durably) to be handed to the gateways. Items queued by
@@ -26,6 +20,7 @@ export interface InboundItem {
   revision?: string;
   /** A thread reply: the parent's ts. */
   thread_ts?: string;
+  /** Files said with the message: read through Slack's file API when the gateway takes the item (files-in.ts). */
   files?: SlackFile[];
 }
 
@@ -106,7 +101,7 @@ function posted(event: MessageEvent): Taken {
   if (!NEW_MESSAGE_SUBTYPES.has(event.subtype) || event.hidden) return { ignored: `subtype ${event.subtype ?? 'hidden'}` };
   const item: InboundItem = { kind: event.subtype === 'me_message' ? 'action' : 'message', channel: '', user: '', text: event.text ?? '', ts: event.ts ?? '' };
   if (event.thread_ts && event.thread_ts !== event.ts) item.thread_ts = event.thread_ts;
-  if (event.files?.length) item.files = event.files.map(({ name, title, permalink }) => ({ name, title, permalink }));
+  if (event.files?.length) item.files = event.files.map(keptFile);
   return { item, by: event };
 }
 

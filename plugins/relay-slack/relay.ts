@@ -7,6 +7,7 @@ import { ChannelMap, channelKey } from './channels.js';
 import { counters } from './counters.js';
 import { SlackDirectory } from './directory.js';
 import { classify, describe, failureReason, type SlackFailure } from './errors.js';
+import { slackFilesOrigin, slackIncomingFile } from './files-in.js';
 import { admit, type InboundItem, type SlackSelf } from './intake.js';
 import { Inbound } from './inbound.js';
 import type { RelaySlackOptions } from './options.js';
@@ -77,7 +78,9 @@ export class SlackRelay {
       onPosted: (item, ts) => this.posted(item, ts),
       nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
     });
+    const filesOrigin = slackFilesOrigin(options.api_url);
     this.inbound = new Inbound({
+      file: (file) => slackIncomingFile(file, options.token, filesOrigin),
       queue: DurableQueue.open<InboundItem>(join(env.dataDir, 'from-slack.json'), { maxItems: options.queue_max, storage: env.storage }),
       channels: () => this.channels, directory: this.directory, gateway: env.gateway, template: options.display.incoming, log, counters: this.counters, onFatal,
     });

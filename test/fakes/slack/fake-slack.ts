@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FakeFile, FakeFiles } from './files.js';
 import { SocketMode, type SentEnvelope } from './socket-mode.js';
 import { APP_ID, BOT, defaultChannels, defaultUsers, type FakeChannel, type FakeUser } from './state.js';
 import { WebApi, type Answer, type Change, type Fault, type Posted, type StoredMessage } from './web-api.js';
@@ -31,7 +32,9 @@ export class FakeSlack {
   private constructor(private readonly options: FakeSlackOptions) {
     this.api = new WebApi(options.users ?? defaultUsers(), options.channels ?? defaultChannels(), {
       socketUrl: () => this.socket.url(this.base.replace(/^http/, 'ws')),
+      base: () => this.base,
       posted: (post) => this.echo(post),
+      shared: (channel, message) => this.echoShare(channel, message),
       changed: (change, after) => this.echoChange(change, after),
     });
   }
@@ -52,6 +55,11 @@ export class FakeSlack {
 
   get posts(): Posted[] {
     return this.api.posts;
+  }
+
+  /** People's files, the app's uploads and shares, and the downloads made (files.ts). */
+  get files(): FakeFiles {
+    return this.api.files;
   }
 
   get acks(): string[] {
@@ -93,6 +101,25 @@ export class FakeSlack {
       type: 'message', channel, user, text, ts, event_ts: ts, channel_type: 'channel', team: 'T0FAKE0001',
       client_msg_id: `msg-${this.eventCount}`, ...extra,
     }, options);
+  }
+
+  /**
+   * A person shares a file in a channel, with `text`: the file kept (served at its url_private_download
+   * with the bot token), and the message event Slack sends (subtype file_share, `files` with the file
+   * object). `file` overrides fields of the file object in the event (a hostile URL, say).
+   */
+  shareFile(channel: string, user: string, text: string, file: { name: string; mimetype: string; bytes: Buffer }, override: Record<string, unknown> = {}): { file: FakeFile; envelope: SentEnvelope } {
+    const stored = this.api.files.add(user, file);
+    const ts = this.api.clock.ts();
+    stored.shares[channel] = [{ ts }];
+    const object = { ...this.api.files.object(stored), ...override };
+    this.api.store(channel, { type: 'message', subtype: 'file_share', ts, text, user, upload: true, files: [object] });
+    this.eventCount += 1;
+    const envelope = this.socket.send({
+      type: 'message', subtype: 'file_share', channel, user, text, ts, event_ts: ts, channel_type: 'channel', team: 'T0FAKE0001',
+      upload: true, display_as_bot: false, files: [object], client_msg_id: `msg-${this.eventCount}`,
+    });
+    return { file: stored, envelope };
   }
 
   /** A person's reply in the thread of `parentTs` (Slack's message event with `thread_ts`). */
@@ -142,6 +169,12 @@ export class FakeSlack {
     });
   }
 
+  /** The app's own file share, as Slack sends it back: a file_share message event by the app's bot user. */
+  private echoShare(channel: string, message: StoredMessage): void {
+    if (this.options.echoPosts === false) return;
+    this.socket.send({ ...message, channel, event_ts: message.ts, channel_type: 'channel', app_id: APP_ID });
+  }
+
   /** The app's own chat.update / chat.delete, as Slack sends them back: message_changed / message_deleted of a bot_message. */
   private echoChange(change: Change, after: StoredMessage | undefined): void {
     if (this.options.echoPosts === false) return;
@@ -154,6 +187,8 @@ export class FakeSlack {
 
   private async request(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', this.base);
+    // Files' bytes, both ways: not a Web API call (no form or JSON body).
+    if (this.api.files.serve(request, response, url.pathname)) return;
     const method = url.pathname.startsWith('/api/') ? url.pathname.slice('/api/'.length) : '';
     const body = await readBody(request);
     const args: Record<string, string> = Object.fromEntries(url.searchParams);

@@ -1,4 +1,5 @@
 import { fail, ok, parseMetadata, presentChannel, presentUser, rateLimited } from './answers.js';
+import { FakeFiles } from './files.js';
 import { conversationsHistory, conversationsReplies, type Listing } from './history.js';
 import { APP_ID, BOT, Clock, mentionsIn, TEAM, TOKENS, type FakeChannel, type FakeUser } from './state.js';
 
@@ -40,6 +41,9 @@ export interface StoredMessage {
   edited?: { user: string; ts: string };
   /** Message metadata (chat.postMessage's `metadata`): not shown in the channel; conversations.* answer it with include_all_metadata. */
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
+  /** A file share: the files (Slack's file objects), and `upload` when they were uploaded with it. */
+  files?: Array<Record<string, unknown>>;
+  upload?: boolean;
 }
 
 /** A chat.update or chat.delete the fake applied. */
@@ -103,12 +107,18 @@ export class WebApi {
   private readonly limitedUntil = new Map<string, number>();
   /** One clock for the whole workspace: every ts is unique. */
   readonly clock = new Clock();
+  /** Files: people's, and those the app uploads (files.ts). */
+  readonly files: FakeFiles;
 
   constructor(
     users: FakeUser[],
     channels: FakeChannel[],
-    private readonly hooks: { socketUrl(): string; posted(post: Posted): void; changed(change: Change, after: StoredMessage | undefined): void },
+    private readonly hooks: {
+      socketUrl(): string; base(): string; posted(post: Posted): void; changed(change: Change, after: StoredMessage | undefined): void;
+      shared(channel: string, message: StoredMessage): void;
+    },
   ) {
+    this.files = new FakeFiles(() => hooks.base(), this.clock, this.revoked);
     for (const user of users) this.users.set(user.id, user);
     for (const channel of channels) this.channels.set(channel.id, channel);
   }
@@ -186,9 +196,24 @@ export class WebApi {
       case 'conversations.replies':
         if (!args.ts) return fail('invalid_arguments');
         return this.listing(args, (messages) => conversationsReplies(messages, args));
+      case 'files.getUploadURLExternal':
+        return this.files.getUploadURLExternal(args);
+      case 'files.completeUploadExternal':
+        return this.completeUpload(args);
       default:
         return fail('unknown_method');
     }
+  }
+
+  /** files.completeUploadExternal into a channel id the app is in (files.ts). */
+  private completeUpload(args: Record<string, string>): Answer {
+    const channel = this.channels.get(args.channel_id ?? '');
+    if (!channel) return fail('channel_not_found');
+    if (!channel.is_member) return fail('not_in_channel');
+    return this.files.complete(args, channel.id, (message) => {
+      this.store(channel.id, message);
+      this.hooks.shared(channel.id, message);
+    });
   }
 
   /** Keeps a message (a person's, said through the harness, or the app's post). */

@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterEach, describe, expect, test } from 'vitest';
+import relaySlack from '../plugins/relay-slack/index.js';
+import type { PluginInstance } from '../src/index.js';
+import { FakeSlack, TOKENS } from './fakes/slack/index.js';
+import { readAll, relayFilesEnv, type RelayFilesEnv } from './helpers/relay-files-env.js';
+import { waitFor } from './helpers/supervisor.js';
+
+/**
+ * relay-slack's files, the relay alone against the fake Slack (a real MediaStore as env.media; the
+ * gateway port keeps what the relay hands on): a file said in Slack is read through Slack's file API
+ * with the bot token (url_private_download), streamed; a file object naming another host is not
+ * fetched; a gateway line's files go up with the external upload flow (getUploadURLExternal, the bytes,
+ * completeUploadExternal) under the speaker's name and text; over `max_file_size` a link; once across
+ * a crash between the share and the queue's confirmation.
+ */
+
+const GENERAL = 'C0GENERAL1';
+/** A PNG's signature and some bytes: what the fake keeps and serves. */
+const PICTURE = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(48 * 1024)]);
+
+let slack: FakeSlack | undefined;
+let files: RelayFilesEnv | undefined;
+let plugins: PluginInstance[] = [];
+let bystander: Server | undefined;
+afterEach(async () => {
+  for (const plugin of plugins) await plugin.stop?.();
+  plugins = [];
+  await slack?.close();
+  files?.close();
+  await new Promise<void>((resolve) => (bystander ? bystander.close(() => resolve()) : resolve()));
+  slack = undefined;
+  files = undefined;
+  bystander = undefined;
+});
+
+/** The relay on `files.env`, started, with its Socket Mode link open. */
+async function openRelay(extra: Record<string, unknown> = {}): Promise<PluginInstance> {
+  const options = relaySlack.options.parse({ token: TOKENS.bot, app_token: TOKENS.app, api_url: slack!.apiUrl, request_timeout_ms: 5_000, ...extra });
+  const plugin = await relaySlack.create(options, files!.env);
+  plugins.push(plugin);
+  const opened = slack!.socket.opened;
+  await plugin.start?.();
+  await waitFor('the Socket Mode link', () => slack!.socket.opened > opened);
+  return plugin;
+}
+
+describe('relay-slack: files from Slack', () => {
+  test('a picture said in Slack is read through url_private_download with the bot token, streamed, its bytes whole', async () => {
+    slack = await FakeSlack.start();
+    files = relayFilesEnv([GENERAL]);
+    await openRelay();
+    slack.shareFile(GENERAL, 'U0ALICE001', 'look at <https://example.com|this>', { name: 'photo.png', mimetype: 'image/png', bytes: PICTURE });
+    const { message } = await waitFor('the message handed on', () => files!.received[0]);
+    expect(message).toMatchObject({ kind: 'message', text: 'look at this (https://example.com)', speaker: { platform: 'slack', id: 'U0ALICE001' } });
+    // The text's line alone: the gateway shows the file's link after it.
+    expect(message.chatText).toBe('<alice.l> look at this (https://example.com)');
+    expect(message.files).toHaveLength(1);
+    const [file] = message.files!;
+    expect(file).toMatchObject({ name: 'photo.png', contentType: 'image/png', size: PICTURE.length });
+    expect(slack.files.downloads).toBe(0);
+    const bytes = await readAll(await file!.open(new AbortController().signal));
+    expect(bytes.equals(PICTURE)).toBe(true);
+    expect(slack.files.downloads).toBe(1);
+    expect(slack.files.refusedDownloads).toBe(0);
+
+    // A file alone (no text) is still a message.
+    slack.shareFile(GENERAL, 'U0BOB00001', '', { name: 'notes.txt', mimetype: 'text/plain', bytes: Buffer.from('just a file\n') });
+    const second = await waitFor('the file alone handed on', () => files!.received[1]);
+    expect(second.message).toMatchObject({ kind: 'message', text: '' });
+    expect(second.message.chatText).toBeUndefined();
+    expect(second.message.files!.map((f) => f.name)).toEqual(['notes.txt']);
+    expect((await readAll(await second.message.files![0]!.open(new AbortController().signal))).toString()).toBe('just a file\n');
+  });
+
+  test('the fake refuses a download without the bot token (Slack redirects to its sign-in page)', async () => {
+    slack = await FakeSlack.start();
+    const file = slack.files.add('U0ALICE001', { name: 'photo.png', mimetype: 'image/png', bytes: PICTURE });
+    const url = slack.files.object(file).url_private_download as string;
+    const bare = await request(url);
+    await bare.body.dump();
+    expect(bare.statusCode).toBe(302);
+    const wrong = await request(url, { headers: { authorization: 'Bearer xoxb-not-the-token' } });
+    await wrong.body.dump();
+    expect(wrong.statusCode).toBe(302);
+    expect(slack.files).toMatchObject({ downloads: 0, refusedDownloads: 2 });
+  });
+
+  test('a file object naming another host is not fetched: the read is refused and the other host never asked', async () => {
+    slack = await FakeSlack.start();
+    files = relayFilesEnv([GENERAL]);
+    let asked = 0;
+    bystander = createServer((_, response) => {
+      asked += 1;
+      response.end('secret intranet page');
+    });
+    await new Promise<void>((resolve) => bystander!.listen(0, '127.0.0.1', resolve));
+    const elsewhere = `http://127.0.0.1:${(bystander.address() as AddressInfo).port}/admin/photo.png`;
+    await openRelay();
+    slack.shareFile(GENERAL, 'U0ALICE001', 'a trap', { name: 'photo.png', mimetype: 'image/png', bytes: PICTURE }, { url_private_download: elsewhere, url_private: elsewhere });
+    const { message } = await waitFor('the message handed on', () => files!.received[0]);
+    await expect(message.files![0]!.open(new AbortController().signal)).rejects.toThrow(/not fetched: the file's URL is not on Slack's files host/);
+    expect(asked).toBe(0);
+    expect(slack.files.downloads + slack.files.refusedDownloads).toBe(0);
+  });
+});
