@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
@@ -6,7 +7,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import relaySlack from '../plugins/relay-slack/index.js';
 import type { PluginInstance } from '../src/index.js';
 import { FakeSlack, TOKENS } from './fakes/slack/index.js';
-import { readAll, relayFilesEnv, type RelayFilesEnv } from './helpers/relay-files-env.js';
+import { lineWithFiles, readAll, relayFilesEnv, type RelayFilesEnv } from './helpers/relay-files-env.js';
 import { waitFor } from './helpers/supervisor.js';
 
 /**
@@ -19,6 +20,7 @@ import { waitFor } from './helpers/supervisor.js';
  */
 
 const GENERAL = 'C0GENERAL1';
+const ZWJ = '\u200D';
 /** A PNG's signature and some bytes: what the fake keeps and serves. */
 const PICTURE = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(48 * 1024)]);
 
@@ -105,5 +107,78 @@ describe('relay-slack: files from Slack', () => {
     await expect(message.files![0]!.open(new AbortController().signal)).rejects.toThrow(/not fetched: the file's URL is not on Slack's files host/);
     expect(asked).toBe(0);
     expect(slack.files.downloads + slack.files.refusedDownloads).toBe(0);
+  });
+});
+
+describe('relay-slack: files to Slack', () => {
+  test('a gateway line\'s picture goes up natively (getUploadURLExternal, the bytes, completeUploadExternal) with the speaker and the text, escaped; its ts goes to the map', async () => {
+    slack = await FakeSlack.start();
+    files = relayFilesEnv([GENERAL]);
+    const plugin = await openRelay();
+    const picture = await files.stored('photo.png', 'image/png', PICTURE);
+    plugin.endpoint!.send(GENERAL, lineWithFiles('k1', 'see <this> @channel', [picture]));
+    const share = await waitFor('the share', () => slack!.files.shares[0]);
+    expect(share).toMatchObject({ channel: GENERAL, text: `*alice*: see &lt;this&gt; @${ZWJ}channel` });
+    expect(share.files.map((f) => f.name)).toEqual(['photo.png']);
+    expect(share.files[0]!.bytes.equals(PICTURE)).toBe(true);
+    expect(slack.files.uploads).toBe(1);
+    // No text post besides: the comment is the line.
+    expect(slack.posts).toEqual([]);
+    await waitFor('the share\'s ts told', () => files!.posted.length === 1);
+    expect(files.posted).toEqual([{ key: 'k1', channel: GENERAL, nativeId: share.ts }]);
+
+    // A reply goes into the share's thread, with its file.
+    const notes = await files.stored('notes.txt', 'text/plain', Buffer.from('minutes\n'));
+    plugin.endpoint!.send(GENERAL, lineWithFiles('k2', '', [notes], { replyTo: share.ts, speaker: { platform: 'irc', id: 'bob!b@example.org', name: 'bob' } }));
+    const reply = await waitFor('the reply\'s share', () => slack!.files.shares[1]);
+    expect(reply).toMatchObject({ channel: GENERAL, thread_ts: share.ts, text: '*bob*' });
+    expect(reply.files[0]!.bytes.toString()).toBe('minutes\n');
+    expect(slack.api.calls.filter((c) => c.method === 'files.completeUploadExternal').map((c) => c.args.channel_id)).toEqual([GENERAL, GENERAL]);
+  });
+
+  test('over max_file_size, or gone from the store: the line with the file\'s link instead; a refused file says so', async () => {
+    slack = await FakeSlack.start();
+    files = relayFilesEnv([GENERAL]);
+    const plugin = await openRelay({ max_file_size: 1_000 });
+    const big = await files.stored('photo.png', 'image/png', PICTURE);
+    const small = await files.stored('a<b>.txt', 'text/plain', Buffer.from('small'));
+    plugin.endpoint!.send(GENERAL, lineWithFiles('k1', 'two files', [big, small], { refusedFiles: [{ name: 'tool.exe', reason: 'not allowed (application/x-msdownload)' }] }));
+    const share = await waitFor('the small file shared', () => slack!.files.shares[0]);
+    expect(share.files.map((f) => f.name)).toEqual(['a<b>.txt']);
+    expect(share.text).toBe(`*alice*: two files\n[image: photo.png ${big.url}]\n[a file was not relayed: tool.exe: not allowed (application/x-msdownload)]`);
+
+    // The store's retention removed it before it went out: a text post with its link.
+    const gone = await files.stored('old.png', 'image/png', PICTURE.subarray(0, 100));
+    await rm(files.media.pathOf(gone.id));
+    plugin.endpoint!.send(GENERAL, lineWithFiles('k2', 'an old one', [gone]));
+    const post = await waitFor('the post with the link', () => slack!.posts[0]);
+    expect(post).toMatchObject({ channel: GENERAL, text: `an old one\n[image: old.png ${gone.url}]`, username: 'alice' });
+    expect(slack.files.uploads).toBe(1);
+    await waitFor('both told', () => files!.posted.length === 2);
+  });
+
+  test('the answer of completeUploadExternal lost, and the relay stopped before it was taken: after the restart the share is found in the channel, not uploaded again', async () => {
+    slack = await FakeSlack.start();
+    files = relayFilesEnv([GENERAL]);
+    const first = await openRelay({ request_timeout_ms: 1_000 });
+    const picture = await files.stored('photo.png', 'image/png', PICTURE);
+    slack.loseAnswer('files.completeUploadExternal', 'hang');
+    first.endpoint!.send(GENERAL, lineWithFiles('k1', 'in flight', [picture]));
+    await waitFor('the share made', () => slack!.files.shares.length === 1);
+    await first.stop!();
+    expect(files.posted).toEqual([]);
+
+    await openRelay();
+    await waitFor('the share found and told', () => files!.posted.length === 1);
+    expect(files.posted).toEqual([{ key: 'k1', channel: GENERAL, nativeId: slack.files.shares[0]!.ts }]);
+    expect(slack.files.shares).toHaveLength(1);
+    expect(slack.files.uploads).toBe(1);
+    // One look in the channel (the catch-up's reads of it ask for no metadata).
+    expect(slack.api.calls.filter((c) => c.method === 'conversations.history' && c.args.include_all_metadata === 'true')).toHaveLength(1);
+    // The queue goes on.
+    const next = await files.stored('next.png', 'image/png', PICTURE.subarray(0, 200));
+    plugins[1]!.endpoint!.send(GENERAL, lineWithFiles('k2', 'after the restart', [next]));
+    await waitFor('the next share', () => slack!.files.shares.length === 2);
+    expect(slack.files.shares.map((s) => s.text)).toEqual(['*alice*: in flight', '*alice*: after the restart']);
   });
 });

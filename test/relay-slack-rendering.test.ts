@@ -60,8 +60,8 @@ describe('rendering', () => {
     expect(post({ kind: 'action', text: 'waves at <!channel>' })).toBe('_dan waves at &lt;!channel&gt;_');
     expect(post({ text: 'see', files: [
       { id: 'a'.repeat(32), name: 'a<b>.png', contentType: 'image/png', size: 10, image: true, url: 'https://f.example/a' },
-      { id: 'b'.repeat(32), name: '', contentType: 'text/plain', size: 1, image: false },
-    ] })).toBe('see\n[file: a&lt;b&gt;.png https://f.example/a]');
+      { id: 'b'.repeat(32), name: 'notes <!here>.txt', contentType: 'text/plain', size: 1, image: false },
+    ], refusedFiles: [{ name: '<!channel>.exe', reason: 'not allowed' }] })).toBe('see\n[image: a&lt;b&gt;.png https://f.example/a]\n[file: notes &lt;!here&gt;.txt]\n[a file was not relayed: &lt;!channel&gt;.exe: not allowed]');
     // Quoted above when Slack has no thread for the answered message here; a thread reply needs none.
     expect(post({ text: 'yes', quote: { name: 'alice', text: `<!here> ${'x'.repeat(100)}\nsecond line` } }))
       .toBe(`> alice: &lt;!here&gt; ${'x'.repeat(72)}…\nyes`);
@@ -131,8 +131,10 @@ describe('intake', () => {
     expect((admit(envelope({ thread_ts: '1.1' }), self, channels) as { item: object }).item).not.toHaveProperty('thread_ts');
     expect(admit(envelope({ subtype: 'thread_broadcast', thread_ts: '1.0' }), self, channels)).toMatchObject({ item: { kind: 'message', thread_ts: '1.0' } });
     expect(admit(envelope({ subtype: 'me_message', text: 'waves' }), self, channels)).toMatchObject({ item: { kind: 'action', text: 'waves' } });
-    expect(admit(envelope({ subtype: 'file_share', text: '', files: [{ name: 'a.png', title: 'A', permalink: 'https://p', mimetype: 'image/png' }] }), self, channels))
-      .toMatchObject({ item: { kind: 'message', files: [{ name: 'a.png', title: 'A', permalink: 'https://p' }] } });
+    // A file keeps what reading it needs (files-in.ts), nothing else of Slack's file object.
+    const file = { id: 'F1', name: 'a.png', title: 'A', permalink: 'https://p', mimetype: 'image/png', size: 3, url_private_download: 'https://files.slack.com/d/a.png', preview: 'x' };
+    expect(admit(envelope({ subtype: 'file_share', text: '', files: [file] }), self, channels))
+      .toEqual({ item: expect.objectContaining({ kind: 'message', files: [{ id: 'F1', name: 'a.png', title: 'A', mimetype: 'image/png', size: 3, url_private_download: 'https://files.slack.com/d/a.png' }] }), keys: expect.any(Array) });
   });
 
   test('an edit by a person: the edited message\'s ts, the new text, the edit\'s ts as its revision', () => {

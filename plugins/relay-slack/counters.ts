@@ -4,6 +4,8 @@ export interface Counters {
   relayed_out: number;
   /** Posts whose answer was lost (a crash or a timeout during chat.postMessage) found in Slack, not posted again (counted in relayed_out too). */
   recovered: number;
+  /** Files of gateway lines uploaded into Slack (files.completeUploadExternal); larger ones go as links. */
+  files_out: number;
   /** Edits applied to the relay's own Slack posts (chat.update). */
   edited_out: number;
   /** The relay's Slack posts deleted (chat.delete). */
@@ -31,5 +33,5 @@ export interface Counters {
 }
 
 export function counters(): Counters {
-  return { relayed_out: 0, recovered: 0, edited_out: 0, deleted_out: 0, dropped: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0, caught_up: 0, catch_up_requests: 0 };
+  return { relayed_out: 0, recovered: 0, files_out: 0, edited_out: 0, deleted_out: 0, dropped: 0, relayed_in: 0, retries: 0, rate_limited: 0, ignored: 0, failed: 0, skipped: 0, reconnects: 0, caught_up: 0, catch_up_requests: 0 };
 }

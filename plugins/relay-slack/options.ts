@@ -57,6 +57,11 @@ export const relaySlackOptions = z.strictObject({
     requests_per_minute: z.number().min(0.1).max(600).default(50),
     page_size: z.number().int().min(1).max(999).default(200),
   }).prefault({}),
+  /**
+   * Files of gateway lines up to this many bytes are uploaded into Slack (the external upload flow);
+   * a larger one shows as its link (the media store's). Slack takes files up to 1 GB.
+   */
+  max_file_size: z.number().int().min(1).max(1_000_000_000).default(1_000_000_000),
   /** How long one Web API call may take. */
   request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
 });

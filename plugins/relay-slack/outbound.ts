@@ -1,15 +1,16 @@
 import type { ChatPostMessageArguments, WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { DurableQueue } from '../../src/index.js';
+import { fileLines, type Attachment, type DurableQueue } from '../../src/index.js';
 import type { Counters } from './counters.js';
 import { ErrorCode } from '@slack/web-api';
 import { classify, describe, type SlackFailure } from './errors.js';
 import type { ChannelIds } from './channel-ids.js';
 import { postTarget } from './channels.js';
-import type { SlackPost } from './render.js';
+import { withLinks, type SlackPost } from './render.js';
 import type { PostAttempts } from './post-attempts.js';
 import { postKey, postMetadata, type PostLookup } from './post-lookup.js';
 import { QueueWorker } from './queue-worker.js';
+import { FileGone, shareTs, type SlackUploads } from './upload.js';
 import { backoff, sleep } from './timing.js';
 
 /**
@@ -32,6 +33,12 @@ export interface OutboundItem extends SlackPost {
   parent_key?: string;
   /** The text to post when the parent's ts is found then: without the quote that stands in for the thread. */
   thread_text?: string;
+  /** Files uploaded into Slack with the post (a file share); `text` is then the post should they not go up (with their links). */
+  files?: Attachment[];
+  /** A file share's comment (initial_comment): the text with the speaker's name in it. */
+  comment?: string;
+  /** The comment when the parent's ts is found (as thread_text). */
+  thread_comment?: string;
   /** update, delete: the ts of the post changed. */
   ts?: string;
   /** The MsgNumMarks key (`<channel> <chat id>:<msg_num>`) marked once Slack took the item. */
@@ -56,6 +63,8 @@ export interface OutboundOptions {
   durable?: () => Promise<void>;
   /** Finds a post whose answer never came, before it is sent again. */
   lookup: PostLookup;
+  /** Uploads files for a share (the bytes from the media store). */
+  uploads: SlackUploads;
   /** A token or scope failure: the relay stops (the item stays queued for the next start). */
   onFatal(failure: SlackFailure): void;
   /** chat.postMessage answered the id of a channel posted to by name. */
@@ -168,21 +177,64 @@ export class Outbound extends QueueWorker<OutboundItem> {
     const id = postKey(item);
     const tried = this.options.attempts.at(id);
     if (tried !== undefined && this.refused !== id) {
-      const found = await this.options.lookup.find(item, tried);
+      const found = await this.options.lookup.find(item, tried, this.options.attempts.filesOf(id));
       if (found) {
         counters.relayed_out += 1;
         counters.recovered += 1;
         return found;
       }
     }
+    if (item.files?.length) {
+      const shared = await this.share(item, id);
+      if (shared) return shared.ts;
+    }
     this.options.attempts.mark(id);
     // The mark (and everything before it) durable under the unit's lease, or nothing is posted (docs/scale-out.md).
     await this.options.durable?.();
-    const answer = await web.chat.postMessage(this.arguments(item));
+    // A post of files that could not go up shows their links.
+    const text = item.files?.length ? withLinks(item.text, fileLines(item.files)) : item.text;
+    const answer = await web.chat.postMessage(this.arguments(item, text));
     counters.relayed_out += 1;
     const target = postTarget(item.channel);
     if (answer.channel && target.startsWith('#')) this.options.onChannelId(target.slice(1), answer.channel);
     return answer.ts;
+  }
+
+  /**
+   * A post with files: uploaded (upload.ts), then shared in the channel with the comment by
+   * files.completeUploadExternal. The try is marked with the uploaded files' ids (durably) before the
+   * share, so after a lost answer or a crash the share is found by them (PostLookup) and not made twice.
+   * Undefined when the files cannot go up (the store lost one; a channel given by name whose id is not
+   * known yet, which completeUploadExternal needs): the caller posts the text with their links.
+   */
+  private async share(item: OutboundItem, id: string): Promise<{ ts: string | undefined } | undefined> {
+    const { web, counters, log, lookup, attempts } = this.options;
+    const channel = this.options.ids.idOf(item.channel);
+    const where = { chat: item.chat, key: item.key, channel: item.channel };
+    if (!channel) {
+      log.info(where, 'files go to this Slack channel as links until its id is known (given by name; it is learned from the first post)');
+      return undefined;
+    }
+    let uploaded;
+    try {
+      uploaded = await this.options.uploads.upload(item.files!);
+    } catch (error) {
+      if (!(error instanceof FileGone)) throw error;
+      log.warn({ ...where, file: error.file.name }, 'a file is no longer in the media store (retention): the line goes to Slack with its link');
+      return undefined;
+    }
+    const ids = uploaded.map((file) => file.id);
+    const started = Date.now();
+    attempts.markShare(id, ids, started);
+    await this.options.durable?.();
+    const answer = await web.files.completeUploadExternal({
+      files: uploaded as [{ id: string; title: string }], channel_id: channel,
+      ...(item.comment ? { initial_comment: item.comment } : {}), ...(item.thread_ts === undefined ? {} : { thread_ts: item.thread_ts }),
+    });
+    counters.relayed_out += 1;
+    counters.files_out += uploaded.length;
+    // Slack shares asynchronously: the answer may not name the message yet; the channel then does.
+    return { ts: shareTs(answer, channel) ?? await lookup.find(item, started, ids, true) };
   }
 
   /**
@@ -196,12 +248,13 @@ export class Outbound extends QueueWorker<OutboundItem> {
     if (ts === undefined) return;
     item.thread_ts = ts;
     if (item.thread_text !== undefined) item.text = item.thread_text;
+    if (item.thread_comment !== undefined) item.comment = item.thread_comment;
   }
 
-  private arguments(item: OutboundItem): ChatPostMessageArguments {
+  private arguments(item: OutboundItem, text: string): ChatPostMessageArguments {
     const unfurl = this.options.unfurl;
     const common = {
-      channel: postTarget(item.channel), text: item.text, parse: 'none' as const, link_names: false, unfurl_links: unfurl, unfurl_media: unfurl,
+      channel: postTarget(item.channel), text, parse: 'none' as const, link_names: false, unfurl_links: unfurl, unfurl_media: unfurl,
       ...(item.username === undefined ? {} : { username: item.username }),
       ...(item.thread_ts === undefined ? {} : { thread_ts: item.thread_ts }),
       metadata: postMetadata(item),

@@ -1,9 +1,11 @@
 import type { DurableQueue } from '../../src/index.js';
 
-/** One post about to go out: its key (postKey) and when it was first tried (ms). */
+/** One post about to go out: its key (postKey) and when it was first tried (ms); a file share's try, its file ids. */
 export interface PostAttempt {
   id: string;
   at: number;
+  /** A file share (files.completeUploadExternal): the files it shares, by which it is found (shares carry no metadata). */
+  files?: string[];
 }
 
 /** Marks kept before they are forgotten together: one append forgets them all. */
@@ -27,6 +29,16 @@ export class PostAttempts {
   /** Marks durably (before returning) that the post `id` goes out now; the first try's time is kept. */
   mark(id: string, at = Date.now()): void {
     if (this.at(id) === undefined) this.journal.push({ id, at });
+  }
+
+  /** Marks durably that the share `id` of these uploaded files goes out now (each try shares new uploads: all are kept). */
+  markShare(id: string, files: string[], at = Date.now()): void {
+    this.journal.push({ id, at: this.at(id) ?? at, files });
+  }
+
+  /** The files every try of the share `id` shared. */
+  filesOf(id: string): string[] {
+    return this.journal.all().flatMap((attempt) => (attempt.id === id ? attempt.files ?? [] : []));
   }
 
   /** The head of the queue is done with (posted, found or refused): now and then, forget every mark. */

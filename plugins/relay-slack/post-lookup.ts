@@ -10,7 +10,8 @@ import { classify, failureReason } from './errors.js';
  * message metadata (not shown in the channel), and a post whose answer never came (the bot killed
  * during the call, a timeout, a dropped connection) is looked for in the channel before it is sent
  * again: conversations.history from a little before the first try (conversations.replies for a
- * thread reply), `include_all_metadata`, page by page until it is found or the pages end.
+ * thread reply), `include_all_metadata`, page by page until it is found or the pages end. A file
+ * share (files.completeUploadExternal takes no metadata) is found by the ids of the files it shared.
  */
 
 /** The metadata event type of the relay's posts. */
@@ -46,6 +47,7 @@ export function postMetadata(item: Pick<PostedItem, 'key' | 'queuedAt'>): Messag
 interface ListedMessage {
   ts?: string;
   metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+  files?: Array<{ id?: string }>;
 }
 
 interface Listing {
@@ -67,10 +69,11 @@ export class PostLookup {
   ) {}
 
   /**
-   * The ts of the post of `item` made since `attemptedAt` (ms), or undefined when Slack has none or
-   * could not be asked: the caller then posts (a post at least once rather than never). Never throws.
+   * The ts of the post of `item` made since `attemptedAt` (ms) (a share of one of `files`), or undefined
+   * when Slack has none or could not be asked: the caller then posts (a post at least once rather than
+   * never). Never throws. `quiet`: a look for a share just made, not for a lost answer.
    */
-  async find(item: PostedItem, attemptedAt: number): Promise<string | undefined> {
+  async find(item: PostedItem, attemptedAt: number, files: readonly string[] = [], quiet = false): Promise<string | undefined> {
     const channel = this.ids.idOf(item.channel);
     const where = { chat: item.chat, key: item.key, channel: item.channel };
     if (!channel) {
@@ -86,7 +89,9 @@ export class PostLookup {
         const listing = (item.thread_ts
           ? await this.web.conversations.replies({ ...common, ts: item.thread_ts })
           : await this.web.conversations.history(common)) as Listing;
-        const found = listing.messages?.find((m) => m.metadata?.event_type === POST_EVENT_TYPE && m.metadata.event_payload?.key === key);
+        const found = listing.messages?.find((m) => (m.metadata?.event_type === POST_EVENT_TYPE && m.metadata.event_payload?.key === key)
+          || (files.length > 0 && m.files?.some((file) => file.id !== undefined && files.includes(file.id))));
+        if (found?.ts && quiet) return found.ts;
         if (found?.ts) {
           this.log.info({ ...where, ts: found.ts, pages: page + 1 }, 'a post whose answer was lost is in Slack already: taken as posted, not posted again');
           return found.ts;

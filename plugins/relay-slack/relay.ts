@@ -16,6 +16,7 @@ import { planFor } from './outgoing.js';
 import { PostAttempts, type PostAttempt } from './post-attempts.js';
 import { PostLookup } from './post-lookup.js';
 import { SeenEvents } from './seen.js';
+import { SlackUploads } from './upload.js';
 import { slackLogger } from './slack-logger.js';
 import { SocketModeLink, type Envelope } from './socket.js';
 import { backoff, sleep } from './timing.js';
@@ -74,6 +75,7 @@ export class SlackRelay {
       web: this.web, ids, unfurl: options.unfurl, log, counters: this.counters, onFatal, durable: () => env.storage.durable(),
       attempts: new PostAttempts(DurableQueue.open<PostAttempt>(join(env.dataDir, 'post-attempts.json'), { storage: env.storage })),
       lookup: new PostLookup(this.web, ids, log, this.counters),
+      uploads: new SlackUploads(this.web, env.media),
       onChannelId: (name, id) => this.directory.learnChannel(id, name),
       onPosted: (item, ts) => this.posted(item, ts),
       nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
@@ -145,7 +147,7 @@ export class SlackRelay {
     }
     const { chat, message } = out.source;
     try {
-      const plan = planFor(channel, out, this.options.display, Date.now());
+      const plan = planFor(channel, out, this.options.display, Date.now(), this.options.max_file_size);
       if ('dropped' in plan) {
         this.counters.dropped += 1;
         log.debug({ channel, key: out.key, kind: out.kind, reason: plan.dropped }, 'a gateway line is not sent to Slack');

@@ -1,4 +1,4 @@
-import { closeBidi, type OutgoingMessage } from '../../src/index.js';
+import { closeBidi, fileLines, type OutgoingMessage } from '../../src/index.js';
 import { escapeForSlack, slackUsername } from './escape.js';
 import type { DisplayOptions } from './options.js';
 
@@ -31,9 +31,9 @@ export function speakerName(out: OutgoingMessage): string {
  * `default_icon`). `edit` here is an edit Slack cannot apply (the relay did not post the original):
  * a follow-up line `(edit) text`.
  */
-export function renderForSlack(out: OutgoingMessage, display: DisplayOptions): SlackPost {
+export function renderForSlack(out: OutgoingMessage, display: DisplayOptions, links = allLinks(out)): SlackPost {
   const name = speakerName(out);
-  const post: SlackPost = { text: quoted(out) + body(out, name, display, true) };
+  const post: SlackPost = { text: quoted(out) + body(out, name, display, true, links) };
   if (display.username !== '') {
     const user = out.speaker.platform === 'chat' ? out.source.message?.user_name || name : name;
     post.username = slackUsername(fill(display.username, { name, user, chat: out.source.chat?.subject ?? '' }));
@@ -47,15 +47,34 @@ export function renderForSlack(out: OutgoingMessage, display: DisplayOptions): S
   return post;
 }
 
-/** The new text of a post the relay made, for chat.update (Slack keeps the post's name and icon). */
-export function renderEdit(out: OutgoingMessage, display: DisplayOptions): string {
-  return body(out, speakerName(out), display, false);
+/**
+ * The comment of a file share (files.completeUploadExternal's initial_comment): the text as a post
+ * shows it, with the speaker's name in it (a share goes out under the app's own name and icon), and
+ * `links` (files shown as links, refused files) after it.
+ */
+export function renderComment(out: OutgoingMessage, display: DisplayOptions, links: readonly string[]): string {
+  return quoted(out) + body(out, speakerName(out), { ...display, name_in_text: true }, true, links);
 }
 
-function body(out: OutgoingMessage, name: string, display: DisplayOptions, followUp: boolean): string {
+/** The new text of a post the relay made, for chat.update (Slack keeps the post's name and icon). */
+export function renderEdit(out: OutgoingMessage, display: DisplayOptions): string {
+  return body(out, speakerName(out), display, false, allLinks(out));
+}
+
+/** Lines after a text, escaped: files shown as links (`[image: photo.png https://…]`), refused files. */
+export function withLinks(text: string, links: readonly string[]): string {
+  return links.length === 0 ? text : `${text}${text ? '\n' : ''}${links.map(escapeForSlack).join('\n')}`;
+}
+
+/** Every file of the line as a link (where none goes up natively). */
+function allLinks(out: OutgoingMessage): string[] {
+  return fileLines(out.files, out.refusedFiles);
+}
+
+function body(out: OutgoingMessage, name: string, display: DisplayOptions, followUp: boolean, links: readonly string[]): string {
   const who = escapeForSlack(closeBidi(name));
-  const text = escapeForSlack(out.text) + files(out);
-  const named = (line: string) => (display.name_in_text ? `*${who}*: ${line}` : line);
+  const text = withLinks(escapeForSlack(out.text), links);
+  const named = (line: string) => (!display.name_in_text ? line : line ? `*${who}*: ${line}` : `*${who}*`);
   switch (out.kind) {
     case 'action':
       return `_${who} ${text}_`;
@@ -64,13 +83,6 @@ function body(out: OutgoingMessage, name: string, display: DisplayOptions, follo
     default:
       return named(text);
   }
-}
-
-/** Files travel as links: `[file: name url]` lines, as Slack files come into the chats. */
-function files(out: OutgoingMessage): string {
-  const lines = (out.files ?? []).filter((file) => file.url || file.name).map((file) =>
-    `[file: ${escapeForSlack(file.name || 'file')}${file.url ? ` ${escapeForSlack(file.url)}` : ''}]`);
-  return lines.length === 0 ? '' : `${out.text ? '\n' : ''}${lines.join('\n')}`;
 }
 
 /** `> name: snippet` above the text, when the line answers a message Slack has no thread for here. */
