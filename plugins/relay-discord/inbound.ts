@@ -1,6 +1,7 @@
 import type { API, APIMessage } from '@discordjs/core';
 import type { Logger } from 'pino';
-import { attributedLines, failureFields, oneLineName, receiveUntilTaken, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
+import type { APIAttachment } from '@discordjs/core';
+import { attributedLines, failureFields, oneLineName, receiveUntilTaken, type GatewayPort, type IncomingFile, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
 import { plainFromDiscord } from './render.js';
 import { compareIds } from './snowflakes.js';
 
@@ -40,6 +41,8 @@ export class DiscordInbound {
       incoming: string;
       /** Is this the relay's own post (its user's, or its webhooks')? Those are never relayed back. */
       own: (message: GuildMessage) => boolean;
+      /** An attachment as the gateway reads it (from Discord's CDN only: files-in.ts). */
+      file: (attachment: APIAttachment) => IncomingFile;
       stopping: AbortSignal;
     },
   ) {}
@@ -101,13 +104,17 @@ export class DiscordInbound {
     const own = this.options.own(message);
     const name = message.member?.nick ?? message.author.global_name ?? message.author.username;
     this.names.set(message.author.id, name);
-    if (!own && (message.content ?? '') !== '') {
-      const text = plainFromDiscord(message.content, this.names);
+    const attachments = message.attachments ?? [];
+    if (!own && ((message.content ?? '') !== '' || attachments.length > 0)) {
+      const text = plainFromDiscord(message.content ?? '', this.names);
       await this.receive(channel, {
         kind: 'message', text, nativeId: message.id, time: message.timestamp,
         speaker: { platform: 'discord', id: message.author.id, name },
         ...(message.message_reference?.message_id ? { replyTo: message.message_reference.message_id } : {}),
-        chatText: attributedLines(text, (line) => this.options.incoming.replace('{name}', () => oneLineName(name)).replace('{text}', () => line)),
+        // The gateway reads the files into its media store and shows their links after the text.
+        ...(attachments.length > 0 ? { files: attachments.map((attachment) => this.options.file(attachment)) } : {}),
+        // A message of files alone has no text line: the gateway's file lines carry the speaker.
+        ...(text.trim() === '' ? {} : { chatText: attributedLines(text, (line) => this.options.incoming.replace('{name}', () => oneLineName(name)).replace('{text}', () => line)) }),
       });
       this.options.counters.received += 1;
     }

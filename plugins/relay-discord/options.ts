@@ -28,6 +28,12 @@ export const relayDiscordOptions = z.strictObject({
   incoming: z.string().refine((value) => value.includes('{text}'), 'a template containing {text}').default('<{name}> {text}'),
   /** At most this many posts wait for Discord; past it, a post is refused loudly. */
   queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
+  /**
+   * Files of a gateway line go up with its post while together they stay within this many bytes
+   * (Discord's upload limit per message: 10 MiB for bots, more in boosted servers); the others show
+   * as their links (the media store's).
+   */
+  max_file_size: z.number().int().min(1).max(500 * 1024 * 1024).default(10 * 1024 * 1024),
   /** How long one REST call may take. */
   request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
 });

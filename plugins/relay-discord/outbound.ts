@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { API, APIMessage } from '@discordjs/core';
+import { Routes, type API, type APIMessage } from '@discordjs/core';
 import { DiscordAPIError } from '@discordjs/rest';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DurableQueue, type QueueBacklog } from '../../src/index.js';
+import { failureFields, QueueDrain, type Attachment, type DurableQueue, type MediaFiles, type QueueBacklog } from '../../src/index.js';
+import { discordFileLines, multipartOf, withFileLines } from './files-out.js';
 import type { ChannelWebhook, ChannelWebhooks } from './webhooks.js';
 
 /** A gateway line waiting for Discord. */
@@ -16,6 +17,8 @@ export interface OutboundItem {
   as?: { content: string; username: string; avatar_url?: string };
   /** post: the Discord message it answers; edit/delete: the message changed. */
   target?: string;
+  /** post: files that go up with it (the media store's); should the store have lost one, their links are posted instead. */
+  files?: Attachment[];
 }
 
 export interface OutboundCounters {
@@ -57,6 +60,8 @@ export class DiscordOutbound {
       counters: OutboundCounters;
       durable: () => Promise<void>;
       posted: (item: OutboundItem, messageId: string) => void;
+      /** The media store, whose files go up with their posts. */
+      media: MediaFiles;
       /** The channels' webhooks, when lines go out under the speakers' names. */
       webhooks?: ChannelWebhooks;
       /** The newest message id the relay knows in a channel (what a webhook post will come after). */
@@ -112,15 +117,7 @@ export class DiscordOutbound {
     try {
       const hook = item.as && this.options.webhooks ? await this.options.webhooks.get(item.channel, signal) : undefined;
       if (item.kind === 'post') {
-        const message = hook ? await this.executeWebhook(api, item, hook, signal) : await api.channels.createMessage(item.channel, {
-          content: item.content,
-          nonce: nonceOf(item.key),
-          enforce_nonce: true,
-          allowed_mentions: { parse: [] },
-          // No link previews: a relayed line is text, not an embed someone else chose.
-          flags: SUPPRESS_EMBEDS,
-          ...(item.target ? { message_reference: { message_id: item.target, fail_if_not_exists: false } } : {}),
-        }, { signal });
+        const message = hook ? await this.executeWebhook(api, item, hook, signal) : await this.createMessage(api, item, signal);
         counters.posted += 1;
         this.options.posted(item, message.id);
       } else if (item.kind === 'edit') {
@@ -164,29 +161,65 @@ export class DiscordOutbound {
   }
 
   /**
+   * A post as the bot: its nonce with `enforce_nonce`, so a retry after a lost answer or a crash posts
+   * once (files and all: the nonce goes in payload_json). Files go up as multipart.
+   */
+  private async createMessage(api: API, item: OutboundItem, signal: AbortSignal): Promise<APIMessage> {
+    const payload = this.payloadWithout(item);
+    const { content, form } = await this.withFiles(item, item.content ?? '', payload);
+    if (form) return await api.rest.post(Routes.channelMessages(item.channel), { body: form, passThroughBody: true, signal }) as APIMessage;
+    return await api.channels.createMessage(item.channel, { content, ...payload }, { signal });
+  }
+
+  /** createMessage's fields but the content. No link previews: a relayed line is text, not an embed someone else chose. */
+  private payloadWithout(item: OutboundItem): { nonce: string; enforce_nonce: true; allowed_mentions: { parse: [] }; flags: number; message_reference?: { message_id: string; fail_if_not_exists: false } } {
+    return {
+      nonce: nonceOf(item.key), enforce_nonce: true, allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS,
+      ...(item.target ? { message_reference: { message_id: item.target, fail_if_not_exists: false as const } } : {}),
+    };
+  }
+
+  /**
+   * The item's files as a multipart body with `payload` and `content`; when the store no longer has one
+   * of them, no body: the content with the files' links, to post as JSON.
+   */
+  private async withFiles(item: OutboundItem, content: string, payload: Record<string, unknown>): Promise<{ content: string; form?: FormData }> {
+    if (!item.files?.length) return { content };
+    const form = await multipartOf({ ...payload, content }, item.files, this.options.media);
+    if (form) return { content, form };
+    this.options.log.warn({ channel: item.channel, files: item.files.map((file) => file.name) }, 'a file is no longer in the media store (retention): the line goes to Discord with its link');
+    return { content: withFileLines(content, discordFileLines(item.files)) };
+  }
+
+  /**
    * A webhook post. Discord takes no nonce there, so the attempt is noted durably before it is made
    * (the queue's note, with the newest message id known in the channel): a retry of a noted attempt
    * (its answer lost, or a crash mid-post) first looks for the post among the channel's messages after
    * that id, and takes it when it is there.
    */
   private async executeWebhook(api: API, item: OutboundItem, hook: ChannelWebhook, signal: AbortSignal): Promise<APIMessage> {
+    const payload = {
+      username: item.as!.username,
+      ...(item.as!.avatar_url ? { avatar_url: item.as!.avatar_url } : {}),
+      allowed_mentions: { parse: [] },
+      flags: SUPPRESS_EMBEDS,
+    };
+    const { content, form } = await this.withFiles(item, item.as!.content, payload);
     const note = this.queue.note as { key: string; after?: string } | null | undefined;
     if (note?.key === item.key) {
       const page = await api.channels.getMessages(item.channel, { limit: 100, ...(note.after ? { after: note.after } : {}) }, { signal });
-      const made = page.find((m) => m.webhook_id === hook.id && m.content === item.as!.content && m.author.username === item.as!.username);
+      // Discord may rename files (spaces and the like): a post of files is known by how many it has.
+      const made = page.find((m) => m.webhook_id === hook.id && m.content === content && m.author.username === item.as!.username
+        && (m.attachments?.length ?? 0) === (form ? item.files!.length : 0));
       if (made) return made;
     }
     const after = this.options.newest(item.channel);
     this.queue.setNote({ key: item.key, ...(after ? { after } : {}) });
     await this.options.durable();
-    return await api.webhooks.execute(hook.id, hook.token, {
-      content: item.as!.content,
-      username: item.as!.username,
-      ...(item.as!.avatar_url ? { avatar_url: item.as!.avatar_url } : {}),
-      allowed_mentions: { parse: [] },
-      flags: SUPPRESS_EMBEDS,
-      wait: true,
-    }, { signal });
+    if (form) {
+      return await api.rest.post(Routes.webhook(hook.id, hook.token), { body: form, passThroughBody: true, auth: false, query: new URLSearchParams({ wait: 'true' }), signal }) as APIMessage;
+    }
+    return await api.webhooks.execute(hook.id, hook.token, { content, ...payload, wait: true }, { signal });
   }
 
   /**

@@ -1,8 +1,11 @@
 import { join } from 'node:path';
 import { API, GatewayDispatchEvents, GatewayIntentBits, type GatewayDispatchPayload } from '@discordjs/core';
-import { DiscordAPIError, REST } from '@discordjs/rest';
+import { DiscordAPIError, REST, type RESTOptions } from '@discordjs/rest';
+import { fetch } from 'undici';
 import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
 import { DurableQueue, failureFields, RecentIds, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { discordCdnOrigins, discordIncomingFile } from './files-in.js';
+import { discordFileLines, uploadable, withFileLines } from './files-out.js';
 import { DiscordInbound, type GuildMessage } from './inbound.js';
 import type { RelayDiscordOptions } from './options.js';
 import { DiscordOutbound, type OutboundItem } from './outbound.js';
@@ -42,7 +45,9 @@ export class DiscordRelay {
     private readonly options: RelayDiscordOptions,
     private readonly env: PluginEnv,
   ) {
-    this.rest = new REST({ api: options.api_url, timeout: options.request_timeout_ms }).setToken(options.token);
+    // Requests through undici's fetch: it sends a multipart body (a post's files) streamed from the
+    // files' Blobs; the default strategy takes only the runtime's own FormData, which undici's request refuses.
+    this.rest = new REST({ api: options.api_url, timeout: options.request_timeout_ms, makeRequest: fetch as unknown as RESTOptions['makeRequest'] }).setToken(options.token);
     this.api = new API(this.rest);
     this.gatewaySocket = new WebSocketManager({
       token: options.token,
@@ -59,7 +64,7 @@ export class DiscordRelay {
         onHighWater: (size, max) => env.log.warn({ size, max }, 'the queue to Discord is filling up'),
       }),
       {
-        api: () => this.api, log: env.log, counters: this.counters, durable: () => env.storage.durable(),
+        api: () => this.api, log: env.log, counters: this.counters, durable: () => env.storage.durable(), media: env.media,
         webhooks: this.webhooks,
         newest: (channel) => newerId(this.lastPosted.get(channel), env.store.get<string>(`last:${channel}`)),
         posted: (item, id) => {
@@ -70,9 +75,11 @@ export class DiscordRelay {
         fatal: (error) => this.fail(error),
       },
     );
+    const cdnOrigins = discordCdnOrigins(options.api_url);
     this.inbound = new DiscordInbound({
       gateway: env.gateway, store: env.store, log: env.log, counters: this.counters, incoming: options.incoming,
       own: (message) => message.author.id === this.selfId || this.webhooks?.isOwn(message.webhook_id) === true,
+      file: (attachment) => discordIncomingFile(attachment, cdnOrigins),
       stopping: this.stopper.signal,
     });
   }
@@ -139,8 +146,11 @@ export class DiscordRelay {
   private send(channel: string, message: OutgoingMessage): void {
     if (this.state === 'failed') return;
     const text = message.kind === 'action' ? `_${message.text}_` : message.text;
-    const content = renderLine(this.options.format, message.speaker.name, text);
-    const as = this.webhooks ? this.asSpeaker(message, text) : undefined;
+    // Files within max_file_size go up with the post; the others, and refused files, show as lines after the text.
+    const files = message.kind === 'message' || message.kind === 'action' ? uploadable(message.files ?? [], this.options.max_file_size) : [];
+    const links = discordFileLines((message.files ?? []).filter((file) => !files.includes(file)), message.refusedFiles);
+    const content = withFileLines(renderLine(this.options.format, message.speaker.name, text), links);
+    const as = this.webhooks ? this.asSpeaker(message, text, links) : undefined;
     if (message.kind === 'edit' || message.kind === 'delete') {
       // Only the relay's own posts can be changed; without the target there is nothing to change.
       if (!message.target) return;
@@ -148,17 +158,19 @@ export class DiscordRelay {
       return;
     }
     if (message.kind !== 'message' && message.kind !== 'action') return;
-    this.outbound.push({ key: message.key, channel, kind: 'post', content, ...(as ? { as } : {}), ...(message.replyTo ? { target: message.replyTo } : {}) });
+    this.outbound.push({
+      key: message.key, channel, kind: 'post', content, ...(as ? { as } : {}), ...(message.replyTo ? { target: message.replyTo } : {}), ...(files.length > 0 ? { files } : {}),
+    });
   }
 
   /** The line as the channel's webhook posts it: the text under the speaker's name and avatar. */
-  private asSpeaker(message: OutgoingMessage, text: string): { content: string; username: string; avatar_url?: string } {
+  private asSpeaker(message: OutgoingMessage, text: string, links: readonly string[]): { content: string; username: string; avatar_url?: string } {
     const { speaker } = message;
     const fill = (template: string, encode: (value: string) => string) => template
       .replace(/\{name\}/g, () => encode(speaker.name)).replace(/\{id\}/g, () => encode(speaker.id)).replace(/\{platform\}/g, () => encode(speaker.platform));
     return {
       // A webhook post cannot answer a message: its parent is quoted above it instead.
-      content: renderWebhookText(text, message.quote),
+      content: withFileLines(renderWebhookText(text, message.quote), links),
       username: webhookUsername(fill(this.options.username, (value) => value)),
       ...(this.options.avatar_url ? { avatar_url: fill(this.options.avatar_url, encodeURIComponent) } : {}),
     };

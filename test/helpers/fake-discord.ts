@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { FakeDiscordFiles, type FakeAttachment, type Multipart } from './fake-discord-files.js';
 
 /**
  * A local Discord written from the developer docs (Gateway: hello, identify, ready, heartbeat and its
@@ -10,7 +11,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * Simpler than Discord: one guild, no shards, JSON encoding without compression, snowflakes from a
  * counter (still increasing, so `after=` paging works). Channel webhooks (list, create, execute with
  * `wait`, edit and delete their messages) as documented; a webhook's message has the webhook's id as its
- * author's and the username it was executed with.
+ * author's and the username it was executed with. Attachments (fake-discord-files.ts): people's files on
+ * a signed CDN URL, and files posted with a message or through a webhook as multipart/form-data.
  */
 
 export interface FakeUser {
@@ -33,6 +35,7 @@ interface StoredMessage {
   allowed_mentions?: unknown;
   type: 0 | 19;
   webhook_id?: string;
+  attachments: FakeAttachment[];
 }
 
 interface FakeWebhook {
@@ -62,6 +65,8 @@ export class FakeDiscord {
   /** The IDENTIFY payloads received (intents, properties), in order. */
   readonly identifies: unknown[] = [];
   readonly webhooks = new Map<string, FakeWebhook>();
+  /** Attachments: people's, and those posted with messages (uploads, CDN downloads). */
+  readonly files = new FakeDiscordFiles(() => `http://127.0.0.1:${this.port}`, () => this.snowflake());
   /** When false, the bot lacks Manage Webhooks: listing and creating webhooks answer 403 Missing Permissions. */
   webhooksAllowed = true;
   private readonly sessions = new Map<string, Session>();
@@ -116,6 +121,17 @@ export class FakeDiscord {
     return message;
   }
 
+  /**
+   * A person says something with files: each kept on the CDN, the message's `attachments` their objects
+   * (`override` changes fields of every attachment object, a hostile URL say), dispatched as MESSAGE_CREATE.
+   */
+  sayWithFiles(channelId: string, author: FakeUser, content: string, files: Array<{ filename: string; contentType: string; bytes: Buffer }>, override: Partial<FakeAttachment> = {}): StoredMessage {
+    const message = this.store(channelId, author, content);
+    message.attachments = files.map((file) => ({ ...this.files.add(channelId, file), ...override }));
+    this.dispatch('MESSAGE_CREATE', message);
+    return message;
+  }
+
   edit(messageId: string, content: string): void {
     const message = this.messages.find((m) => m.id === messageId)!;
     message.content = content;
@@ -162,9 +178,11 @@ export class FakeDiscord {
   }
 
   /** Posts through a webhook made in the channel. */
-  private executeWebhook(hook: FakeWebhook, json: { content: string; username?: string; avatar_url?: string; allowed_mentions?: unknown }): StoredMessage {
+  private executeWebhook(hook: FakeWebhook, upload: Multipart): StoredMessage {
+    const json = upload.json as { content?: string; username?: string; avatar_url?: string; allowed_mentions?: unknown };
     const author: FakeUser & { avatar_url?: string } = { id: hook.id, username: json.username ?? hook.name, bot: true, ...(json.avatar_url ? { avatar_url: json.avatar_url } : {}) };
-    const message = this.store(hook.channel_id, author, json.content);
+    const message = this.store(hook.channel_id, author, json.content ?? '');
+    message.attachments = this.files.attach(hook.channel_id, upload);
     message.webhook_id = hook.id;
     message.allowed_mentions = json.allowed_mentions;
     this.dispatch('MESSAGE_CREATE', message);
@@ -174,7 +192,7 @@ export class FakeDiscord {
   private store(channelId: string, author: FakeUser, content: string, reference?: StoredMessage['message_reference']): StoredMessage {
     const message: StoredMessage = {
       id: this.snowflake(), channel_id: channelId, guild_id: GUILD, author, content, timestamp: new Date().toISOString(),
-      edited_timestamp: null, type: reference ? 19 : 0, ...(reference ? { message_reference: reference } : {}),
+      edited_timestamp: null, type: reference ? 19 : 0, ...(reference ? { message_reference: reference } : {}), attachments: [],
     };
     this.messages.push(message);
     return message;
@@ -231,12 +249,15 @@ export class FakeDiscord {
   // --- REST ---
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await new Promise<string>((done) => {
-      let text = '';
-      req.on('data', (chunk) => (text += chunk));
-      req.on('end', () => done(text));
+    const raw = await new Promise<Buffer>((done) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => done(Buffer.concat(chunks)));
     });
+    const body = raw.toString('utf8');
     const url = new URL(req.url ?? '/', 'http://fake');
+    // The CDN: attachments' bytes, by signed URL (no token).
+    if (this.files.serve(req, res, url)) return;
     const path = url.pathname.replace(/^\/api\/v10/, '');
     this.calls.push(`${req.method} ${path}`);
     const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
@@ -244,7 +265,7 @@ export class FakeDiscord {
       res.end(value === undefined ? undefined : JSON.stringify(value));
     };
     const hookMatch = /^\/webhooks\/(\d+)\/([\w-]+)(?:\/messages\/(\d+))?$/.exec(path);
-    if (hookMatch) return this.webhookRoute(req, res, send, body, url, hookMatch);
+    if (hookMatch) return this.webhookRoute(req, res, send, raw, url, hookMatch);
     if (req.headers.authorization !== `Bot ${this.token}`) return send(401, { message: '401: Unauthorized', code: 0 });
     if (req.method === 'GET' && path === '/gateway/bot') {
       return send(200, { url: `ws://127.0.0.1:${this.port}`, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } });
@@ -277,12 +298,14 @@ export class FakeDiscord {
         return send(429, { message: 'You are being rate limited.', retry_after: 0.05, global: false },
           { ...bucket, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': '0.05', 'retry-after': '1', 'x-ratelimit-scope': 'user' });
       }
-      const json = JSON.parse(body) as { content: string; nonce?: string; enforce_nonce?: boolean; message_reference?: { message_id: string }; allowed_mentions?: unknown };
+      const upload = await this.files.parse(raw, req.headers['content-type']);
+      const json = upload.json as { content?: string; nonce?: string; enforce_nonce?: boolean; message_reference?: { message_id: string }; allowed_mentions?: unknown };
       if (json.enforce_nonce && json.nonce !== undefined) {
         const same = this.messages.find((m) => m.channel_id === channelId && m.author.id === this.bot.id && m.nonce === json.nonce);
         if (same) return send(200, same, bucket);
       }
-      const message = this.store(channelId, this.bot, json.content, json.message_reference ? { message_id: json.message_reference.message_id, channel_id: channelId } : undefined);
+      const message = this.store(channelId, this.bot, json.content ?? '', json.message_reference ? { message_id: json.message_reference.message_id, channel_id: channelId } : undefined);
+      message.attachments = this.files.attach(channelId, upload);
       if (json.nonce !== undefined) message.nonce = json.nonce;
       message.allowed_mentions = json.allowed_mentions;
       this.dispatch('MESSAGE_CREATE', message);
@@ -311,7 +334,7 @@ export class FakeDiscord {
   }
 
   /** Execute a webhook, edit or delete one of its messages: the webhook's token authorises, not the bot's. */
-  private webhookRoute(req: IncomingMessage, res: ServerResponse, send: (status: number, value: unknown) => void, body: string, url: URL, match: RegExpExecArray): void {
+  private async webhookRoute(req: IncomingMessage, res: ServerResponse, send: (status: number, value: unknown) => void, raw: Buffer, url: URL, match: RegExpExecArray): Promise<void> {
     const [, id, token, messageId] = match as unknown as [string, string, string, string | undefined];
     const hook = this.webhooks.get(id);
     if (!hook || hook.token !== token) return send(404, { message: 'Unknown Webhook', code: 10015 });
@@ -320,7 +343,7 @@ export class FakeDiscord {
         this.rateLimitNext -= 1;
         return send(429, { message: 'You are being rate limited.', retry_after: 0.05, global: false });
       }
-      const message = this.executeWebhook(hook, JSON.parse(body) as { content: string; username?: string });
+      const message = this.executeWebhook(hook, await this.files.parse(raw, req.headers['content-type']));
       if (this.loseAnswers > 0) {
         this.loseAnswers -= 1;
         req.socket.destroy();
@@ -336,7 +359,7 @@ export class FakeDiscord {
     const message = this.messages.find((m) => m.id === messageId && m.webhook_id === hook.id);
     if (!message) return send(404, { message: 'Unknown Message', code: 10008 });
     if (req.method === 'PATCH') {
-      message.content = (JSON.parse(body) as { content: string }).content;
+      message.content = (JSON.parse(raw.toString('utf8')) as { content: string }).content;
       message.edited_timestamp = new Date().toISOString();
       this.dispatch('MESSAGE_UPDATE', message);
       return send(200, message);
