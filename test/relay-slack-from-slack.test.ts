@@ -49,9 +49,10 @@ describe('relay-slack: Slack to chat', () => {
     await allAcked(setup);
     expect(await setup.relayed('general')).toEqual([
       // A /me is an action (the core shows `* name text`); a reply to a message the map does not know is a plain line;
-      // the file goes to the gateway as a file, read through Slack's file API (relay-slack-files.test.ts).
+      // the file goes to the gateway as a file, read through Slack's file API (relay-slack-files.test.ts): this
+      // one has no download URL (a file Slack hides, or an item of an older version), so it is not relayed and says so.
       '<alice.l> one', '* alice.l waves', '<Bob Builder> a reply in a thread',
-      '<Bob Builder> have a look', '<alice.l> two',
+      '<Bob Builder> have a look\n<Bob Builder> [a file was not relayed: a.png: could not be read]', '<alice.l> two',
     ]);
     expect(setup.stats()).toMatchObject({ relayed_in: 5, ignored: 10, failed: 0 });
   });
