@@ -157,6 +157,25 @@ describe('relay-slack: files to Slack', () => {
     await waitFor('both told', () => files!.posted.length === 2);
   });
 
+  test('a token without files:write: the files go as links, said once, and the relay goes on', async () => {
+    slack = await FakeSlack.start();
+    files = relayFilesEnv([GENERAL]);
+    const plugin = await openRelay();
+    slack.fault('files.getUploadURLExternal', { times: 2, error: 'missing_scope', needed: 'files:write' });
+    for (const key of ['k1', 'k2']) {
+      const picture = await files.stored(`${key}.png`, 'image/png', PICTURE.subarray(0, 500));
+      plugin.endpoint!.send(GENERAL, lineWithFiles(key, `picture ${key}`, [picture]));
+    }
+    await waitFor('both posts', () => slack!.posts.length === 2);
+    expect(slack.posts.map((p) => p.text)).toEqual([
+      expect.stringMatching(/^picture k1\n\[image: k1\.png https:\/\/media\.example\/files\/[0-9a-f]{32}\/k1\.png\]$/),
+      expect.stringMatching(/^picture k2\n\[image: k2\.png https:\/\/media\.example\/files\/[0-9a-f]{32}\/k2\.png\]$/),
+    ]);
+    expect(slack.files.shares).toEqual([]);
+    expect(files.log.lines.filter((line) => String(line.msg).includes('lacks files:write'))).toHaveLength(1);
+    expect(plugin.stats!()).toMatchObject({ disabled: 0, failed: 0, relayed_out: 2 });
+  });
+
   test('the answer of completeUploadExternal lost, and the relay stopped before it was taken: after the restart the share is found in the channel, not uploaded again', async () => {
     slack = await FakeSlack.start();
     files = relayFilesEnv([GENERAL]);

@@ -94,6 +94,8 @@ export class Outbound extends QueueWorker<OutboundItem> {
   private unknown = 0;
   /** The post (postKey) whose last try Slack answered with an error: it is not in Slack, no need to look. */
   private refused: string | undefined;
+  /** The token's missing files:write was said (once). */
+  private warnedFileScope = false;
 
   constructor(private readonly options: OutboundOptions) {
     super(options.queue);
@@ -216,21 +218,30 @@ export class Outbound extends QueueWorker<OutboundItem> {
       return undefined;
     }
     let uploaded;
+    let answer;
+    const started = Date.now();
     try {
       uploaded = await this.options.uploads.upload(item.files!);
+      const ids = uploaded.map((file) => file.id);
+      attempts.markShare(id, ids, started);
+      await this.options.durable?.();
+      answer = await web.files.completeUploadExternal({
+        files: uploaded as [{ id: string; title: string }], channel_id: channel,
+        ...(item.comment ? { initial_comment: item.comment } : {}), ...(item.thread_ts === undefined ? {} : { thread_ts: item.thread_ts }),
+      });
     } catch (error) {
-      if (!(error instanceof FileGone)) throw error;
-      log.warn({ ...where, file: error.file.name }, 'a file is no longer in the media store (retention): the line goes to Slack with its link');
+      if (error instanceof FileGone) {
+        log.warn({ ...where, file: error.file.name }, 'a file is no longer in the media store (retention): the line goes to Slack with its link');
+        return undefined;
+      }
+      // An app installed before files were relayed lacks files:write: its files go as links, the relay goes on.
+      const failure = classify(error);
+      if (failure.code !== 'missing_scope') throw error;
+      if (!this.warnedFileScope) log.warn({ ...where, needed: failure.kind === 'fatal' ? failure.needed : undefined }, 'the bot token lacks files:write: files go to Slack as links; add files:write to the app\'s scopes and reinstall it');
+      this.warnedFileScope = true;
       return undefined;
     }
     const ids = uploaded.map((file) => file.id);
-    const started = Date.now();
-    attempts.markShare(id, ids, started);
-    await this.options.durable?.();
-    const answer = await web.files.completeUploadExternal({
-      files: uploaded as [{ id: string; title: string }], channel_id: channel,
-      ...(item.comment ? { initial_comment: item.comment } : {}), ...(item.thread_ts === undefined ? {} : { thread_ts: item.thread_ts }),
-    });
     counters.relayed_out += 1;
     counters.files_out += uploaded.length;
     // Slack shares asynchronously: the answer may not name the message yet; the channel then does.
