@@ -128,10 +128,18 @@ describe('relay-discord: files to Discord', () => {
     expect(post!.attachments.map((a) => a.filename)).toEqual(['photo.png']);
     expect(bytesOf(post!.attachments[0]!.id).equals(PICTURE)).toBe(true);
 
+    // A server that takes less than max_file_size (413, code 40005): the link instead.
+    discord!.maxUpload = 1_000;
+    plugin.endpoint!.send(GENERAL, lineWithFiles('k3', 'too big here', [picture]));
+    const third = await waitFor('the post with the link', () => posts()[1]);
+    expect(third.content).toBe(`too big here\n[image: photo.png <${picture.url}>]`);
+    expect(third.attachments).toEqual([]);
+    expect(files!.log.lines.filter((line) => String(line.msg).includes('too large for this server'))).toHaveLength(1);
+
     const gone = await files!.stored('old.png', 'image/png', PICTURE.subarray(0, 100));
     await rm(files!.media.pathOf(gone.id));
     plugin.endpoint!.send(GENERAL, lineWithFiles('k2', 'an old one', [gone]));
-    const second = await waitFor('the post with the link', () => posts()[1]);
+    const second = await waitFor('the post with the link', () => posts()[2]);
     expect(second.content).toBe(`an old one\n[image: old.png <${gone.url}>]`);
     expect(second.attachments).toEqual([]);
     expect(discord!.files.uploads).toBe(1);

@@ -65,7 +65,7 @@ describe('options', () => {
   test('the issue\'s example parses, with the defaults users expect', () => {
     const parsed = relaySlackOptions.parse({ ...base, api_url: 'https://slack.com/api/' });
     expect(parsed).toMatchObject({
-      api_url: 'https://slack.com/api/', unfurl: false, queue_max: 10_000,
+      api_url: 'https://slack.com/api/', unfurl: false, queue_max: 10_000, max_file_size: 1_000_000_000,
       display: { username: '{name}', avatars: true, name_in_text: false, incoming: '<{name}> {text}' },
     });
     expect(relaySlackOptions.parse(base).api_url).toBe('https://slack.com/api/');
@@ -78,6 +78,8 @@ describe('options', () => {
     [{ display: { incoming: '<{name}>' } }, 'display'],
     [{ display: { default_icon: 'smile' } }, 'display'],
     [{ chanels: {} }, ''],
+    [{ max_file_size: 0 }, 'max_file_size'],
+    [{ max_file_size: 2_000_000_000 }, 'max_file_size'],
   ])('%j is refused', (change, path) => {
     const result = relaySlackOptions.safeParse({ ...base, ...change });
     expect(result.success).toBe(false);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Routes, type API, type APIMessage } from '@discordjs/core';
-import { DiscordAPIError } from '@discordjs/rest';
+import { DiscordAPIError, HTTPError } from '@discordjs/rest';
 import type { Logger } from 'pino';
 import { failureFields, QueueDrain, type Attachment, type DurableQueue, type MediaFiles, type QueueBacklog } from '../../src/index.js';
 import { discordFileLines, multipartOf, withFileLines } from './files-out.js';
@@ -34,6 +34,8 @@ const SUPPRESS_EMBEDS = 1 << 2;
 /** Discord's JSON error codes: Unknown Message, Unknown Webhook. */
 const UNKNOWN_MESSAGE = 10008;
 const UNKNOWN_WEBHOOK = 10015;
+/** Request entity too large: the files are over this server's upload limit. */
+const TOO_LARGE = 40005;
 
 /**
  * The nonce of a line: Discord keeps a post with `enforce_nonce` from being made twice by one author
@@ -141,6 +143,12 @@ export class DiscordOutbound {
         this.options.webhooks?.forget(item.channel);
         return 'retry';
       }
+      if (item.files?.length && (error instanceof DiscordAPIError || error instanceof HTTPError) && (error.status === 413 || (error instanceof DiscordAPIError && error.code === TOO_LARGE))) {
+        // The server takes less than max_file_size (Discord's limit differs per server): the files' links instead.
+        log.warn({ channel: item.channel, files: item.files.map((file) => file.name) }, 'Discord refused the files as too large for this server (lower max_file_size): the line goes with their links');
+        this.withoutFiles(item);
+        return 'retry';
+      }
       if (error instanceof DiscordAPIError && error.status === 401) {
         this.options.fatal(error);
         return 'stop';
@@ -158,6 +166,14 @@ export class DiscordOutbound {
       log.warn({ channel: item.channel, ...failureFields(error) }, 'Discord did not take a line; trying again');
       return 'retry';
     }
+  }
+
+  /** The item as a post of the files' links (in memory: a restart tries the files again, and falls back again). */
+  private withoutFiles(item: OutboundItem): void {
+    const links = discordFileLines(item.files);
+    if (item.content !== undefined) item.content = withFileLines(item.content, links);
+    if (item.as) item.as = { ...item.as, content: withFileLines(item.as.content, links) };
+    delete item.files;
   }
 
   /**

@@ -75,7 +75,7 @@ export class FakeDiscordFiles {
     return true;
   }
 
-  /** A message body: JSON, or multipart with payload_json and files[n] (each file counted as an upload). */
+  /** A message body: JSON, or multipart with payload_json and files[n]. */
   async parse(body: Buffer, contentType: string | undefined): Promise<Multipart> {
     if (!contentType?.startsWith('multipart/form-data')) return { json: body.length ? JSON.parse(body.toString('utf8')) as Record<string, unknown> : {}, files: [] };
     const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
@@ -85,14 +85,14 @@ export class FakeDiscordFiles {
       const index = /^files\[(\d+)\]$/.exec(name)?.[1];
       if (index === undefined || typeof value === 'string') continue;
       files.push({ index: Number(index), filename: value.name, contentType: value.type || 'application/octet-stream', bytes: Buffer.from(await value.arrayBuffer()) });
-      this.uploads += 1;
     }
     return { json, files };
   }
 
-  /** The attachments of a posted message: each `files[n]` kept, under the filename payload_json's `attachments` gives it. */
+  /** The attachments of a posted message (counted as uploads): each `files[n]` kept, under the filename payload_json's `attachments` gives it. */
   attach(channelId: string, upload: Multipart): FakeAttachment[] {
     const named = (upload.json.attachments as Array<{ id: number | string; filename?: string }> | undefined) ?? [];
+    this.uploads += upload.files.length;
     return upload.files.map((file) => {
       const filename = named.find((entry) => Number(entry.id) === file.index)?.filename ?? file.filename;
       return this.add(channelId, { filename, contentType: file.contentType, bytes: file.bytes });

@@ -67,6 +67,8 @@ export class FakeDiscord {
   readonly webhooks = new Map<string, FakeWebhook>();
   /** Attachments: people's, and those posted with messages (uploads, CDN downloads). */
   readonly files = new FakeDiscordFiles(() => `http://127.0.0.1:${this.port}`, () => this.snowflake());
+  /** Bytes of files one message may carry (Discord's 10 MiB for bots); more answers 413 (code 40005). */
+  maxUpload = 10 * 1024 * 1024;
   /** When false, the bot lacks Manage Webhooks: listing and creating webhooks answer 403 Missing Permissions. */
   webhooksAllowed = true;
   private readonly sessions = new Map<string, Session>();
@@ -170,6 +172,10 @@ export class FakeDiscord {
     await new Promise<void>((done) => this.wss.close(() => done()));
     this.http.closeAllConnections();
     await new Promise<void>((done) => this.http.close(() => done()));
+  }
+
+  private tooLarge(upload: Multipart): boolean {
+    return upload.files.reduce((total, file) => total + file.bytes.length, 0) > this.maxUpload;
   }
 
   private snowflake(): string {
@@ -299,6 +305,7 @@ export class FakeDiscord {
           { ...bucket, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': '0.05', 'retry-after': '1', 'x-ratelimit-scope': 'user' });
       }
       const upload = await this.files.parse(raw, req.headers['content-type']);
+      if (this.tooLarge(upload)) return send(413, { message: 'Request entity too large', code: 40005 });
       const json = upload.json as { content?: string; nonce?: string; enforce_nonce?: boolean; message_reference?: { message_id: string }; allowed_mentions?: unknown };
       if (json.enforce_nonce && json.nonce !== undefined) {
         const same = this.messages.find((m) => m.channel_id === channelId && m.author.id === this.bot.id && m.nonce === json.nonce);
@@ -343,7 +350,9 @@ export class FakeDiscord {
         this.rateLimitNext -= 1;
         return send(429, { message: 'You are being rate limited.', retry_after: 0.05, global: false });
       }
-      const message = this.executeWebhook(hook, await this.files.parse(raw, req.headers['content-type']));
+      const upload = await this.files.parse(raw, req.headers['content-type']);
+      if (this.tooLarge(upload)) return send(413, { message: 'Request entity too large', code: 40005 });
+      const message = this.executeWebhook(hook, upload);
       if (this.loseAnswers > 0) {
         this.loseAnswers -= 1;
         req.socket.destroy();
