@@ -1,5 +1,5 @@
-import { openAsBlob } from 'node:fs';
-import { FormData } from 'undici';
+import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import { oneLineName, type Attachment, type MediaFiles, type RefusedFile } from '../../src/index.js';
 import { escapeForDiscord } from './render.js';
 
@@ -45,24 +45,58 @@ export function withFileLines(content: string, lines: readonly string[]): string
   return room > 1 ? `${content.slice(0, room - 1)}…\n${tail}` : tail;
 }
 
+/** A multipart/form-data body and what its headers say of it. */
+export interface MultipartBody {
+  /** Read anew each time it is iterated (the REST client may send a request again): the files from disk as they are sent. */
+  body: AsyncIterable<Uint8Array>;
+  contentType: string;
+  length: number;
+}
+
 /**
  * A message with files as Discord takes it (https://discord.com/developers/docs/reference#uploading-files):
- * multipart/form-data, `payload_json` (with `attachments` naming each part) and `files[n]`, each read
- * from the media store's file on disk as it is sent (a Blob backed by the file: never whole in memory).
- * undici's FormData, for the REST client's requests go through undici's fetch (relay.ts).
- * Undefined when the store no longer has one (its retention removed it): the post shows links instead.
+ * multipart/form-data, `payload_json` (with `attachments` naming each part) and `files[n]`, each part's
+ * bytes read from the media store as they are sent, with backpressure (never whole in memory), its
+ * length known beforehand (Content-Length). Undefined when the store no longer has one of the files
+ * (its retention removed it): the post shows their links instead.
  */
-export async function multipartOf(payload: Record<string, unknown>, files: readonly Attachment[], media: MediaFiles): Promise<FormData | undefined> {
-  const blobs: Blob[] = [];
+export async function multipartOf(payload: Record<string, unknown>, files: readonly Attachment[], media: MediaFiles): Promise<MultipartBody | undefined> {
+  const sizes: number[] = [];
   for (const file of files) {
     try {
-      blobs.push(await openAsBlob(media.pathOf(file.id), { type: file.contentType }));
+      sizes.push((await stat(media.pathOf(file.id))).size);
     } catch {
       return undefined;
     }
   }
-  const form = new FormData();
-  form.append('payload_json', JSON.stringify({ ...payload, attachments: files.map((file, index) => ({ id: index, filename: file.name })) }));
-  files.forEach((file, index) => form.append(`files[${index}]`, blobs[index]!, file.name));
-  return form;
+  const boundary = `groupwire-${randomBytes(16).toString('hex')}`;
+  const json = JSON.stringify({ ...payload, attachments: files.map((file, index) => ({ id: index, filename: file.name })) });
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="payload_json"\r\nContent-Type: application/json\r\n\r\n${json}\r\n`);
+  const parts = files.map((file, index) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files[${index}]"; filename="${quoted(file.name)}"\r\n`
+    + `Content-Type: ${file.contentType.replace(/[\r\n]/g, '')}\r\n\r\n`));
+  const crlf = Buffer.from('\r\n');
+  const tail = Buffer.from(`--${boundary}--\r\n`);
+  const length = head.length + parts.reduce((total, part, index) => total + part.length + sizes[index]! + crlf.length, 0) + tail.length;
+  const body = {
+    async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
+      yield head;
+      for (const [index, file] of files.entries()) {
+        yield parts[index]!;
+        const bytes = await media.open(file.id);
+        try {
+          for await (const chunk of bytes) yield chunk as Uint8Array;
+        } finally {
+          bytes.destroy();
+        }
+        yield crlf;
+      }
+      yield tail;
+    },
+  };
+  return { body, contentType: `multipart/form-data; boundary=${boundary}`, length };
+}
+
+/** A file name in a part's header: line breaks and quotes percent-encoded, as browsers and undici do. */
+function quoted(name: string): string {
+  return name.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
 }

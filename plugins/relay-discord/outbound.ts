@@ -3,7 +3,7 @@ import { Routes, type API, type APIMessage } from '@discordjs/core';
 import { DiscordAPIError, HTTPError } from '@discordjs/rest';
 import type { Logger } from 'pino';
 import { failureFields, QueueDrain, type Attachment, type DurableQueue, type MediaFiles, type QueueBacklog } from '../../src/index.js';
-import { discordFileLines, multipartOf, withFileLines } from './files-out.js';
+import { discordFileLines, multipartOf, withFileLines, type MultipartBody } from './files-out.js';
 import type { ChannelWebhook, ChannelWebhooks } from './webhooks.js';
 
 /** A gateway line waiting for Discord. */
@@ -183,7 +183,7 @@ export class DiscordOutbound {
   private async createMessage(api: API, item: OutboundItem, signal: AbortSignal): Promise<APIMessage> {
     const payload = this.payloadWithout(item);
     const { content, form } = await this.withFiles(item, item.content ?? '', payload);
-    if (form) return await api.rest.post(Routes.channelMessages(item.channel), { body: form, passThroughBody: true, signal }) as APIMessage;
+    if (form) return await api.rest.post(Routes.channelMessages(item.channel), { ...multipart(form), signal }) as APIMessage;
     return await api.channels.createMessage(item.channel, { content, ...payload }, { signal });
   }
 
@@ -199,7 +199,7 @@ export class DiscordOutbound {
    * The item's files as a multipart body with `payload` and `content`; when the store no longer has one
    * of them, no body: the content with the files' links, to post as JSON.
    */
-  private async withFiles(item: OutboundItem, content: string, payload: Record<string, unknown>): Promise<{ content: string; form?: FormData }> {
+  private async withFiles(item: OutboundItem, content: string, payload: Record<string, unknown>): Promise<{ content: string; form?: MultipartBody }> {
     if (!item.files?.length) return { content };
     const form = await multipartOf({ ...payload, content }, item.files, this.options.media);
     if (form) return { content, form };
@@ -233,7 +233,7 @@ export class DiscordOutbound {
     this.queue.setNote({ key: item.key, ...(after ? { after } : {}) });
     await this.options.durable();
     if (form) {
-      return await api.rest.post(Routes.webhook(hook.id, hook.token), { body: form, passThroughBody: true, auth: false, query: new URLSearchParams({ wait: 'true' }), signal }) as APIMessage;
+      return await api.rest.post(Routes.webhook(hook.id, hook.token), { ...multipart(form), auth: false, query: new URLSearchParams({ wait: 'true' }), signal }) as APIMessage;
     }
     return await api.webhooks.execute(hook.id, hook.token, { content, ...payload, wait: true }, { signal });
   }
@@ -253,4 +253,9 @@ export class DiscordOutbound {
     }
     await asBot();
   }
+}
+
+/** A multipart body as the REST client passes it on (rest-request.ts sends it as it is read). */
+function multipart(form: MultipartBody): { body: AsyncIterable<Uint8Array>; passThroughBody: true; headers: Record<string, string> } {
+  return { body: form.body, passThroughBody: true, headers: { 'Content-Type': form.contentType, 'Content-Length': String(form.length) } };
 }

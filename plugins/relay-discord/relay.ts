@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { API, GatewayDispatchEvents, GatewayIntentBits, type GatewayDispatchPayload } from '@discordjs/core';
 import { DiscordAPIError, REST, type RESTOptions } from '@discordjs/rest';
-import { fetch } from 'undici';
 import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
 import { DurableQueue, failureFields, RecentIds, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
 import { discordCdnOrigins, discordIncomingFile } from './files-in.js';
@@ -10,6 +9,7 @@ import { DiscordInbound, type GuildMessage } from './inbound.js';
 import type { RelayDiscordOptions } from './options.js';
 import { DiscordOutbound, type OutboundItem } from './outbound.js';
 import { renderLine, renderWebhookText } from './render.js';
+import { makeRequest } from './rest-request.js';
 import { newerId } from './snowflakes.js';
 import { ChannelWebhooks, webhookUsername } from './webhooks.js';
 
@@ -45,9 +45,8 @@ export class DiscordRelay {
     private readonly options: RelayDiscordOptions,
     private readonly env: PluginEnv,
   ) {
-    // Requests through undici's fetch: it sends a multipart body (a post's files) streamed from the
-    // files' Blobs; the default strategy takes only the runtime's own FormData, which undici's request refuses.
-    this.rest = new REST({ api: options.api_url, timeout: options.request_timeout_ms, makeRequest: fetch as unknown as RESTOptions['makeRequest'] }).setToken(options.token);
+    // A post's files go as a body read from disk while it is sent: the default strategy would read it whole first (rest-request.ts).
+    this.rest = new REST({ api: options.api_url, timeout: options.request_timeout_ms, makeRequest: makeRequest as RESTOptions['makeRequest'] }).setToken(options.token);
     this.api = new API(this.rest);
     this.gatewaySocket = new WebSocketManager({
       token: options.token,
