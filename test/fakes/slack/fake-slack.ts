@@ -106,7 +106,7 @@ export class FakeSlack {
   /**
    * A person shares a file in a channel, with `text`: the file kept (served at its url_private_download
    * with the bot token), and the message event Slack sends (subtype file_share, `files` with the file
-   * object). `file` overrides fields of the file object in the event (a hostile URL, say).
+   * object). `override` changes fields of the file object in the event (a hostile URL, say).
    */
   shareFile(channel: string, user: string, text: string, file: { name: string; mimetype: string; bytes: Buffer }, override: Record<string, unknown> = {}): { file: FakeFile; envelope: SentEnvelope } {
     const stored = this.api.files.add(user, file);

@@ -84,7 +84,8 @@ export interface Answer {
 /**
  * The Web API methods the relay uses, in Slack's documented shapes: auth.test, chat.postMessage (with
  * `thread_ts` and `metadata`), chat.update, chat.delete, users.info, conversations.info,
- * conversations.history, conversations.replies (history.ts), apps.connections.open (the app token's).
+ * conversations.history, conversations.replies (history.ts), files.getUploadURLExternal and
+ * files.completeUploadExternal (files.ts), apps.connections.open (the app token's).
  * Every channel's messages are kept (`messages`), so updates and deletions act on them. Tokens come as
  * `Authorization: Bearer`; a wrong one answers invalid_auth, a token of the wrong kind
  * not_allowed_token_type. Answers are 200 with `ok`, except a rate limit: 429, Retry-After and
