@@ -14,7 +14,7 @@ import ts from 'typescript';
 export function exportsReport(root: string, sources: ts.Program): string {
   const entries = entryPoints(root);
   const declarations = emitDeclarations(root, sources, entries.map((entry) => entry.source));
-  const program = declarationProgram(root, declarations);
+  const program = declarationProgram(root, declarations, sources);
   const checker = program.getTypeChecker();
   const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed });
   const exported = new Set<ts.Symbol>();
@@ -152,7 +152,7 @@ function emitDeclarations(root: string, program: ts.Program, entries: string[]):
 }
 
 /** A program over the emitted declarations (and the real node_modules), for their symbols. */
-function declarationProgram(root: string, declarations: Map<string, string>): ts.Program {
+function declarationProgram(root: string, declarations: Map<string, string>, sources: ts.Program): ts.Program {
   const options: ts.CompilerOptions = { ...compilerOptions(root), noEmit: true };
   const host = ts.createCompilerHost(options);
   const real = { fileExists: host.fileExists.bind(host), readFile: host.readFile.bind(host) };
@@ -169,6 +169,9 @@ function declarationProgram(root: string, declarations: Map<string, string>): ts
   host.readFile = (fileName) => declarations.get(resolve(fileName)) ?? (isOurs(root, fileName) ? real.readFile(realOf(fileName) ?? fileName) : real.readFile(fileName));
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (fileName, language, onError, shouldCreate) => {
+    // The libraries' declarations as the sources' program parsed them: parsed once, not twice.
+    const parsed = isOurs(root, fileName) ? undefined : sources.getSourceFile(fileName);
+    if (parsed) return parsed;
     const text = host.readFile(fileName);
     return text === undefined ? getSourceFile(fileName, language, onError, shouldCreate) : ts.createSourceFile(fileName, text, language, true);
   };
