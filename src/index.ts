@@ -1,9 +1,23 @@
 /**
  * groupwire's public API: what plugins and users' scripts import. Nothing else under src/ is a
  * promise to them.
+ *
+ * - The client of the Group Discussion Service: {@link GroupsClient} (every operation typed, paging,
+ *   retries, the chat socket) and its errors under {@link GroupsError}.
+ * - Plugins: {@link definePlugin}, the {@link PluginContext} each message comes with, the
+ *   {@link PluginEnv} a plugin is made with, and {@link PlatformEndpoint}, the interface a relay gives
+ *   the gateways for its platform.
+ * - The stores a plugin keeps its state in: {@link KeyValueStore}, {@link DurableQueue} (drained by
+ *   {@link QueueDrain}), {@link MsgNumMarks}, {@link RecentIdsFile}.
+ * - The local service, for tests and demos: {@link LocalService}.
+ *
+ * What counts as the public API, and what a change to it means for the version: CHANGELOG.md.
+ *
+ * @packageDocumentation
  */
 export * from './api/index.js';
-export { LocalService, type LocalServiceOptions } from './service/local-service.js';
+export { LocalService, type ConnectionLimits, type LocalServiceOptions } from './service/local-service.js';
+export type { RateLimitConfig } from './service/rate-limit.js';
 export type { IdStyle } from './service/ids.js';
 export {
   definePlugin, type PluginDefinition, type PluginInstance, type PluginContext, type PluginEnv, type ChatInfo, type BotInfo,
@@ -29,12 +43,12 @@ export type { Attachment, FileBytes, IncomingFile, MediaFiles, RefusedFile } fro
 export { fileLines, sizeInWords } from './media/file-lines.js';
 export { FileRefusedError } from './media/file-refused.js';
 export { Backoff, sleep } from './chat/backoff.js';
-export { failureFields, reasonOf } from './api/failure-fields.js';
+export { failureFields, reasonOf, type ErrorClass } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';
 export { FILE_STORAGE, LeaseLostError, type Journal, type Storage } from './store/storage.js';
 export {
   appendFilePrivateSync, mkdirPrivate, mkdirPrivateSync, openPrivate, openPrivateSync, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE,
   writeFilePrivate, writeFilePrivateSync,
 } from './store/private-files.js';
-export { RedisStorage, type Fence } from './store/redis-storage.js';
+export { RedisStorage, type Fence, type RedisStorageOptions } from './store/redis-storage.js';
 export { GroupPoster, type GroupPostRequest, type GroupPosted } from './mail/group-post.js';

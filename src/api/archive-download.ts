@@ -8,6 +8,7 @@ import type { ClientAccess } from './client-access.js';
 import type { DownloadArchivesParams } from './params.js';
 import type { RawResponse, WireParams } from './transport.js';
 
+/** Where GroupsClient.downloadArchives writes the zip, and how it reports progress. */
 export interface DownloadOptions {
   /**
    * Where the zip goes. It is written beside as `<out>.part` and renamed when complete. A folder (an
@@ -18,8 +19,11 @@ export interface DownloadOptions {
   onProgress?: (bytes: number, total: number | undefined) => void;
 }
 
+/** A complete download: the zip's path and its size in bytes. */
 export interface DownloadResult {
+  /** The zip, renamed from `.part` once whole. */
   file: string;
+  /** Its size. */
   bytes: number;
 }
 

@@ -8,16 +8,19 @@ import { GroupsError } from './errors.js';
 export class CallCounts {
   private readonly counts = new Map<string, Map<string, number>>();
 
+  /** Counts one attempt of an operation with its answer (the client does it for every call). */
   note(operation: string, answer: string): void {
     let byAnswer = this.counts.get(operation);
     if (!byAnswer) this.counts.set(operation, (byAnswer = new Map()));
     byAnswer.set(answer, (byAnswer.get(answer) ?? 0) + 1);
   }
 
+  /** Counts a failed attempt under its error's type (`failed` for an error that is not the service's). */
   noteFailure(operation: string, error: unknown): void {
     this.note(operation, answerTypeOf(error));
   }
 
+  /** Every count so far, by operation and answer: what groupwire_rest_calls_total exports. */
   *entries(): Generator<{ operation: string; answer: string; count: number }> {
     for (const [operation, byAnswer] of this.counts) {
       for (const [answer, count] of byAnswer) yield { operation, answer, count };

@@ -4,7 +4,9 @@ import { errorFromObject, ResponseFormatError } from './errors.js';
 import type { Id } from './types.js';
 import { parseWireJson } from './wire-json.js';
 
+/** Which chat_sub's socket GroupsClient.openChatSocket opens, and how. */
 export interface ChatSocketOptions {
+  /** The caller's chat_sub (joinChat answers it), not the chat's id. */
   chatsubId: Id;
   /** Skip the 50 most recent messages on connect. */
   noHistory?: boolean;

@@ -19,13 +19,17 @@ import type {
   SearchHit, Success, TopicList, User,
 } from './types.js';
 
+/** Where the service is, how to log in, and how the client retries and logs. */
 export interface GroupsClientOptions extends Omit<TransportOptions, 'baseUrl'> {
   /** `https://host[:port]`; give this or `enterpriseUrl`. */
   baseUrl?: string;
   /** The enterprise domain address: the same interface under another host. */
   enterpriseUrl?: string;
+  /** How to log in: an e-mail address and password, or an API token. Without them only open calls work. */
   credentials?: Credentials;
+  /** Retries of rate-limited and failed calls (default: the client's own backoff). */
   retry?: RetryOptions;
+  /** Where the client logs its retries and re-logins (default: nowhere). */
   logger?: Logger;
 }
 
@@ -41,7 +45,9 @@ export type Extended<Params, Result> = 'extended' extends keyof Params
  * csrf refresh, huge identifiers and the archive download are handled here, once.
  */
 export class GroupsClient {
+  /** The HTTP side of the client: the supervisor's and the tests' business, not a promise to users. @internal */
   readonly transport: Transport;
+  /** The login state (cookie, token, csrf): the supervisor's and the tests' business, not a promise to users. @internal */
   readonly session: Session;
   /** Every attempt's answer by operation (the operations endpoint's REST metrics). */
   readonly calls = new CallCounts();
@@ -58,6 +64,7 @@ export class GroupsClient {
     this.retry = options.retry;
   }
 
+  /** The service's base address the client calls (`https://host[:port]`). */
   get baseUrl(): string {
     return this.transport.baseUrl;
   }
@@ -193,59 +200,77 @@ export class GroupsClient {
     return new Paginator<T>(operation, rest, (page) => this.call<List<T>>(operation, page));
   }
 
+  /** The group's activity log, a page at a time (moderators: `view_activity`). */
   getActivityLog<Q extends P.GetActivityLogParams>(params: Q) {
     return this.call<Extended<Q, List<ActivityLogEntry>>>('getactivitylog', params);
   }
   // `= {}`: called with no parameters, the result is the plain list, not the extended union.
+  /** A page of topics: of one group, or of all the caller's groups when none is named. */
   getTopics<Q extends P.GetTopicsParams = {}>(params: Q = {} as Q) {
     return this.call<Extended<Q, TopicList>>('gettopics', params);
   }
+  /** A page of one topic's messages, with the topic and the group. */
   getTopic<Q extends P.GetTopicParams>(params: Q) {
     return this.call<Extended<Q, MessageList>>('gettopic', params);
   }
+  /** A page of a group's messages, with the group and the caller's rights there. */
   getMessages<Q extends P.GetMessagesParams>(params: Q) {
     return this.call<Extended<Q, MessageList>>('getmessages', params);
   }
+  /** Searches a group's messages; each hit carries the excerpt around the match. */
   searchArchives<Q extends P.SearchArchivesParams>(params: Q) {
     return this.call<Extended<Q, List<SearchHit>>>('searcharchives', params);
   }
+  /** Makes a chat in a group (`manage_chats`); the caller owns it. */
   newChat<Q extends P.NewChatParams>(params: Q) {
     return this.call<Extended<Q, Chat>>('newchat', params);
   }
+  /** Changes the subject or description of a chat the caller owns, or closes and reopens it. */
   updateChat<Q extends P.UpdateChatParams>(params: Q) {
     return this.call<Extended<Q, Chat>>('updatechat', params);
   }
+  /** A page of a group's chats: the open ones, or the closed ones with `show_closed`. */
   getChats<Q extends P.GetChatsParams>(params: Q) {
     return this.call<Extended<Q, List<Chat>>>('getchats', params);
   }
+  /** Deletes a chat the caller owns. */
   async deleteChat<Q extends P.ChatIdParams>(params: Q) {
     return this.call<Extended<Q, Success | undefined>>('deletechat', params);
   }
+  /** Subscribes the caller to a chat: the chat_sub it answers opens the chat's socket (openChatSocket). */
   joinChat<Q extends P.ChatIdParams>(params: Q) {
     return this.call<Extended<Q, ChatSub>>('joinchat', params);
   }
+  /** Ends the caller's chat_sub (by the chat_sub's id): no more messages of that chat. */
   leaveChat<Q extends P.LeaveChatParams>(params: Q) {
     return this.call<Extended<Q, Success | undefined>>('leavechat', params);
   }
+  /** A page of a chat's past messages, from `start_msg_num` on when given. */
   getChatHistory<Q extends P.GetChatHistoryParams>(params: Q) {
     return this.call<Extended<Q, List<ChatMessage>>>('getchathistory', params);
   }
+  /** Starts a draft: a new topic's first post, or a reply to a message. */
   newDraft<Q extends P.NewDraftParams>(params: Q) {
     return this.call<Extended<Q, Draft>>('newdraft', params);
   }
+  /** Saves changed fields of a draft. */
   updateDraft<Q extends P.UpdateDraftParams>(params: Q) {
     return this.call<Extended<Q, Draft>>('updatedraft', params);
   }
+  /** Attaches files to a draft (multipart upload); at least one file. */
   addAttachments<Q extends P.DraftIdParams>(params: Q, files: P.AttachmentInput[]) {
     if (files.length === 0) throw new RangeError('addAttachments needs at least one file');
     return this.call<Extended<Q, Draft>>('addattachments', params, files);
   }
+  /** Sends a draft: it becomes a message of the group (or waits for moderation). */
   postDraft<Q extends P.DraftIdParams>(params: Q) {
     return this.call<Extended<Q, Message>>('postdraft', params);
   }
+  /** A page of the caller's drafts, in one group or in all. */
   getDrafts<Q extends P.GetDraftsParams = {}>(params: Q = {} as Q) {
     return this.call<Extended<Q, List<Draft>>>('getdrafts', params);
   }
+  /** Throws a draft away unsent. */
   deleteDraft<Q extends P.DraftIdParams>(params: Q) {
     return this.call<Extended<Q, Success | undefined>>('deletedraft', params);
   }
@@ -256,6 +281,7 @@ export class GroupsClient {
   getSubs<Q extends P.GetSubsParams = {}>(params: Q = {} as Q) {
     return this.call<Extended<Q, List<GroupSubscription>>>('getsubs', params);
   }
+  /** One group the caller can see, with its settings (docs/protocol.md "Groups"). */
   getGroup<Q extends P.GetGroupParams>(params: Q) {
     return this.call<Extended<Q, Group>>('getgroup', params);
   }
@@ -263,6 +289,7 @@ export class GroupsClient {
   getMessage<Q extends P.GetMessageParams>(params: Q) {
     return this.call<Extended<Q, Message>>('getmessage', params);
   }
+  /** A page of a group's members: all, moderators, banned, pending or bouncing (`type`). */
   getMembers<Q extends P.GetMembersParams>(params: Q) {
     return this.call<Extended<Q, List<MemberInfo>>>('getmembers', params);
   }
@@ -270,9 +297,11 @@ export class GroupsClient {
   searchMembers<Q extends P.SearchMembersParams>(params: Q) {
     return this.call<Extended<Q, List<MemberInfo>>>('searchmembers', params);
   }
+  /** A page of a group's subgroups the caller can see. */
   getSubgroups<Q extends P.GroupListParams>(params: Q) {
     return this.call<Extended<Q, List<Group>>>('getsubgroups', params);
   }
+  /** A page of a group's databases. */
   getDatabases<Q extends P.GroupListParams>(params: Q) {
     return this.call<Extended<Q, List<Database>>>('getdatabases', params);
   }
@@ -302,6 +331,7 @@ export class GroupsClient {
     return this.session.headers();
   }
 
+  /** Closes the client's connections (its HTTP pool); the client is not to be used after. */
   async close(): Promise<void> {
     await this.transport.close();
   }

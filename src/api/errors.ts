@@ -17,6 +17,11 @@ export interface CallContext {
   params?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * Every error a call to the service can end in: the service's own refusals (the error object of spec
+ * part 7) and the client's (no answer, an answer that was not the spec's JSON). Catch this to handle
+ * any of them; catch a subclass to handle one kind, and read `type` and `extra` for the details.
+ */
 export class GroupsError extends Error {
   readonly type: string;
   readonly extra: string;
@@ -56,6 +61,7 @@ export class UnauthorizedError extends GroupsError {
     return this.extra === 'two_factor_required';
   }
 }
+/** `bad_request`: the parameters were wrong (a missing one, an id that does not exist); `extra` says which. */
 export class BadRequestError extends GroupsError {}
 /**
  * The group named does not exist or is not visible to the caller: `group_not_found` (the real service's
@@ -63,17 +69,27 @@ export class BadRequestError extends GroupsError {}
  * group_name` (docs/protocol.md "Extensions"). A BadRequestError either way, so older checks still hold.
  */
 export class GroupNotFoundError extends BadRequestError {}
+/** `authentication`: the request's credentials were not accepted (a revoked token, a session that ended). */
 export class AuthenticationError extends GroupsError {}
+/** `expired`: the authentication token is too old; log in again for a new one. */
 export class ExpiredError extends GroupsError {}
+/**
+ * `rate_limit` (HTTP 429): too many requests too quickly. `retryAfterSeconds` says how long to wait
+ * when the service said it; the client's retries (RetryOptions) already waited that long before giving up.
+ */
 export class RateLimitError extends GroupsError {}
+/** `inadequate_permissions`: the caller lacks the permission flag the operation needs (`extra` names it, as our service sends it). */
 export class InadequatePermissionsError extends GroupsError {}
+/** `invalid_value`: a parameter's value is not one the service recognizes; {@link InvalidValueError.field} names the parameter. */
 export class InvalidValueError extends GroupsError {
   /** The field whose value was not recognized (the error's extra, spec part 7). */
   get field(): string {
     return this.extra;
   }
 }
+/** `server`: a problem on the service's side; the same call may work when tried again later. */
 export class ServerError extends GroupsError {}
+/** `bad_csrf`: a state-changing call lacked the session's csrf token or had a wrong one (the client adds it itself). */
 export class BadCsrfError extends GroupsError {}
 /** An error type this client does not know. */
 export class UnknownGroupsError extends GroupsError {}

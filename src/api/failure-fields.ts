@@ -1,6 +1,7 @@
 import { GroupsError } from './errors.js';
 
-type ErrorClass = abstract new (...args: never[]) => Error;
+/** An error class (GroupsError, TransportError, ...): failureFields logs an error of one of them as a plain reason. */
+export type ErrorClass = abstract new (...args: never[]) => Error;
 
 /**
  * The fields to log a failure with. An expected failure (the service answered an error, the network

@@ -1,4 +1,6 @@
 export { GroupsClient, type Extended, type GroupsClientOptions } from './client.js';
+export type { CallCounts } from './call-counts.js';
+export type { ParamValue, WireParams } from './transport.js';
 export * from './errors.js';
 export { explainError } from './explain-error.js';
 export type * from './types.js';

@@ -35,6 +35,7 @@ export const OPERATIONS = {
   searchmembers: 'GET',
 } as const satisfies Record<string, 'GET' | 'POST'>;
 
+/** The name of an operation of the service (`getchats`, `postdraft`, ...): a key of OPERATIONS. */
 export type OperationName = keyof typeof OPERATIONS;
 
 /** The operations that answer a paged list. */
@@ -43,6 +44,7 @@ export const LIST_OPERATIONS = [
   'getsubs', 'getmembers', 'getsubgroups', 'getdatabases', 'searchmembers',
 ] as const satisfies readonly OperationName[];
 
+/** Whether a name is an operation the client knows (GroupsClient.call refuses the others before calling). */
 export function isOperation(name: string): name is OperationName {
   return Object.hasOwn(OPERATIONS, name);
 }

@@ -24,6 +24,7 @@ export class Paginator<T> implements AsyncIterable<T> {
     checkLimit(params.limit);
   }
 
+  /** The whole pages, one call each, fetched as the loop asks for them; a list that claims more without a new token throws. */
   async *pages(): AsyncGenerator<List<T>> {
     let token: string | undefined;
     for (;;) {
@@ -39,6 +40,7 @@ export class Paginator<T> implements AsyncIterable<T> {
     }
   }
 
+  /** The items of every page in order (`for await (const chat of client.paginate('getchats', ...))`). */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     for await (const page of this.pages()) yield* page.data;
   }

@@ -2,6 +2,7 @@ import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from 'pino';
 import { ArchiveDownloadLimitError, RateLimitError, ServerError, TransportError, type GroupsError } from './errors.js';
 
+/** How calls are retried after a rate limit, a server error or no answer: backoff doubling from a base, capped per wait and in all. */
 export interface RetryOptions {
   /** Retries after the first attempt (default 5). */
   retries?: number;

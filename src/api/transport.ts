@@ -6,7 +6,9 @@ import { Agent, request, type Dispatcher, type FormData } from 'undici';
 import { errorFromObject, ResponseFormatError, TransportError } from './errors.js';
 import { parseWireJson } from './wire-json.js';
 
+/** One parameter's value as sent: numbers and booleans as their text, null and undefined left out. */
 export type ParamValue = string | number | boolean | null | undefined;
+/** An operation's parameters by name, as GroupsClient.call sends them (the query of a GET, the form of a POST). */
 export type WireParams = Record<string, ParamValue>;
 
 export interface TransportOptions {

@@ -6,6 +6,7 @@
 
 /** An identifier: an opaque string of up to 255 characters, compared case-sensitively. */
 export type Id = string;
+/** A time as the service writes it: an RFC 3339 string (`2026-11-27T18:30:00Z`), kept as text so no precision is lost. */
 export type Timestamp = string;
 
 /** A group is named by exactly one of its id or its name (spec 1.6). */
@@ -67,6 +68,7 @@ export interface Perms {
   [flag: string]: boolean | string;
 }
 
+/** The logged-in account (spec part 5), as login answers it: its `csrf_token` signs every state-changing call. */
 export interface User {
   object: 'user';
   id: Id;
@@ -82,6 +84,7 @@ export interface User {
   subscriptions?: Array<{ group_id: Id; group_name: string; perms: Perms }>;
 }
 
+/** One member's subscription to a group (spec 2.5); further fields of the real service come under the index signature. */
 export interface Subscription {
   object: 'subscription' | 'member_info';
   id: Id;
@@ -264,6 +267,7 @@ export interface Group {
   [field: string]: unknown;
 }
 
+/** A group's hashtag (spec 2.8): the label of topics, with its posting and moderation rules. */
 export interface Hashtag {
   object: 'hashtag';
   id: Id;
@@ -292,6 +296,7 @@ export interface Hashtag {
   [field: string]: unknown;
 }
 
+/** A thread of the group's messages (spec 2.7), as the topic lists and gettopic return it. */
 export interface Topic {
   object: 'topic';
   id: Id;
@@ -313,7 +318,11 @@ export interface Topic {
   hashtags: Hashtag[];
 }
 
-export interface Attachment {
+/**
+ * A file attached to a message or a draft (a message's `attachments`), as the service describes it: where to download it
+ * and its thumbnail. (The gateway's own file shape is the `Attachment` of `groupwire`'s media exports.)
+ */
+export interface MessageAttachment {
   id: Id;
   media_type: string;
   download_url: string;
@@ -321,6 +330,7 @@ export interface Attachment {
   filename: string;
 }
 
+/** A message of the group's archive (spec 2.9): its topic, its number in the group, the body as HTML. */
 export interface Message {
   object: 'message';
   id: Id;
@@ -348,7 +358,7 @@ export interface Message {
   reply_to: string;
   hashtags: Hashtag[];
   poll_id: Id;
-  attachments: Attachment[];
+  attachments: MessageAttachment[];
 }
 
 /** A search result: a message with the excerpt around the match (docs/protocol.md "Search"). */
@@ -357,6 +367,7 @@ export interface SearchHit extends Message {
   num_matches: number;
 }
 
+/** One line of a group's activity log (spec 2.10): who did what, readable by moderators (`view_activity`). */
 export interface ActivityLogEntry {
   object: 'activity_log';
   id: Id;
@@ -369,6 +380,7 @@ export interface ActivityLogEntry {
   member_info_id?: Id;
 }
 
+/** The caller's membership of a chat (spec 2.11): needed to receive its messages; `last_msg_seen` is its read mark. */
 export interface ChatSub {
   object: 'chat_sub';
   id: Id;
@@ -380,6 +392,7 @@ export interface ChatSub {
   last_msg_seen: number;
 }
 
+/** A chat of a group (spec 2.11): its subject, whether it is closed, and the caller's `chat_sub` when subscribed. */
 export interface Chat {
   object: 'chat';
   id: Id;
@@ -394,6 +407,7 @@ export interface Chat {
   chat_sub: ChatSub | null;
 }
 
+/** One message of a chat (spec 2.11), as the chat socket and getchathistory deliver it; `msg_num` orders them. */
 export interface ChatMessage {
   object: 'chat_message';
   id: Id;
@@ -413,6 +427,7 @@ export interface ChatMessage {
   email: string;
 }
 
+/** A message being written (spec 2.11, 4.4): created by newdraft, saved by updatedraft, sent by postdraft. */
 export interface Draft {
   object: 'draft';
   id: Id;
@@ -430,7 +445,7 @@ export interface Draft {
   message_id: Id;
   bcc_me: boolean;
   bcc_all: boolean;
-  attachments?: Attachment[];
+  attachments?: MessageAttachment[];
 }
 
 /** The list object of spec 2.3. `data` may be null from the real service; the client turns it into []. */
@@ -458,6 +473,7 @@ export interface TopicList extends List<Topic> {
   sub_data: MemberInfo[];
 }
 
+/** The list gettopic and getmessages answer: a page of messages with the group, the caller's rights and the topic. */
 export interface MessageList extends List<Message> {
   group_perms: Perms;
   group: Group;
@@ -467,6 +483,7 @@ export interface MessageList extends List<Message> {
   cover_photo_url: string;
 }
 
+/** The answer of a call that returns nothing else (spec 2.1): `extra` may say what was done. */
 export interface Success {
   object: 'success';
   extra: string;
@@ -479,6 +496,7 @@ export interface ErrorObject {
   extra: string;
 }
 
+/** What logging in gives: the user, and the API token when one was asked for (docs/protocol.md "Login"). */
 export interface LoginResult {
   user: User;
   token?: string;

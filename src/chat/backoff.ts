@@ -17,6 +17,7 @@ export class Backoff {
     return Math.random() * ceiling;
   }
 
+  /** Back to the first, short wait: call it once a connection has proved stable. */
   reset(): void {
     this.attempt = 0;
   }
@@ -33,6 +34,7 @@ export class Backoff {
     this.attempt = Math.min(this.attempt, Math.floor(Math.log2(upMs / this.baseMs)));
   }
 
+  /** How many waits were given since the last reset (capped at 30): for logging a retry's number. */
   get attempts(): number {
     return this.attempt;
   }

@@ -9,6 +9,7 @@ import type { DurableQueue, QueueBacklog } from '../store/durable-queue.js';
  */
 export type DrainOutcome = 'done' | 'retry' | 'next' | 'stop' | number;
 
+/** How a QueueDrain sends the head item and paces its retries. */
 export interface QueueDrainOptions<T> {
   /** One attempt at the head item. The signal aborts when the drain is stopped. */
   send: (item: T, signal: AbortSignal) => Promise<DrainOutcome>;
@@ -47,6 +48,7 @@ export class QueueDrain<T> {
     private readonly options: QueueDrainOptions<T>,
   ) {}
 
+  /** Items waiting in the queue, the one being sent included. */
   get size(): number {
     return this.queue.size;
   }
@@ -67,10 +69,12 @@ export class QueueDrain<T> {
     this.poke();
   }
 
+  /** Starts the loop (once: a second call does nothing); items already queued go first. */
   start(): void {
     this.running ??= this.loop();
   }
 
+  /** Ends the loop: the attempt under way is aborted and awaited, nothing is sent after; the queue keeps what is left. */
   async stop(): Promise<void> {
     this.stopper.abort();
     this.wake();

@@ -86,16 +86,19 @@ export interface PluginContext {
    * it is a plain reply). Answering the bot's own voice is refused (a bot must not answer itself).
    */
   reply(text: string): Promise<ChatMessage>;
+  /** As reply(text), with where the answer goes: undefined when it went to the origin side only. */
   reply(text: string, options: ReplyOptions): Promise<ChatMessage | undefined>;
   /** Posts into another of the bot's chats. */
   send(chat: ChatTarget, text: string): Promise<ChatMessage>;
 }
 
+/** Where {@link PluginContext.reply} sends an answer. */
 export interface ReplyOptions {
   /** `origin`: only to the side the line came from; `everywhere` (default): into the chat, and so to every side. */
   only?: 'origin' | 'everywhere';
 }
 
+/** Hands the message on to the plugins after this one; resolves when they are done with it. Not calling it stops the message here. */
 export type Next = () => Promise<void>;
 
 /** What a plugin's factory gets once, at start. */
@@ -179,7 +182,9 @@ export interface PlatformSpec<Options = unknown> {
 export interface PluginInstance {
   /** Middleware: handle the message, and call `next()` to let the plugins after this one see it. */
   handle?(ctx: PluginContext, next: Next): Promise<void> | void;
+  /** Called once before the first message: connect to a platform, open files. The bot waits for it. */
   start?(): Promise<void> | void;
+  /** Called once at shutdown or when a reload removes the plugin: close connections, flush what is kept. */
   stop?(): Promise<void> | void;
   /**
    * The chat's history was reset: forget what is kept per msg_num for this chat (resynchronise).
@@ -220,6 +225,10 @@ export interface SideBacklog {
   limit?: string;
 }
 
+/**
+ * What a plugin module exports (through {@link definePlugin}): its name, the schema of its bots.yaml
+ * options, and the factory that makes an instance per bot. See docs/bots.md "Writing a plugin".
+ */
 export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
   /** The name logs and metrics use. */
   name: string;
@@ -241,6 +250,7 @@ export interface PluginDefinition<S extends z.ZodType = z.ZodType> {
    * check` prints each as a warning, at the place in bots.yaml that `path` (under `with:`) names.
    */
   warnings?(options: z.output<S>): PluginWarning[];
+  /** Makes the bot's instance from its validated options, once at start (and again after a reload that changed them). */
   create(options: z.output<S>, env: PluginEnv): PluginInstance | Promise<PluginInstance>;
 }
 

@@ -12,9 +12,11 @@ export type { ConnectionLimits } from './connection-limits.js';
  * loads nothing heavy: start() imports the builder (fastify, TLS, routes) when a service starts.
  */
 export class LocalService {
+  /** The service's data and rules, for tests and fault injection: not a promise to users. @internal */
   readonly core: ServiceCore;
+  /** The chat sockets, for tests and fault injection: not a promise to users. @internal */
   readonly hub: ChatHub;
-  /** The per-address count of open connections and its refusals (connection-limits.ts). */
+  /** The per-address count of open connections and its refusals (connection-limits.ts), for tests. @internal */
   readonly connections: ConnectionGuard;
   readonly caFile: string | undefined;
   /** PEM of the CA clients should trust. */
@@ -32,15 +34,18 @@ export class LocalService {
     this.port = parts.port;
   }
 
+  /** Where clients reach it: `https://host:port` (the port the listener got when 0 was asked). */
   get baseUrl(): string {
     const host = this.parts.host.includes(':') ? `[${this.parts.host}]` : this.parts.host;
     return `https://${host}:${this.port}`;
   }
 
+  /** How it writes ids (numeric, big or opaque): the style clients must cope with. */
   get idStyle(): IdStyle {
     return this.core.store.idStyle;
   }
 
+  /** Starts a service over HTTPS and WSS (with a local CA and certificate unless `tls` gives one); resolves once it listens. */
   static async start(options: LocalServiceOptions = {}): Promise<LocalService> {
     const { buildLocalService } = await import('./local-service-build.js');
     let service: LocalService | undefined;
@@ -67,6 +72,7 @@ export class LocalService {
     });
   }
 
+  /** Closes every chat socket (1001, going away), stops listening and saves the state file when there is one. */
   async close(): Promise<void> {
     await this.parts.close();
   }

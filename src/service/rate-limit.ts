@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 
+/** The local service's per-caller request rate (docs/protocol.md "Rate limits"): a token bucket's rate and burst. */
 export interface RateLimitConfig {
   /** Sustained requests per second per caller. */
   perSecond: number;

@@ -3,6 +3,7 @@ import { JsonLinesFile } from './json-lines-file.js';
 import { QueueFile, type QueueEntry } from './queue-file.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
+/** A DurableQueue's bound, where it is stored, and its warnings as it fills. */
 export interface QueueOptions<T = unknown> {
   /** Past this many items a push is refused (QueueFullError): bounded, never dropping silently. */
   maxItems?: number;
@@ -93,6 +94,7 @@ export class DurableQueue<T> {
     this.window = file instanceof QueueFile ? Math.max(2, options.window ?? DEFAULT_WINDOW) : Number.POSITIVE_INFINITY;
   }
 
+  /** Opens the queue journalled at `path` (made when missing), with the items that were waiting when it was last used. */
   static open<T>(path: string, options: QueueOptions<T> = {}): DurableQueue<T> {
     const storage = options.storage ?? FILE_STORAGE;
     const now = (options.now ?? Date.now)();
@@ -211,6 +213,7 @@ export class DurableQueue<T> {
     return new DurableQueue<T>(undefined, options);
   }
 
+  /** Items waiting, in memory and on disk. */
   get size(): number {
     return this.inMemory + this.onDisk;
   }
@@ -225,6 +228,7 @@ export class DurableQueue<T> {
     return this.file instanceof QueueFile ? this.file.onDisk : 0;
   }
 
+  /** The bound past which push() refuses (QueueOptions.maxItems, default 100,000). */
   get maxItems(): number {
     return this.options.maxItems ?? 100_000;
   }
@@ -234,6 +238,7 @@ export class DurableQueue<T> {
     return { depth: this.size, oldestAt: this.size > 0 ? this.times[this.start] : undefined, pushed: this.pushed, taken: this.taken };
   }
 
+  /** Appends items, written to the journal before this returns; throws QueueFullError past maxItems rather than drop any. */
   push(...items: T[]): void {
     if (this.size + items.length > this.maxItems) {
       throw new QueueFullError(`queue full (${this.size} of ${this.maxItems})`);
@@ -260,6 +265,7 @@ export class DurableQueue<T> {
     } else if (this.size < mark / 2) this.warned = false;
   }
 
+  /** The oldest item, left in the queue (undefined when empty). */
   peek(): T | undefined {
     return this.items[this.start];
   }

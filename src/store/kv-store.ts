@@ -16,6 +16,7 @@ export class KeyValueStore {
 
   private constructor(private readonly file: KeyValueSink) {}
 
+  /** Opens the store kept at `path` (empty when missing), in files or in the given storage (Redis with coordination). */
   static async open(path: string, storage?: Storage): Promise<KeyValueStore> {
     if (storage && storage.kind !== 'files') {
       const store = new KeyValueStore({
@@ -40,24 +41,29 @@ export class KeyValueStore {
     return new KeyValueStore(new AtomicJsonFile<Record<string, unknown>>(undefined));
   }
 
+  /** The value of a key as last set (the type parameter is the caller's promise, not checked). */
   get<T = unknown>(key: string): T | undefined {
     return this.data[key] as T | undefined;
   }
 
+  /** Sets a key to a JSON value; written shortly after (flush() waits for it). */
   set(key: string, value: unknown): void {
     this.data[key] = value;
     this.file.scheduleWrite(() => this.data);
   }
 
+  /** Removes a key; written as set() is. */
   delete(key: string): void {
     delete this.data[key];
     this.file.scheduleWrite(() => this.data);
   }
 
+  /** Every key, in the order they were first set. */
   keys(): string[] {
     return Object.keys(this.data);
   }
 
+  /** Resolves once every change so far is durable. */
   flush(): Promise<void> {
     return this.file.flush();
   }

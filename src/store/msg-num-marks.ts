@@ -23,6 +23,7 @@ export class MsgNumMarks {
     this.compacted = file.lines;
   }
 
+  /** Opens the marks journalled at `path` (none when missing) and compacts the journal. */
   static open(path: string, storage: Storage = FILE_STORAGE): MsgNumMarks {
     const epochs = new Map<string, number>();
     const marks = MsgNumMarks.read(storage.readText(path), path, epochs);
@@ -75,10 +76,12 @@ export class MsgNumMarks {
     return this.epochs.get(chatId) ?? 0;
   }
 
+  /** Whether the chat's message `msgNum` (or a later one) was marked as taken. */
   has(chatId: string, msgNum: number): boolean {
     return (this.marks.get(chatId) ?? -1) >= msgNum;
   }
 
+  /** Marks the chat's messages up to `msgNum` as taken, written before this returns. */
   mark(chatId: string, msgNum: number): void {
     if (this.has(chatId, msgNum)) return;
     this.marks.set(chatId, msgNum);

@@ -23,6 +23,7 @@ export function mkdirPrivateSync(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }
 
+/** As mkdirPrivateSync, without blocking: the directory and any missing parent 0700. */
 export async function mkdirPrivate(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }
@@ -32,6 +33,7 @@ export function writeFilePrivateSync(path: string, data: string | Uint8Array): v
   writeFileSync(path, data, { mode: PRIVATE_FILE_MODE });
 }
 
+/** As writeFilePrivateSync, without blocking: a new file is 0600. */
 export async function writeFilePrivate(path: string, data: string | Uint8Array): Promise<void> {
   await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
 }
@@ -46,6 +48,7 @@ export function openPrivateSync(path: string, flags: string): number {
   return openSync(path, flags, PRIVATE_FILE_MODE);
 }
 
+/** As openPrivateSync, as a FileHandle: a file it creates is 0600. */
 export function openPrivate(path: string, flags: string): Promise<FileHandle> {
   return open(path, flags, PRIVATE_FILE_MODE);
 }

@@ -34,10 +34,12 @@ export class RecentIdsFile {
     return file;
   }
 
+  /** Ids kept (at most `max`). */
   get size(): number {
     return this.values.size;
   }
 
+  /** Whether the id is kept (added, and not yet pushed out by newer ones). */
   has(id: string): boolean {
     return this.values.has(id);
   }

@@ -7,18 +7,21 @@ import { LeaseLostError, type Journal, type Storage } from './storage.js';
 export interface Fence {
   key: string;
   value: string;
+  /** How long the lease is still provably held, in ms (0 or less: a write must not go). */
   validForMs(): number;
   /** The unit's fence counter and the lease's time: a lease that expired unseen while Redis was away is taken back (APPLY). */
   counterKey?: string;
   ttlMs?: number;
 }
 
+/** What a unit's Redis storage writes with: the connection, the unit's keys and the lease that fences its writes. */
 export interface RedisStorageOptions {
   redis: Redis;
   prefix: string;
   unit: string;
   /** state_dir: a store's path is named in Redis by its path relative to it. */
   root: string;
+  /** The unit's lease as it is now: read before each batch of writes. */
   fence: () => Fence;
   log: Logger;
   /** Told once when a batch is refused (the lease is another's): the owner stops the unit. */

@@ -6,7 +6,9 @@ import { JsonLinesFile } from './json-lines-file.js';
 export interface Journal {
   /** Lines since it was last rewritten. */
   readonly lines: number;
+  /** Adds one entry as a line; durable before this returns (a file: written synchronously). */
   append(entry: unknown): void;
+  /** Replaces the whole journal with these entries: the compaction its owner does now and then. */
   rewrite(entries: readonly unknown[]): void;
 }
 

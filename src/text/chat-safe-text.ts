@@ -21,6 +21,7 @@ import { shown } from '../api/visible-text.js';
 /** Anything chatSafeText changes (a surrogate pair too: it is checked, in the slow path, to be whole). */
 const NEEDS_CLEANING = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]/;
 
+/** The text as the service takes it in a chat message: the rules of this file's header, nothing a reader sees lost. */
 export function chatSafeText(text: string): string {
   // Most texts hold none of these: test first and return the same string, without a copy.
   if (!NEEDS_CLEANING.test(text)) return text;

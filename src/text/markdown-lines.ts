@@ -8,11 +8,13 @@ import { closeBidi } from './bidi.js';
  * one character class, or starts only at a line's start and stops at its end: linear on any input.
  */
 
+/** The message a relayed line answers, quoted before it: who wrote it and (a part of) what they wrote. */
 export interface MarkdownQuote {
   name: string;
   text: string;
 }
 
+/** A platform's renderer of relayed lines (markdownLines() makes one per platform's markup set and post length). */
 export interface MarkdownLines {
   /** The text escaped and its mentions defused (control characters but newline and tab dropped). */
   escape(text: string): string;
