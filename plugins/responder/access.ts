@@ -28,6 +28,7 @@ export interface Moderators {
 /** How long a chat's owner is remembered. */
 const OWNER_TTL_MS = 60_000;
 
+/** Who may use a rule (its `allow`): listed identities, the configured moderators, the chat's owner. */
 export class AccessControl {
   private readonly owners = new Map<string, { owner: string | undefined; at: number }>();
   private readonly moderators: IdentityList;

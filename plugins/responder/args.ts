@@ -4,9 +4,12 @@
  * makes a quote an ordinary character). A `rest` argument takes the rest of the line exactly as typed.
  */
 
+/** The kinds of argument a command may take: a word, an integer, a number, or the rest of the line as typed. */
 export const ARG_TYPES = ['string', 'int', 'number', 'rest'] as const;
+/** One of ARG_TYPES. */
 export type ArgType = (typeof ARG_TYPES)[number];
 
+/** One argument of a command: its name, kind, bounds and default, as `!help` shows it. */
 export interface ArgSpec {
   name: string;
   /** Default `string` (one word). */
@@ -20,6 +23,7 @@ export interface ArgSpec {
   description?: string;
 }
 
+/** A command's arguments by name, parsed and checked (undefined: an optional one not given, without default). */
 export type ArgValues = Record<string, string | number | undefined>;
 
 /** A wrong argument: the user is shown the message and the command's usage. */
@@ -27,12 +31,14 @@ export class ArgumentError extends Error {
   override name = 'ArgumentError';
 }
 
-interface Word {
+/** One word of a command line, unquoted, with where it starts. */
+export interface Word {
   value: string;
   /** Where the word starts in the text (for `rest`). */
   start: number;
 }
 
+/** Splits a command line into words (quotes and backslashes as the header says), each with its place. */
 export function tokenize(text: string): Word[] {
   const words: Word[] = [];
   let i = 0;

@@ -9,6 +9,7 @@ import { builtinsSchema, responderOptions, type ResponderConfig } from './option
 import { Responder } from './responder.js';
 import { addRules } from './rules.js';
 
+/** A plugin built on the responder (defineResponder): its name, whether the built-in commands are on, and its own rules. */
 export interface ResponderPluginDefinition {
   /** The plugin's name (logs, stats, its store). */
   name: string;

@@ -89,10 +89,12 @@ export class IdentityList {
     ];
   }
 
+  /** How many identities the list holds. */
   get size(): number {
     return this.identities.length;
   }
 
+  /** Whether the speaker is one of the listed identities. */
   includes(speaker: Speaker): boolean {
     return this.identities.some((identity) => matches(identity, speaker));
   }

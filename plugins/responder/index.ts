@@ -10,7 +10,10 @@ export default defineResponder({ name: 'responder', builtins: true });
 // The code API, for plugins built on the responder.
 export { defineResponder, type ResponderPluginDefinition } from './define.js';
 export { Responder, type Answer, type Call, type CommandSpec, type Handler, type HearsSpec, type ResponderOptions, type RuleSpec } from './responder.js';
-export { ArgumentError, parseArgs, tokenize, type ArgSpec, type ArgType, type ArgValues } from './args.js';
+export { ARG_TYPES, ArgumentError, parseArgs, tokenize, type ArgSpec, type ArgType, type ArgValues, type Word } from './args.js';
+export type { AnswerTo } from './answer.js';
+export type { TargetSpec } from './target.js';
+export type { GroupReaderEntry } from './reads.js';
 export { CommandError, describeError } from './errors.js';
 export { Template, TemplateError, type TemplateValue } from './template.js';
 export { splitMessage, MAX_CHAT_MESSAGE_LENGTH } from './split.js';

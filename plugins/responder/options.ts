@@ -121,6 +121,7 @@ export const groupReaderSchema = z.union([
   z.strictObject({ gateway: z.string().min(1), platform: platformName.optional() }),
 ], { error: 'a platform (irc, slack, ...) or { gateway: <name>, platform: <platform> }' });
 
+/** The schema of the responder's `with:` options in bots.yaml (docs/plugins/responder.md). */
 export const responderOptions = z.strictObject({
   /** What starts a command. */
   prefix: z.string().regex(/^\S{1,10}$/, 'one to ten characters, no spaces').default('!'),
@@ -153,4 +154,5 @@ export const responderOptions = z.strictObject({
   }),
 });
 
+/** The responder's options once validated, defaults filled in. */
 export type ResponderConfig = z.output<typeof responderOptions>;

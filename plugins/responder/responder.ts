@@ -15,6 +15,7 @@ export type { CommandSpec, HearsSpec, ResponderOptions, RuleSpec } from './rule-
 
 /** What a handler returns: the answer (split when long), several answers, or nothing. */
 export type Answer = string | readonly string[] | undefined | void;
+/** A rule's code: gets the call (its arguments, the message, the context) and returns the answer. */
 export type Handler = (call: Call) => Answer | Promise<Answer>;
 
 /** One use of a rule: the message, its arguments or match, and a way to answer. */
@@ -78,6 +79,7 @@ export class Responder {
   readonly maxAgeMs: number;
   readonly maxLength: number;
   readonly access: AccessControl;
+  /** Who outside the group may use the rules that read it (`reads_group`): the responder's own check. @internal */
   readonly readers: GroupReaders;
   readonly cooldowns = new Cooldowns();
   private readonly commandsByName = new Map<string, CommandEntry>();

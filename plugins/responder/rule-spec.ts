@@ -7,6 +7,7 @@ import type { TargetSpec } from './target.js';
 
 // What a rule of the responder is made of (command() and hears() take these), and the responder's options.
 
+/** What every rule may say, a command's or a pattern's: who may use it, how often, where, and where the answer goes. */
 export interface RuleSpec {
   /** Who may use it (default: everyone). */
   allow?: AllowSpec;
@@ -24,6 +25,7 @@ export interface RuleSpec {
   readsGroup?: boolean;
 }
 
+/** A command's rule (`responder.command(name, spec, handler)`): its arguments, other names and target besides what every rule says. */
 export interface CommandSpec extends RuleSpec {
   args?: readonly ArgSpec[];
   aliases?: readonly string[];
@@ -33,11 +35,13 @@ export interface CommandSpec extends RuleSpec {
   target?: TargetSpec;
 }
 
+/** A pattern's rule (`responder.hears(pattern, spec, handler)`): fires on any message the pattern matches. */
 export interface HearsSpec extends RuleSpec {
   /** A name for logs and cooldowns (default: the pattern). */
   name?: string;
 }
 
+/** How a Responder reads commands and bounds its answers (the responder plugins set them from bots.yaml). */
 export interface ResponderOptions {
   prefix?: string;
   /** A command that arrives backfilled and older than this is skipped (ms; default 10 minutes). */

@@ -23,6 +23,7 @@ type Part = { text: string } | { operand: Operand; filters: Filter[] };
 
 const FILTERS = ['upper', 'lower', 'trim', 'default'] as const;
 
+/** A template that does not compile (an unclosed `{{`, an unknown filter): bots.yaml's check reports it. */
 export class TemplateError extends Error {
   override name = 'TemplateError';
 }
@@ -60,12 +61,14 @@ function splitPipes(source: string): string[] {
   return pieces;
 }
 
+/** A compiled reply template (the syntax is this file's header): compiled once, rendered per answer. */
 export class Template {
   private constructor(
     readonly source: string,
     private readonly parts: Part[],
   ) {}
 
+  /** Compiles a template; throws TemplateError on a mistake. */
   static compile(source: string): Template {
     const parts: Part[] = [];
     let at = 0;
@@ -108,6 +111,7 @@ export class Template {
     return paths;
   }
 
+  /** The text with each placeholder replaced from `context`; a missing value renders as nothing. */
   render(context: Record<string, TemplateValue>): string {
     return this.parts.map((part) => {
       if ('text' in part) return part.text;
