@@ -17,7 +17,12 @@ export function cliReport(root: string, program: ts.Program): string {
   if (!main) throw new Error('src/cli/main.ts is not in the program');
 
   const commands = commandTable(main);
-  const moduleCommands = new Map(commands.map((command) => [join(cliDir, command.module.replace(/\.js$/, '.ts')), command.name]));
+  // A parser is labelled with its command: the function COMMANDS runs, or one a subcommand runs
+  // (`inCommand('archive download', () => archiveDownloadCommand(rest))`).
+  const labels = new Map(commands.map((command) => [`${join(cliDir, command.module.replace(/\.js$/, '.ts'))}#${command.export}`, command.name]));
+  const subcommands = subcommandTable(cliFiles);
+  const helpers = helperCallers(cliFiles, new Map([...labels, ...[...subcommands].map(([fn, label]) => [fn, label] as [string, string])]));
+  const parsed = new Set<string>();
   const parsers: string[] = [];
   for (const file of cliFiles) {
     visit(file, (node) => {
@@ -28,9 +33,11 @@ export function cliReport(root: string, program: ts.Program): string {
       if (!options) return;
       const flags = checker.getTypeAtLocation(options.initializer).getProperties().map((flag) => flagLine(checker, flag, options)).sort();
       const positionals = config.properties.some((p) => ts.isPropertyAssignment(p) && p.name.getText(file) === 'allowPositionals' && p.initializer.kind === ts.SyntaxKind.TrueKeyword);
-      const command = moduleCommands.get(file.fileName);
-      const where = `${relative(root, file.fileName).split(sep).join('/')} ${enclosingFunction(node)}`;
-      parsers.push([`### ${command ?? '(a subcommand)'}: ${where}`, '', ...flags, ...(positionals ? ['(positional arguments)'] : []), ''].join('\n'));
+      const fn = enclosingFunction(node);
+      const command = labels.get(`${file.fileName}#${fn}`) ?? subcommands.get(fn) ?? helpers.get(fn) ?? `(${fn})`;
+      for (const name of command.split(', ')) parsed.add(name);
+      const where = `${relative(root, file.fileName).split(sep).join('/')} ${fn}()`;
+      parsers.push([`### ${command}: ${where}`, '', ...flags, ...(positionals ? ['(positional arguments)'] : []), ''].join('\n'));
     });
   }
 
@@ -62,6 +69,8 @@ export function cliReport(root: string, program: ts.Program): string {
     '## Flags, by parser',
     '',
     ...parsers.sort(),
+    ...commands.filter((command) => !parsed.has(command.name) && ![...parsed].some((label) => label.startsWith(`${command.name} `)))
+      .map((command) => `### ${command.name}: no parseArgs options found (its flags are parsed by hand: see \`groupwire ${command.name} --help\`)\n`).sort(),
     '## Exit codes',
     '',
     ...exitTable,
@@ -101,6 +110,43 @@ function commandTable(main: ts.SourceFile): CommandEntry[] {
   });
 }
 
+/** The functions subcommands run, by the name inCommand gives them (`archive download`). */
+function subcommandTable(files: readonly ts.SourceFile[]): Map<string, string> {
+  const table = new Map<string, string>();
+  for (const file of files) {
+    visit(file, (node) => {
+      if (!ts.isCallExpression(node) || !ts.isIdentifier(node.expression) || node.expression.text !== 'inCommand') return;
+      const [label, run] = node.arguments;
+      if (!label || !ts.isStringLiteral(label) || !run || !ts.isArrowFunction(run)) return;
+      const body = ts.isCallExpression(run.body) ? run.body : undefined;
+      if (body && ts.isIdentifier(body.expression)) table.set(body.expression.text, label.text);
+    });
+  }
+  return table;
+}
+
+/**
+ * The commands that parse their flags in a helper of theirs (`fileArgument` for run and check): the
+ * helper's name to the commands whose function calls it, joined (`check, run`).
+ */
+function helperCallers(files: readonly ts.SourceFile[], commands: Map<string, string>): Map<string, string> {
+  const callers = new Map<string, Set<string>>();
+  for (const file of files) {
+    visit(file, (node) => {
+      if (!ts.isFunctionDeclaration(node) || !node.name) return;
+      const command = commands.get(`${file.fileName}#${node.name.text}`) ?? commands.get(node.name.text);
+      if (!command) return;
+      visit(node, (inner) => {
+        if (ts.isCallExpression(inner) && ts.isIdentifier(inner.expression)) {
+          const set = callers.get(inner.expression.text) ?? new Set<string>();
+          callers.set(inner.expression.text, set.add(command));
+        }
+      });
+    });
+  }
+  return new Map([...callers].map(([helper, names]) => [helper, [...names].sort().join(', ')]));
+}
+
 /** `--name string` (short `-n`, repeatable), from a flag's parseArgs option type. */
 function flagLine(checker: ts.TypeChecker, flag: ts.Symbol, at: ts.Node): string {
   const type = checker.getTypeOfSymbolAtLocation(flag, at);
@@ -137,8 +183,8 @@ function exitCodes(main: ts.SourceFile, program: ts.Program, checker: ts.TypeChe
 
 function enclosingFunction(node: ts.Node): string {
   for (let at: ts.Node | undefined = node.parent; at; at = at.parent) {
-    if ((ts.isFunctionDeclaration(at) || ts.isMethodDeclaration(at)) && at.name) return `${at.name.getText()}()`;
-    if ((ts.isArrowFunction(at) || ts.isFunctionExpression(at)) && ts.isVariableDeclaration(at.parent)) return `${at.parent.name.getText()}()`;
+    if ((ts.isFunctionDeclaration(at) || ts.isMethodDeclaration(at)) && at.name) return at.name.getText();
+    if ((ts.isArrowFunction(at) || ts.isFunctionExpression(at)) && ts.isVariableDeclaration(at.parent)) return at.parent.name.getText();
   }
   return '(top level)';
 }
