@@ -13,7 +13,7 @@
  *
  * What counts as the public API, and what a change to it means for the version: CHANGELOG.md.
  *
- * @packageDocumentation
+ * @module groupwire
  */
 export * from './api/index.js';
 export { LocalService, type ConnectionLimits, type LocalServiceOptions } from './service/local-service.js';

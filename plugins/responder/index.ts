@@ -1,3 +1,10 @@
+/**
+ * The responder plugin (bots.yaml `use: responder`, docs/plugins/responder.md) and its code API, for
+ * plugins built on it: {@link defineResponder}, the {@link Responder} their rules are added to, and
+ * the pieces it is made of (arguments, templates, cooldowns, access).
+ *
+ * @module groupwire/responder
+ */
 import { defineResponder } from './define.js';
 
 /**
