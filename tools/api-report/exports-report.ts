@@ -50,7 +50,12 @@ export function exportsReport(root: string, sources: ts.Program): string {
     return { entry, symbols: symbols.sort((a, b) => compare(a.name, b.name)) };
   });
   for (const { entry, symbols } of entryExports) {
-    const lines = symbols.flatMap(({ name, symbol }) => printDeclarations(symbol, name));
+    const lines = symbols.flatMap(({ name, symbol }) => {
+      const texts = printDeclarations(symbol, name);
+      // An export of another package's (a re-export) has no declaration of ours: named, not left out.
+      const elsewhere = symbol.declarations?.[0]?.getSourceFile().fileName;
+      return texts.length > 0 ? texts : [`/* ${name}: re-exported from ${elsewhere ? relative(root, elsewhere).split(sep).join('/') : 'elsewhere'} */`];
+    });
     sections.push(`## ${entry.specifier}\n\n\`\`\`ts\n${lines.join('\n\n')}\n\`\`\`\n`);
   }
   while (pending.length > 0) {

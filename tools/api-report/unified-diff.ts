@@ -4,8 +4,10 @@
  * common subsequence, or shown as all removed and all added when it is too large to match.
  */
 export function unifiedDiff(before: string, after: string, name: string): string {
-  const a = before.split('\n');
-  const b = after.split('\n');
+  // Lines, not the empty piece after a final newline (kept when only one side has that newline).
+  const bothEnd = before.endsWith('\n') && after.endsWith('\n');
+  const a = (bothEnd ? before.slice(0, -1) : before).split('\n');
+  const b = (bothEnd ? after.slice(0, -1) : after).split('\n');
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head += 1;
   let tail = 0;
