@@ -1,4 +1,5 @@
-import { request } from 'undici';
+import { FormData, request } from 'undici';
+import type { Readable } from 'node:stream';
 import { sleep } from '../../src/index.js';
 
 /** What Zulip answered with `result: "error"` or a status of 400 or more. */
@@ -55,6 +56,45 @@ export class ZulipClient {
     return this.call<T>('GET', path, params, options);
   }
 
+  /**
+   * An uploaded file's bytes (`/user_uploads/{realm_id_str}/{filename}`, a path of this server only),
+   * by Zulip's documented temporary-URL flow (Zulip 3.0+): GET /api/v1/user_uploads/… with the key
+   * answers a `url` good for a minute, which is read without the key. That URL must be on this server
+   * too: anything else is refused, never fetched. Streamed: the body is handed on as it comes.
+   */
+  async download(path: string, signal: AbortSignal): Promise<Readable> {
+    const { url } = await this.get<{ url: string }>(path, {}, { signal });
+    const origin = new URL(this.serverUrl).origin;
+    const target = new URL(url, `${origin}/`);
+    // undici's request follows no redirect: a 3xx is an error below, not a fetch elsewhere.
+    if (target.origin !== origin || !target.pathname.startsWith('/user_uploads/')) throw new ZulipError(502, undefined, 'the temporary URL Zulip gave is not on its own server: not fetched');
+    const answer = await request(target, {
+      headers: { 'user-agent': 'groupwire-relay-zulip' }, signal: AbortSignal.any([this.stopping, signal]),
+    });
+    if (answer.statusCode >= 300) {
+      await answer.body.dump();
+      throw new ZulipError(answer.statusCode, undefined, `${answer.statusCode} the file could not be read`);
+    }
+    return answer.body;
+  }
+
+  /** Uploads a file (POST /user_uploads, multipart): its path on the server (`url`, Zulip 9.0+; `uri` before). */
+  async upload(name: string, file: Blob, signal: AbortSignal): Promise<string> {
+    const wait = this.notBefore - Date.now();
+    if (wait > 0) await sleep(wait, this.stopping);
+    const form = new FormData();
+    form.append('filename', file, name);
+    this.calls += 1;
+    const answer = await request(`${this.serverUrl}/api/v1/user_uploads`, {
+      method: 'POST', headers: { authorization: this.auth, 'user-agent': 'groupwire-relay-zulip' }, body: form,
+      signal: AbortSignal.any([this.stopping, signal, AbortSignal.timeout(this.timeoutMs + Math.ceil(file.size / 100_000))]),
+    });
+    const json = await this.answerOf<{ url?: string; uri?: string }>(answer.statusCode, answer.headers, await answer.body.text());
+    const path = json.url ?? json.uri;
+    if (typeof path !== 'string') throw new ZulipError(502, undefined, 'Zulip took the upload but named no url');
+    return path;
+  }
+
   /** One call: its JSON answer, or a ZulipError; a network failure or a timeout throws as undici does. */
   async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, params: Params = {}, options: { signal?: AbortSignal; extraMs?: number } = {}): Promise<T> {
     const wait = this.notBefore - Date.now();
@@ -75,7 +115,11 @@ export class ZulipClient {
       ...(inQuery ? {} : { body: form.toString() }),
       signal,
     });
-    const text = await answer.body.text();
+    return this.answerOf<T>(answer.statusCode, answer.headers, await answer.body.text());
+  }
+
+  private answerOf<T>(statusCode: number, headers: Record<string, string | string[] | undefined>, text: string): T {
+    const answer = { statusCode, headers };
     let json: Record<string, unknown> | undefined;
     try {
       json = JSON.parse(text) as Record<string, unknown>;

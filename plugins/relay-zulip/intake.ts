@@ -78,6 +78,8 @@ export class StreamIntake {
       connected: () => void;
       trouble: (detail: string) => void;
       refused: (error: unknown) => void;
+      /** The server's `max_file_upload_size_mib`, as register says it. */
+      uploadLimitMib?: (mib: number) => void;
     },
   ) {}
 
@@ -116,7 +118,7 @@ export class StreamIntake {
 
   private async register(): Promise<{ lastEventId: number }> {
     const { stream, store } = this.options;
-    const answer = await this.options.client().call<{ queue_id: string; last_event_id: number; max_message_id: number }>('POST', '/register', {
+    const answer = await this.options.client().call<{ queue_id: string; last_event_id: number; max_message_id: number; max_file_upload_size_mib?: number }>('POST', '/register', {
       event_types: EVENT_TYPES,
       narrow: JSON.stringify([['stream', stream.name]]),
       apply_markdown: false,
@@ -124,6 +126,7 @@ export class StreamIntake {
     });
     this.options.counters.registers += 1;
     this.queueId = answer.queue_id;
+    if (typeof answer.max_file_upload_size_mib === 'number') this.options.uploadLimitMib?.(answer.max_file_upload_size_mib);
     if (this.mark === undefined) {
       store.set(MARK_KEY(stream.id), answer.max_message_id);
       this.options.log.info({ stream: stream.name }, 'first start: relaying what the Zulip stream says from now on');

@@ -27,6 +27,11 @@ export const relayZulipOptions = z.strictObject({
   incoming: z.string().refine((value) => value.includes('{text}'), 'a template containing {text}').default('<{name}> {text}'),
   /** At most this many lines wait for Zulip; past it, a line is refused loudly. */
   queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
+  /**
+   * Files larger than this many bytes go to Zulip as their link line, not uploaded. Default: what the
+   * server says (register's `max_file_upload_size_mib`; Zulip's default is 25 MiB).
+   */
+  max_upload_bytes: z.number().int().min(0).optional(),
   /** How long one call may take (the event queue's long poll gets 90 s more: Zulip answers it within about 50 s). */
   request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
 });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DrainOutcome, type DurableQueue, type QueueBacklog } from '../../src/index.js';
+import { failureFields, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type QueueBacklog } from '../../src/index.js';
 import { isRefusal, ZulipError, type ZulipClient } from './client.js';
+import { filesForZulip } from './files.js';
 import type { ZulipMessage } from './intake.js';
 import { parseSide } from './options.js';
 
@@ -18,6 +19,10 @@ export interface OutboundItem {
   parentKey?: string;
   /** Its content when it does go into its parent's topic: without the quote that stood in. */
   replyContent?: string;
+  /** post: files in the media store, uploaded right before the message (their links in it). */
+  files?: Attachment[];
+  /** post: the lines of files that were not relayed (plain text, escaped when sent). */
+  refusedLines?: string[];
 }
 
 export interface OutboundCounters {
@@ -30,11 +35,19 @@ export interface OutboundCounters {
   found_after_retry: number;
 }
 
-/** An attempt noted before it is made: a retry first looks for the message after `after` (the newest id the relay knew). */
+/**
+ * An attempt noted before it is made: a retry first looks for the message after `after` (the newest id
+ * the relay knew). With files, the content with their upload links: a retry looks for that, and sends
+ * that, without uploading again.
+ */
 interface AttemptNote {
   key: string;
   after: number;
+  content?: string;
 }
+
+/** Zulip takes at most 10,000 characters a message. */
+const MAX_CONTENT = 10_000;
 
 /** The `local_id` of a line: its queue's echo names it. */
 export function nonceOf(key: string): string {
@@ -75,6 +88,10 @@ export class ZulipOutbound {
       nativeOf: (key: string, channel: string) => string | undefined;
       /** The key was refused: the relay stops. */
       fatal: (error: unknown) => void;
+      /** The media store: a line's files, uploaded from it. */
+      media: MediaFiles;
+      /** Files larger than this go as their link line (the server's max_file_upload_size_mib, or the option). */
+      uploadLimit: () => number;
     },
   ) {
     this.drain = new QueueDrain(queue, {
@@ -166,10 +183,13 @@ export class ZulipOutbound {
   /** Makes the message, or finds the one an earlier attempt made (its answer lost, or the relay killed before it came). */
   private async post(client: ZulipClient, item: OutboundItem, signal: AbortSignal): Promise<void> {
     const { stream } = parseSide(item.channel);
-    const { topic, content } = await this.placeOf(item, signal);
+    const place = await this.placeOf(item, signal);
+    const { topic } = place;
+    let content = place.content;
     const nonce = nonceOf(item.key);
     const note = this.queue.note as AttemptNote | null | undefined;
-    if (note?.key === item.key) {
+    if (note?.key === item.key && (note.content !== undefined || !this.hasFiles(item))) {
+      content = note.content ?? content;
       const made = this.options.echoed(nonce) ?? await this.lookUp(client, stream, topic, content, note.after, signal);
       if (made) {
         this.options.counters.found_after_retry += 1;
@@ -177,7 +197,10 @@ export class ZulipOutbound {
         return;
       }
     } else {
-      this.queue.setNote({ key: item.key, after: this.options.newest(stream) } satisfies AttemptNote);
+      // Files are uploaded before the note: a kill between an upload and the note leaves that upload
+      // unreferenced on Zulip (uploaded again on the retry); the message is still made once.
+      if (this.hasFiles(item)) content = await this.withFiles(client, content, item, signal);
+      this.queue.setNote({ key: item.key, after: this.options.newest(stream), ...(this.hasFiles(item) ? { content } : {}) } satisfies AttemptNote);
       await this.options.durable();
     }
     const queueId = this.options.queueOf(stream);
@@ -185,6 +208,19 @@ export class ZulipOutbound {
       type: 'stream', to: this.options.streamIdOf(stream) ?? stream, topic, content, ...(queueId ? { queue_id: queueId, local_id: nonce } : {}),
     }, { signal });
     this.options.posted(item, { id: answer.id, topic, stream });
+  }
+
+  private hasFiles(item: OutboundItem): boolean {
+    return (item.files?.length ?? 0) > 0 || (item.refusedLines?.length ?? 0) > 0;
+  }
+
+  /** The content with the line's files after the text: uploaded ones linked, the others as their link lines. */
+  private async withFiles(client: ZulipClient, content: string, item: OutboundItem, signal: AbortSignal): Promise<string> {
+    const lines = await filesForZulip(client, this.options.media, item.files ?? [], item.refusedLines ?? [], this.options.uploadLimit(), signal);
+    const tail = lines.join('\n');
+    const room = MAX_CONTENT - tail.length - 1;
+    const text = content.length > room ? `${content.slice(0, Math.max(0, room - 1))}…` : content;
+    return text.trim() === '' ? tail : `${text}\n${tail}`;
   }
 
   /** The bot's message after `after` in the stream with this topic and content, if an earlier attempt made it. */

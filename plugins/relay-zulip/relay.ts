@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import {
-  attributedLines, Backoff, DurableQueue, failureFields, oneLineName, receiveUntilTaken, RecentIds, sleep,
+  attributedLines, Backoff, DurableQueue, failureFields, fileLines, oneLineName, receiveUntilTaken, RecentIds, sleep,
   type IncomingMessage, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus,
 } from '../../src/index.js';
 import { isRefusal, ZulipClient, ZulipError } from './client.js';
+import { DEFAULT_MAX_MIB, incomingFile, uploadLinks } from './files.js';
 import { StreamIntake, type IntakeHandler, type ZulipMessage } from './intake.js';
 import { parseSide, type RelayZulipOptions } from './options.js';
 import { ZulipOutbound, type OutboundItem } from './outbound.js';
@@ -44,6 +45,8 @@ export class ZulipRelay {
   private readonly topics = new TopicMemory(10_000);
   /** Ids of the relay's own messages lately: their deletion by a moderator is not news to the gateway. */
   private readonly ownMessages = new RecentIds(10_000);
+  /** What the server said in register (`max_file_upload_size_mib`), until then Zulip's default. */
+  private serverMaxMib = DEFAULT_MAX_MIB;
   private running: Promise<void> | undefined;
 
   constructor(
@@ -74,6 +77,8 @@ export class ZulipRelay {
         },
         nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
         fatal: (error) => this.fail(error),
+        media: env.media,
+        uploadLimit: () => options.max_upload_bytes ?? this.serverMaxMib * 1024 * 1024,
       },
     );
   }
@@ -158,6 +163,9 @@ export class ZulipRelay {
     return new StreamIntake({
       client: () => this.client, store: this.env.store, log: this.env.log, counters: this.counters, stream, self: () => this.selfId, handler,
       stopping: this.stopper.signal, connected: () => this.connected(), trouble: (detail) => this.trouble(detail), refused: (error) => this.fail(error),
+      uploadLimitMib: (mib) => {
+        this.serverMaxMib = mib;
+      },
     });
   }
 
@@ -173,8 +181,11 @@ export class ZulipRelay {
   /** A message of someone else: to each side it belongs to; on a whole-stream side, a message of another topic than the default answers its topic's first. */
   private async incoming(stream: string, message: ZulipMessage, caughtUp: boolean): Promise<void> {
     this.topics.set(String(message.id), message.subject);
-    const { text, action } = plainFromZulip(message.content);
-    if (text === '') return;
+    // Uploads it links to are its files (read through the bot's key); the rest is its text.
+    const { text: said, links } = uploadLinks(message.content, this.options.server_url);
+    const { text, action } = plainFromZulip(said);
+    if (text === '' && links.length === 0) return;
+    const files = links.map((link) => incomingFile(this.client, link));
     const speaker = { platform: 'zulip', id: String(message.sender_id), name: message.sender_full_name };
     const sides = this.sidesOf(stream, message.subject);
     for (const side of sides) {
@@ -183,7 +194,8 @@ export class ZulipRelay {
       const line: IncomingMessage = {
         kind: action ? 'action' : 'message', text, nativeId: String(message.id), time: new Date(message.timestamp * 1000).toISOString(), speaker,
         ...(root !== undefined && root !== message.id ? { replyTo: String(root) } : {}),
-        ...(action ? {} : { chatText: this.render(speaker.name, text) }),
+        ...(action || text === '' ? {} : { chatText: this.render(speaker.name, text) }),
+        ...(files.length > 0 ? { files } : {}),
       };
       await this.receive(side, line);
     }
@@ -210,7 +222,7 @@ export class ZulipRelay {
     }
     if (message.sender_id === this.selfId) return;
     this.topics.set(String(messageId), message.subject);
-    const { text } = plainFromZulip(content ?? message.content);
+    const { text } = plainFromZulip(uploadLinks(content ?? message.content, this.options.server_url).text);
     if (text === '') return;
     const speaker = { platform: 'zulip', id: String(message.sender_id), name: message.sender_full_name };
     for (const side of this.sidesOf(stream, message.subject)) {
@@ -281,8 +293,11 @@ export class ZulipRelay {
     }
     const content = renderLine({ ...line, ...(message.quote ? { quote: message.quote } : {}) });
     const answers = message.replyTo !== undefined || message.replyToKey !== undefined;
+    const refused = fileLines(undefined, message.refusedFiles);
     this.outbound.push({
       key: message.key, channel, kind: 'post', content,
+      ...(message.files?.length ? { files: message.files } : {}),
+      ...(refused.length > 0 ? { refusedLines: refused } : {}),
       ...(message.replyTo ? { target: message.replyTo } : {}),
       ...(message.replyToKey && !message.replyTo ? { parentKey: message.replyToKey } : {}),
       ...(answers && message.quote ? { replyContent: renderLine(line) } : {}),

@@ -11,6 +11,10 @@ import type { AddressInfo } from 'node:net';
  * whose event carries `local_message_id` to that queue only; read by `anchor`, `num_before`,
  * `num_after`, `include_anchor`, a `narrow` of stream, topic and sender, with found_newest), one message,
  * PATCH and DELETE; 429 RATE_LIMIT_HIT with `retry-after` in the body and the Retry-After header.
+ * Files: POST /user_uploads (multipart; `url` and the older `uri`, refused past `max_file_upload_size_mib`,
+ * which register answers), GET /api/v1/user_uploads/{realm_id_str}/{filename} (authenticated: a
+ * temporary `url` for the file), GET /user_uploads/temporary/{token} (the bytes, no auth: the token is
+ * the authority) and GET /user_uploads/{realm}/{path} (the bytes, only with the API key's basic auth).
  * Simpler than Zulip: every stream public and every user in it, no markdown rendering (content as sent),
  * no message edit or delete time limits, queues dropped only when the test says, ids from one counter.
  */
@@ -61,6 +65,18 @@ export class FakeZulip {
   heartbeatMs = 2_000;
   /** Queues registered (every register, including those after a drop). */
   registers = 0;
+  /** Files as uploaded, by path (`/user_uploads/2/ab/xyz/name.png`): bytes, name, type, owner. */
+  readonly uploads = new Map<string, { bytes: Buffer; name: string; type: string; owner: number }>();
+  /** POST /user_uploads taken; temporary URLs handed out; file downloads served (authenticated or by a temporary URL). */
+  uploadCount = 0;
+  temporaryUrls = 0;
+  downloads = 0;
+  /** Downloads refused (no or a wrong API key). */
+  refusedDownloads = 0;
+  /** What register answers as `max_file_upload_size_mib` (an upload past it is refused). */
+  maxUploadMib = 25;
+  readonly realmId = 2;
+  private readonly temporary = new Map<string, string>();
   private readonly keys = new Map<string, number>();
   private readonly queues = new Map<string, EventQueue>();
   private nextId = 100;
@@ -137,6 +153,13 @@ export class FakeZulip {
     }
   }
 
+  /** A file `user` uploaded (as the web app does before it is said): its path. */
+  addUpload(user: FakeZulipUser, name: string, bytes: Buffer, type = 'application/octet-stream'): string {
+    const path = `/user_uploads/${this.realmId}/${randomBytes(1).toString('hex')}/${randomBytes(12).toString('base64url')}/${encodeURIComponent(name)}`;
+    this.uploads.set(path, { bytes, name, type, owner: user.user_id });
+    return path;
+  }
+
   /** Someone says something in a stream's topic. */
   say(streamId: number, user: FakeZulipUser, content: string, topic = 'lobby'): FakeZulipMessage {
     const message = this.store(streamId, user, content, topic);
@@ -198,14 +221,26 @@ export class FakeZulip {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    if (url.pathname.startsWith('/user_uploads/')) return this.serveUpload(req, res, url.pathname);
     const path = url.pathname.replace(/^\/api\/v1/, '');
     this.calls.push(`${req.method} ${path}`);
-    let raw = '';
-    for await (const chunk of req) raw += String(chunk);
-    const params = Object.fromEntries(req.method === 'GET' || req.method === 'DELETE' ? url.searchParams : new URLSearchParams(raw));
+    const multipart = String(req.headers['content-type'] ?? '').startsWith('multipart/form-data');
+    const params = Object.fromEntries(req.method === 'GET' || req.method === 'DELETE' ? url.searchParams : multipart ? [] : new URLSearchParams(body.toString('utf8')));
     const userId = this.authenticated(req);
     if (userId === undefined) return send(res, 401, { result: 'error', msg: 'Invalid API key', code: 'INVALID_API_KEY' });
     const user = this.users.get(userId)!;
+    if (req.method === 'POST' && path === '/user_uploads') return this.upload(req, res, userId, body);
+    if (req.method === 'GET' && path.startsWith('/user_uploads/')) {
+      const file = decodeURI(`${path}`);
+      if (!this.uploads.has(path) && !this.uploads.has(file)) return send(res, 404, { result: 'error', msg: 'Invalid file', code: 'BAD_REQUEST' });
+      const token = randomBytes(24).toString('hex');
+      this.temporary.set(token, this.uploads.has(path) ? path : file);
+      this.temporaryUrls += 1;
+      return send(res, 200, { result: 'success', msg: '', url: `/user_uploads/temporary/${token}/${path.split('/').at(-1)}` });
+    }
     if (req.method === 'GET' && path === '/users/me') return send(res, 200, { result: 'success', msg: '', ...user });
     if (req.method === 'GET' && path === '/get_stream_id') {
       const stream = [...this.streams.values()].find((s) => s.name.toLowerCase() === String(params.stream).toLowerCase());
@@ -232,6 +267,35 @@ export class FakeZulip {
     send(res, 404, { result: 'error', msg: 'Endpoint not found', code: 'BAD_REQUEST' });
   }
 
+  /** POST /user_uploads: the first file of the multipart body, kept; its path as `url` (and `uri`, its older name). */
+  private async upload(req: IncomingMessage, res: ServerResponse, userId: number, body: Buffer): Promise<void> {
+    const form = await new Response(body, { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
+    const file = [...form.values()].find((value): value is File => typeof value !== 'string');
+    if (!file) return send(res, 400, { result: 'error', msg: 'You must specify a file to upload', code: 'BAD_REQUEST' });
+    if (file.size > this.maxUploadMib * 1024 * 1024) {
+      return send(res, 400, { result: 'error', msg: `File is larger than this server's configured maximum upload size (${this.maxUploadMib} MiB).`, code: 'BAD_REQUEST' });
+    }
+    this.uploadCount += 1;
+    const path = this.addUpload(this.users.get(userId)!, file.name, Buffer.from(await file.arrayBuffer()), file.type || 'application/octet-stream');
+    send(res, 200, { result: 'success', msg: '', uri: path, url: path, filename: file.name });
+  }
+
+  /** The bytes of an upload: by a temporary URL's token, or by its path with the API key (anything else: 401). */
+  private serveUpload(req: IncomingMessage, res: ServerResponse, pathname: string): void {
+    const temporary = /^\/user_uploads\/temporary\/([0-9a-f]+)\//.exec(pathname);
+    const path = temporary ? this.temporary.get(temporary[1]!) : this.authenticated(req) !== undefined ? pathname : undefined;
+    const file = path === undefined ? undefined : this.uploads.get(path) ?? this.uploads.get(decodeURI(path));
+    if (!file) {
+      this.refusedDownloads += 1;
+      res.writeHead(path === undefined ? 401 : 404, { 'content-type': 'text/plain' });
+      res.end('Not logged in');
+      return;
+    }
+    this.downloads += 1;
+    res.writeHead(200, { 'content-type': file.type, 'content-length': file.bytes.length, 'x-content-type-options': 'nosniff' });
+    res.end(file.bytes);
+  }
+
   private authenticated(req: IncomingMessage): number | undefined {
     const header = req.headers.authorization ?? '';
     if (!header.startsWith('Basic ')) return undefined;
@@ -245,7 +309,7 @@ export class FakeZulip {
     this.queues.set(queue.id, queue);
     this.registers += 1;
     const visible = this.messages.filter((m) => !m.deleted);
-    send(res, 200, { result: 'success', msg: '', queue_id: queue.id, last_event_id: -1, max_message_id: visible.at(-1)?.id ?? -1 });
+    send(res, 200, { result: 'success', msg: '', queue_id: queue.id, last_event_id: -1, max_message_id: visible.at(-1)?.id ?? -1, max_file_upload_size_mib: this.maxUploadMib });
   }
 
   private events(res: ServerResponse, params: Record<string, string>): void {
