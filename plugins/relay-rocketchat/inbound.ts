@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import { attributedLines, failureFields, oneLineName, receiveUntilTaken, RecentIds, sleep, type GatewayPort, type IncomingMessage, type KeyValueStore } from '../../src/index.js';
+import { captionOf, incomingFiles, type RocketFileFields } from './files.js';
 import { plainFromRocketchat } from './render.js';
 import { isRefusal, type RocketRest } from './rest.js';
 
 /** A message as the realtime API (EJSON dates) and REST (ISO dates) give it: the fields the relay reads. */
-export interface RocketMessage {
+export interface RocketMessage extends RocketFileFields {
   _id: string;
   rid: string;
   msg: string;
@@ -81,6 +82,8 @@ export class RocketInbound {
       ignoreBots: boolean;
       refused: (error: unknown) => void;
       stopping: AbortSignal;
+      /** The server's address: a message's files are read from it only. */
+      serverUrl: string;
     },
   ) {}
 
@@ -212,13 +215,16 @@ export class RocketInbound {
   private async take(message: RocketMessage): Promise<boolean> {
     let handed = false;
     if (this.relayable(message)) {
-      const text = plainFromRocketchat(message.msg);
-      if (text !== '') {
+      // A file message's files are read through the bot's credentials from this server only; its text is the caption.
+      const files = incomingFiles(this.options.rest(), message, this.options.serverUrl);
+      const text = plainFromRocketchat(files.length > 0 ? captionOf(message.msg, message) : message.msg);
+      if (text !== '' || files.length > 0) {
         const speaker = this.speaker(message);
         const line: IncomingMessage = {
           kind: 'message', text, nativeId: message._id, time: new Date(msOf(message.ts)).toISOString(), speaker,
           ...(message.tmid ? { replyTo: message.tmid } : {}),
-          chatText: this.render(speaker.name, text),
+          ...(text !== '' ? { chatText: this.render(speaker.name, text) } : {}),
+          ...(files.length > 0 ? { files } : {}),
         };
         await this.receive(message.rid, line);
         this.options.counters.received += 1;

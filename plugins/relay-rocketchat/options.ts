@@ -42,6 +42,11 @@ export const relayRocketchatOptions = z.strictObject({
   ignore_bots: z.boolean().default(false),
   /** At most this many messages wait for Rocket.Chat; past it, a line is refused loudly. */
   queue_max: z.number().int().min(1).max(1_000_000).default(10_000),
+  /**
+   * Files larger than this many bytes go to Rocket.Chat as their link line, not uploaded. Default: what
+   * the server says (the public setting FileUpload_MaxFileSize; Rocket.Chat's default is 100 MB).
+   */
+  max_upload_bytes: z.number().int().min(0).optional(),
   /** How long one REST call may take. */
   request_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
 }).superRefine((options, context) => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type DrainOutcome, type DurableQueue, type QueueBacklog } from '../../src/index.js';
+import { failureFields, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type QueueBacklog } from '../../src/index.js';
+import { RocketFileSender } from './file-outbound.js';
 import type { RocketMessage } from './inbound.js';
 import { isRefusal, RocketError, type RocketRest } from './rest.js';
 
@@ -30,6 +31,8 @@ export interface OutboundItem {
   target?: string;
   /** A reply whose parent was not posted yet when queued (OutgoingMessage.replyToKey): asked for right before sending. */
   parentKey?: string;
+  /** post: files in the media store, each sent as a message of its own (file-outbound.ts). */
+  files?: Attachment[];
 }
 
 export interface OutboundCounters {
@@ -68,11 +71,12 @@ function isDuplicate(error: unknown): boolean {
  */
 export class RocketOutbound {
   private readonly drain: QueueDrain<OutboundItem>;
+  private readonly files: RocketFileSender;
   /** Message id → its thread's root (a reply must name the root: Rocket.Chat threads are one level). */
   private readonly roots = new Map<string, string>();
 
   constructor(
-    queue: DurableQueue<OutboundItem>,
+    private readonly queue: DurableQueue<OutboundItem>,
     private readonly options: {
       rest: () => RocketRest;
       /** The room id of a room as written; undefined when its `#name` did not resolve. */
@@ -86,6 +90,10 @@ export class RocketOutbound {
       /** The line as sent; `quoted`: with its quote (a reply outside its parent's thread). */
       render: (line: LineParts, quoted: boolean) => Rendered;
       fatal: (error: unknown) => void;
+      media: MediaFiles;
+      /** Files larger than this go as their link line (the server's FileUpload_MaxFileSize, or the option). */
+      uploadLimit: () => number;
+      roomType: (roomId: string) => 'c' | 'p' | undefined;
     },
   ) {
     this.drain = new QueueDrain(queue, {
@@ -94,6 +102,13 @@ export class RocketOutbound {
         options.counters.retries += 1;
       },
       retryAfter: 'exactly',
+      // A line's file progress (file-outbound.ts) goes with its item, in the same write.
+      shiftNote: () => (this.queue.note ? null : undefined),
+    });
+    this.files = new RocketFileSender(queue, {
+      self: options.self, durable: options.durable, media: options.media, uploadLimit: options.uploadLimit, roomType: options.roomType, counters: options.counters,
+      sendText: (rest, id, roomId, root, rendered, signal) => this.sendWithId(rest, id, roomId, root, rendered, signal),
+      textIdOf: (key, k) => messageIdOf(k === 0 ? key : `${key}\nfile ${k}`),
     });
   }
 
@@ -177,13 +192,20 @@ export class RocketOutbound {
     }
   }
 
-  /** Sends the message under the line's own `_id`; a refusal of that id as taken means an earlier attempt made it: that one is taken. */
+  /** The line's message (its files' messages, the first answered, when it has files), in its parent's thread when it answers one. */
   private async create(rest: RocketRest, item: OutboundItem, roomId: string, signal: AbortSignal): Promise<RocketMessage> {
-    const id = messageIdOf(item.key);
     const parent = item.target ?? (item.parentKey !== undefined ? this.options.nativeOf(item.parentKey, item.channel) : undefined);
     const root = parent !== undefined ? await this.rootOf(rest, parent, signal) : undefined;
     // In its parent's thread the line stands alone; elsewhere its quote (if any) says what it answers.
-    const { msg, as } = this.options.render(item.line!, root === undefined);
+    if (item.files?.length) {
+      return this.files.post(rest, item, roomId, root, (text, first) => this.options.render({ ...item.line!, text }, first && root === undefined), signal);
+    }
+    return this.sendWithId(rest, messageIdOf(item.key), roomId, root, this.options.render(item.line!, root === undefined), signal);
+  }
+
+  /** Sends a message under its own `_id`; a refusal of that id as taken means an earlier attempt made it: that one is taken. */
+  private async sendWithId(rest: RocketRest, id: string, roomId: string, root: string | undefined, rendered: Rendered, signal: AbortSignal): Promise<RocketMessage> {
+    const { msg, as } = rendered;
     try {
       const answer = await rest.post<{ message: RocketMessage }>('chat.sendMessage', {
         message: { _id: id, rid: roomId, msg, ...(root ? { tmid: root } : {}), ...(as ?? {}) },

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { Backoff, DurableQueue, failureFields, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { Backoff, DurableQueue, failureFields, fileLines, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { DEFAULT_MAX_FILE_SIZE } from './files.js';
 import { RocketInbound, type Room } from './inbound.js';
 import { ROOM_ID, type RelayRocketchatOptions } from './options.js';
 import { RocketOutbound, type LineParts, type OutboundItem, type Rendered } from './outbound.js';
@@ -42,6 +43,8 @@ export class RocketchatRelay {
   private readonly channelsOfRoom = new Map<string, string[]>();
   private readonly rooms = new Map<string, Room>();
   private readonly ownMessages = new RecentIds(10_000);
+  /** The server's FileUpload_MaxFileSize (read at start; Infinity for -1, 0 when uploads are off). */
+  private serverMaxFile = DEFAULT_MAX_FILE_SIZE;
   private running: Promise<void> | undefined;
 
   constructor(
@@ -66,6 +69,9 @@ export class RocketchatRelay {
         nativeOf: (key, channel) => env.gateway.nativeOf(key, channel),
         render: (line, quoted) => this.render(line, quoted),
         fatal: (error) => this.fail(error),
+        media: env.media,
+        uploadLimit: () => options.max_upload_bytes ?? this.serverMaxFile,
+        roomType: (roomId) => this.rooms.get(roomId)?.type,
       },
     );
     this.inbound = new RocketInbound({
@@ -73,6 +79,7 @@ export class RocketchatRelay {
       self: () => this.selfId, channelsOf: (roomId) => this.channelsOfRoom.get(roomId) ?? [], room: (roomId) => this.rooms.get(roomId),
       isOwn: (messageId) => this.ownMessages.has(messageId), noteRoot: (messageId, rootId) => this.outbound.noteRoot(messageId, rootId),
       showName: options.show_name, ignoreBots: options.ignore_bots, refused: (error) => this.fail(error), stopping: this.stopper.signal,
+      serverUrl: options.server_url,
     });
     this.socket = new RocketSocket({
       url: `${options.server_url.replace(/^http/, 'ws')}/websocket`, token: () => this.rest.credentials?.token ?? '', rooms: () => [...this.rooms.keys()],
@@ -153,6 +160,7 @@ export class RocketchatRelay {
     }
     if (signal.aborted || this.state === 'failed') return;
     await this.decideAliases(me);
+    await this.readUploadLimit();
     this.env.log.info({ user: me.username, rooms: this.rooms.size, post_as: this.aliases ? 'alias' : 'bot' }, 'Rocket.Chat relay signed in; rooms resolved');
     this.outbound.start();
     await this.socket.run();
@@ -221,6 +229,20 @@ export class RocketchatRelay {
     if (this.aliasNote) this.env.log.warn({}, this.aliasNote);
   }
 
+  /** The server's FileUpload_MaxFileSize and FileUpload_Enabled (public settings); unread, Rocket.Chat's default stands. */
+  private async readUploadLimit(): Promise<void> {
+    if (this.options.max_upload_bytes !== undefined) return;
+    try {
+      const { settings } = await this.rest.get<{ settings: Array<{ _id: string; value: unknown }> }>('settings.public', { _id: 'FileUpload_MaxFileSize,FileUpload_Enabled' });
+      const value = (id: string) => settings.find((setting) => setting._id === id)?.value;
+      const max = Number(value('FileUpload_MaxFileSize'));
+      if (Number.isFinite(max)) this.serverMaxFile = max < 0 ? Number.POSITIVE_INFINITY : max;
+      if (value('FileUpload_Enabled') === false) this.serverMaxFile = -1;
+    } catch (error) {
+      this.env.log.warn({ ...failureFields(error) }, `could not read the server's upload limit: files up to ${DEFAULT_MAX_FILE_SIZE} bytes are uploaded, larger ones linked`);
+    }
+  }
+
   /** A gateway line for one of the relay's rooms: queued durably (as said: rendered when sent), never waiting on Rocket.Chat. */
   private send(channel: string, message: OutgoingMessage): void {
     if (this.state === 'failed') return;
@@ -238,8 +260,12 @@ export class RocketchatRelay {
       return;
     }
     if (!message.replyTo && message.quote) line.quote = message.quote;
+    // Files not relayed are said after the text, as text.
+    const refused = fileLines(undefined, message.refusedFiles);
+    if (refused.length > 0) line.text = [line.text, ...refused].filter(Boolean).join('\n');
     this.outbound.push({
       key: message.key, channel, kind: 'post', line,
+      ...(message.files?.length ? { files: message.files } : {}),
       ...(message.replyTo ? { target: message.replyTo } : {}),
       ...(message.replyToKey && !message.replyTo ? { parentKey: message.replyToKey } : {}),
     });

@@ -1,4 +1,5 @@
-import { request } from 'undici';
+import type { Readable } from 'node:stream';
+import { FormData, request } from 'undici';
 import { sleep } from '../../src/index.js';
 
 /** What Rocket.Chat answered with a status of 400 or more (or `success: false`). */
@@ -71,6 +72,30 @@ export class RocketRest {
     return this.call<T>('POST', path, body, signal);
   }
 
+  /**
+   * A file's bytes from this server (`/file-upload/:id/:name`: the caller checked the path is one),
+   * signed with the user id and token. Streamed: the body is handed on as it comes. undici's request
+   * follows no redirect: a 3xx is an error, never a fetch elsewhere.
+   */
+  async download(path: string, signal: AbortSignal): Promise<Readable> {
+    const headers: Record<string, string> = { 'user-agent': 'groupwire-relay-rocketchat' };
+    if (this.credentials) Object.assign(headers, { 'x-user-id': this.credentials.userId, 'x-auth-token': this.credentials.token });
+    this.calls += 1;
+    const answer = await request(`${this.serverUrl}${path}`, { headers, signal: AbortSignal.any([this.stopping, signal]) });
+    if (answer.statusCode >= 300) {
+      await answer.body.dump();
+      throw new RocketError(answer.statusCode, undefined, `${answer.statusCode} the file could not be read`);
+    }
+    return answer.body;
+  }
+
+  /** Uploads a file to a room (rooms.media/:rid, multipart `file`): kept by the server as a temporary upload until confirmed. */
+  upload(roomId: string, name: string, file: Blob, signal?: AbortSignal): Promise<{ file: { _id: string; url: string } }> {
+    const form = new FormData();
+    form.append('file', file, name);
+    return this.call('POST', `rooms.media/${encodeURIComponent(roomId)}`, form, signal, true, Math.ceil(file.size / 100_000));
+  }
+
   /** Logs in with a user name and password: the user id and the token its calls then carry. */
   async login(username: string, password: string): Promise<Credentials> {
     const answer = await this.call<{ data: { userId: string; authToken: string } }>('POST', 'login', { user: username, password }, undefined, false);
@@ -79,16 +104,17 @@ export class RocketRest {
   }
 
   /** One call to /api/v1/<path>: its JSON answer, or a RocketError; a network failure or a timeout throws as undici does. */
-  async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, signed = true): Promise<T> {
+  async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, signed = true, extraMs = 0): Promise<T> {
     const wait = this.notBefore - Date.now();
     if (wait > 0) await sleep(wait, this.stopping);
-    const signals = [this.stopping, AbortSignal.timeout(this.timeoutMs), ...(signal ? [signal] : [])];
+    const signals = [this.stopping, AbortSignal.timeout(this.timeoutMs + extraMs), ...(signal ? [signal] : [])];
     this.calls += 1;
     const headers: Record<string, string> = { 'user-agent': 'groupwire-relay-rocketchat', accept: 'application/json' };
     if (signed && this.credentials) Object.assign(headers, { 'x-user-id': this.credentials.userId, 'x-auth-token': this.credentials.token });
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const form = body instanceof FormData;
+    if (body !== undefined && !form) headers['content-type'] = 'application/json';
     const answer = await request(`${this.serverUrl}/api/v1/${path}`, {
-      method, headers, signal: AbortSignal.any(signals), ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      method, headers, signal: AbortSignal.any(signals), ...(body === undefined ? {} : { body: form ? body : JSON.stringify(body) }),
     });
     const text = await answer.body.text();
     const header = (name: string) => {

@@ -15,6 +15,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * ping/pong. The REST limiter answers 429 `error-too-many-requests` with X-RateLimit-* (Reset in ms
  * since the epoch). Simpler than Rocket.Chat: open rooms everybody may read and write, no message
  * history copies, no rate limit but the one asked for, ids from a counter (still 17 characters).
+ * Files: rooms.media/:rid (multipart `file`, kept as a temporary upload, refused past
+ * FileUpload_MaxFileSize), rooms.mediaConfirm/:rid/:fileId (the message with `file`, `files` and
+ * `attachments` as sendFileMessage makes it; its body checked like Rocket.Chat's `check`: an unknown
+ * field such as `_id` is a Match error), settings.public (FileUpload_MaxFileSize), and the bytes at
+ * /file-upload/:id/:name only with X-User-Id + X-Auth-Token (403 otherwise).
  */
 
 export interface FakeUser {
@@ -22,6 +27,30 @@ export interface FakeUser {
   username: string;
   name?: string;
   roles: string[];
+}
+
+export interface FakeAttachment {
+  title?: string;
+  type?: string;
+  title_link?: string;
+  title_link_download?: boolean;
+  image_url?: string;
+  image_type?: string;
+  image_size?: number;
+  size?: number;
+  description?: string;
+  fileId?: string;
+}
+
+export interface FakeUpload {
+  _id: string;
+  name: string;
+  type: string;
+  size: number;
+  bytes: Buffer;
+  rid: string;
+  userId: string;
+  confirmed: boolean;
 }
 
 export interface FakeMessage {
@@ -38,6 +67,9 @@ export interface FakeMessage {
   emoji?: string;
   bot?: { i: string };
   deleted?: boolean;
+  file?: { _id: string; name: string; type: string; size: number };
+  files?: Array<{ _id: string; name: string; type: string; size: number }>;
+  attachments?: FakeAttachment[];
 }
 
 interface Connection {
@@ -56,6 +88,16 @@ export class FakeRocketchat {
   readonly sends: Array<Record<string, any>> = [];
   /** Realtime sessions whose login succeeded. */
   logins = 0;
+  /** Uploads by id (temporary until a mediaConfirm sends them). */
+  readonly uploads = new Map<string, FakeUpload>();
+  /** The bodies of every rooms.mediaConfirm, in order. */
+  readonly confirms: Array<Record<string, unknown>> = [];
+  /** rooms.media calls that kept a file; file downloads served; downloads refused (no or wrong credentials). */
+  mediaUploads = 0;
+  downloads = 0;
+  refusedDownloads = 0;
+  /** The FileUpload_MaxFileSize setting (bytes; Rocket.Chat's default is 100 MB). */
+  maxFileSize = 104_857_600;
   /** The roles holding message-impersonate (Rocket.Chat's default: bot and app). */
   impersonateRoles = ['bot', 'app'];
   /** "Show deleted status": a deletion keeps the message as `t: 'rm'` (sent on the room stream) instead of the deleteMessage event. */
@@ -135,11 +177,38 @@ export class FakeRocketchat {
   }
 
   /** Someone says something in a room (in a thread when `tmid` is given). */
-  say(roomId: string, user: FakeUser, msg: string, extra: { tmid?: string; t?: string; alias?: string; bot?: boolean } = {}): FakeMessage {
+  say(roomId: string, user: FakeUser, msg: string, extra: { tmid?: string; t?: string; alias?: string; bot?: boolean; attachments?: FakeAttachment[] } = {}): FakeMessage {
     const message = this.store({ _id: this.id(), rid: roomId, msg, user, ...(extra.tmid ? { tmid: extra.tmid } : {}), ...(extra.t ? { t: extra.t } : {}),
       ...(extra.alias ? { alias: extra.alias } : {}), ...(extra.bot ? { bot: { i: 'integration' } } : {}) });
+    if (extra.attachments) message.attachments = extra.attachments;
     this.streamMessage(message);
     return message;
+  }
+
+  /** Someone sends a file (the web app's upload and confirm): the message with the file's fields. */
+  sayFile(roomId: string, user: FakeUser, name: string, type: string, bytes: Buffer, msg = ''): FakeMessage {
+    const upload = this.keep(roomId, user._id, name, type, bytes);
+    const message = this.store({ _id: this.id(), rid: roomId, msg, user });
+    this.attach(message, upload);
+    this.streamMessage(message);
+    return message;
+  }
+
+  private keep(rid: string, userId: string, name: string, type: string, bytes: Buffer): FakeUpload {
+    const upload: FakeUpload = { _id: this.id(), name, type, size: bytes.length, bytes, rid, userId, confirmed: false };
+    this.uploads.set(upload._id, upload);
+    return upload;
+  }
+
+  /** The file fields sendFileMessage gives a message (an image's `image_url` is the file itself here: no thumbnails). */
+  private attach(message: FakeMessage, upload: FakeUpload, description?: string): void {
+    upload.confirmed = true;
+    const link = `/file-upload/${upload._id}/${encodeURI(upload.name)}`;
+    const file = { _id: upload._id, name: upload.name, type: upload.type, size: upload.size };
+    message.file = file;
+    message.files = [file];
+    const base = { title: upload.name, type: 'file', title_link: link, title_link_download: true, fileId: upload._id, ...(description ? { description } : {}) };
+    message.attachments = [upload.type.startsWith('image/') ? { ...base, image_url: link, image_type: upload.type, image_size: upload.size } : { ...base, size: upload.size }];
   }
 
   edit(messageId: string, msg: string): void {
@@ -244,12 +313,14 @@ export class FakeRocketchat {
   // --- REST ---
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await new Promise<string>((done) => {
-      let text = '';
-      req.on('data', (chunk) => (text += chunk));
-      req.on('end', () => done(text));
+    const raw = await new Promise<Buffer>((done) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => done(Buffer.concat(chunks)));
     });
+    const body = String(req.headers['content-type'] ?? '').startsWith('multipart/') ? '' : raw.toString('utf8');
     const url = new URL(req.url ?? '/', 'http://fake');
+    if (url.pathname.startsWith('/file-upload/')) return this.serveFile(req, res, url.pathname);
     const path = url.pathname.replace(/^\/api\/v1\//, '');
     this.calls.push(`${req.method} ${path}`);
     const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
@@ -296,6 +367,15 @@ export class FakeRocketchat {
       return message ? send(200, { message: this.shown(message, false), success: true }) : fail('Message not found', 'error-message-not-found');
     }
     if (req.method === 'POST' && path === 'chat.sendMessage') return this.sendMessage(req, res, send, fail, me, json());
+    if (req.method === 'GET' && path === 'settings.public') {
+      const wanted = query.get('_id')?.split(',');
+      const settings = [{ _id: 'FileUpload_MaxFileSize', value: this.maxFileSize }, { _id: 'FileUpload_Enabled', value: true }].filter((setting) => !wanted || wanted.includes(setting._id));
+      return send(200, { settings, count: settings.length, offset: 0, total: settings.length, success: true });
+    }
+    const media = /^rooms\.media\/([^/]+)$/.exec(path);
+    if (req.method === 'POST' && media) return this.media(req, raw, media[1]!, me, send, fail);
+    const confirm = /^rooms\.mediaConfirm\/([^/]+)\/([^/]+)$/.exec(path);
+    if (req.method === 'POST' && confirm) return this.mediaConfirm(req, confirm[1]!, confirm[2]!, me, json(), send, fail);
     if (req.method === 'POST' && (path === 'chat.update' || path === 'chat.delete')) {
       const given = json();
       const message = this.messages.find((m) => m._id === given.msgId && m.rid === given.roomId && !m.deleted);
@@ -309,6 +389,71 @@ export class FakeRocketchat {
       return send(200, { _id: message._id, ts: Date.now(), message: this.shown(message, false), success: true });
     }
     return send(404, { success: false, error: 'Not found' });
+  }
+
+  /** GET /file-upload/:id/:name: the bytes, for a user signed in by X-User-Id + X-Auth-Token only. */
+  private serveFile(req: IncomingMessage, res: ServerResponse, pathname: string): void {
+    const userId = this.tokens.get(String(req.headers['x-auth-token'] ?? ''));
+    const upload = this.uploads.get(pathname.split('/')[2] ?? '');
+    if (userId === undefined || userId !== req.headers['x-user-id']) {
+      this.refusedDownloads += 1;
+      res.writeHead(403, { 'content-type': 'text/plain' });
+      res.end('Forbidden');
+      return;
+    }
+    if (!upload) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('Not found');
+      return;
+    }
+    this.downloads += 1;
+    res.writeHead(200, { 'content-type': upload.type, 'content-length': upload.bytes.length });
+    res.end(upload.bytes);
+  }
+
+  /** rooms.media/:rid: the multipart `file` kept as a temporary upload (FileUpload_MaxFileSize enforced). */
+  private async media(req: IncomingMessage, raw: Buffer, rid: string, me: FakeUser, send: (status: number, value: unknown) => void, fail: (error: string, errorType?: string) => void): Promise<void> {
+    if (!this.rooms.has(rid)) return send(403, { success: false, error: 'unauthorized' });
+    const form = await new Response(raw, { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
+    const file = form.get('file');
+    if (!file || typeof file === 'string') return fail('[invalid-field]', 'invalid-field');
+    if (this.maxFileSize >= 0 && file.size > this.maxFileSize) return fail(`File size exceeds allowed size of ${this.maxFileSize} bytes [error-file-too-large]`, 'error-file-too-large');
+    const upload = this.keep(rid, me._id, file.name, file.type || 'application/octet-stream', Buffer.from(await file.arrayBuffer()));
+    this.mediaUploads += 1;
+    send(200, { file: { _id: upload._id, url: `/file-upload/${upload._id}/${encodeURI(upload.name)}` }, success: true });
+  }
+
+  /** rooms.mediaConfirm/:rid/:fileId: the file's message (sendFileMessage's fields; its body checked as Rocket.Chat's `check` does). */
+  private mediaConfirm(
+    req: IncomingMessage, rid: string, fileId: string, me: FakeUser, given: Record<string, any>,
+    send: (status: number, value: unknown) => void, fail: (error: string, errorType?: string) => void,
+  ): void {
+    this.confirms.push(given);
+    const allowed = ['avatar', 'emoji', 'alias', 'groupable', 'msg', 'tmid', 'customFields', 't', 'content', 'description'];
+    const unknown = Object.keys(given).find((key) => !allowed.includes(key));
+    if (unknown !== undefined) return fail(`Match error: Unknown key in field ${unknown}`);
+    const upload = this.uploads.get(fileId);
+    if (!upload || upload.rid !== rid || upload.userId !== me._id) return fail('invalid-file', 'invalid-file');
+    if ((given.alias !== undefined || given.avatar !== undefined || given.emoji !== undefined) && !me.roles.some((role) => this.impersonateRoles.includes(role))) {
+      return fail('Not enough permission [error-action-not-allowed]', 'error-action-not-allowed');
+    }
+    if (given.tmid !== undefined && !this.messages.some((m) => m._id === given.tmid && m.rid === rid)) return fail('Invalid thread', 'error-invalid-message');
+    const message = this.store({
+      _id: this.id(), rid, msg: String(given.msg ?? ''), user: me,
+      ...(given.tmid ? { tmid: given.tmid } : {}), ...(given.alias ? { alias: given.alias } : {}), ...(given.avatar ? { avatar: given.avatar } : {}), ...(given.emoji ? { emoji: given.emoji } : {}),
+    });
+    this.attach(message, upload, typeof given.description === 'string' ? given.description : undefined);
+    this.streamMessage(message);
+    if (this.stallAnswers > 0) {
+      this.stallAnswers -= 1;
+      return;
+    }
+    if (this.loseAnswers > 0) {
+      this.loseAnswers -= 1;
+      req.socket.destroy();
+      return;
+    }
+    send(200, { message: this.shown(message, false), success: true });
   }
 
   private sendMessage(
