@@ -49,6 +49,9 @@ describe('relay-rocketchat: files', () => {
     expect(filePathOf('https://chat.example.org.evil.example/file-upload/AbCdEfGh12345/x.png', server)).toBeUndefined();
     expect(filePathOf('/file-upload/AbCdEfGh12345/../../api/v1/me', server)).toBeUndefined();
     expect(filePathOf('/avatar/alice', server)).toBeUndefined();
+    const base = { server_url: server, user_id: 'aB3dE5gH7jK9mN2pQ', token: 'x'.repeat(43) };
+    expect(relayRocketchat.options.safeParse({ ...base, max_upload_bytes: 5_000_000 }).success).toBe(true);
+    expect(relayRocketchat.options.safeParse({ ...base, max_upload_bytes: 1.5 }).success).toBe(false);
   });
 
   test('a picture said on Rocket.Chat: read from /file-upload/ with the bot\'s id and token, its bytes arrive with the caption; an attachment linking another host is never fetched; without the token the file is refused', async () => {

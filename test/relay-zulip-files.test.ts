@@ -52,6 +52,9 @@ describe('relay-zulip: files', () => {
     const hostile = `[${'](x'.repeat(87_381)}`;
     expect(uploadLinks(hostile, server).text).toBe(hostile);
     expect(uploadLinks('[](/user_uploads/2/a/b/c.txt)'.repeat(4_096), server).links).toHaveLength(4_096);
+    const base = { server_url: server, email: 'bot@chat.example.org', api_key: 'k'.repeat(32) };
+    expect(relayZulip.options.safeParse({ ...base, max_upload_bytes: 1_000_000 }).success).toBe(true);
+    expect(relayZulip.options.safeParse({ ...base, max_upload_bytes: -1 }).success).toBe(false);
   });
 
   test('a picture said on Zulip: read through the bot\'s key (a temporary URL) and its bytes arrive; a link to another host is never fetched; without the key the file is refused', async () => {
