@@ -87,3 +87,17 @@ export function captionOf(msg: string, message: RocketFileFields): string {
   if (msg.trim() !== '') return msg;
   return message.attachments?.find((attachment) => attachment.description)?.description ?? msg;
 }
+
+/**
+ * The largest file the server takes, in bytes, from its public settings: FileUpload_MaxFileSize (-1:
+ * no limit), or -1 when FileUpload_Enabled is off (every file then goes as its link). Throws when the
+ * settings cannot be read.
+ */
+export async function uploadLimitOf(rest: RocketRest): Promise<number> {
+  const { settings } = await rest.get<{ settings: Array<{ _id: string; value: unknown }> }>('settings.public', { _id: 'FileUpload_MaxFileSize,FileUpload_Enabled' });
+  const value = (id: string) => settings.find((setting) => setting._id === id)?.value;
+  if (value('FileUpload_Enabled') === false) return -1;
+  const max = Number(value('FileUpload_MaxFileSize'));
+  if (!Number.isFinite(max)) return DEFAULT_MAX_FILE_SIZE;
+  return max < 0 ? Number.POSITIVE_INFINITY : max;
+}

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { Backoff, DurableQueue, failureFields, fileLines, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
-import { DEFAULT_MAX_FILE_SIZE } from './files.js';
+import { Backoff, DurableQueue, failureFields, RecentIds, sleep, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus } from '../../src/index.js';
+import { DEFAULT_MAX_FILE_SIZE, uploadLimitOf } from './files.js';
+import { itemOf } from './line-item.js';
 import { RocketInbound, type Room } from './inbound.js';
 import { ROOM_ID, type RelayRocketchatOptions } from './options.js';
 import { RocketOutbound, type LineParts, type OutboundItem, type Rendered } from './outbound.js';
@@ -229,15 +230,11 @@ export class RocketchatRelay {
     if (this.aliasNote) this.env.log.warn({}, this.aliasNote);
   }
 
-  /** The server's FileUpload_MaxFileSize and FileUpload_Enabled (public settings); unread, Rocket.Chat's default stands. */
+  /** The server's upload limit (files.ts); unread, Rocket.Chat's default stands. */
   private async readUploadLimit(): Promise<void> {
     if (this.options.max_upload_bytes !== undefined) return;
     try {
-      const { settings } = await this.rest.get<{ settings: Array<{ _id: string; value: unknown }> }>('settings.public', { _id: 'FileUpload_MaxFileSize,FileUpload_Enabled' });
-      const value = (id: string) => settings.find((setting) => setting._id === id)?.value;
-      const max = Number(value('FileUpload_MaxFileSize'));
-      if (Number.isFinite(max)) this.serverMaxFile = max < 0 ? Number.POSITIVE_INFINITY : max;
-      if (value('FileUpload_Enabled') === false) this.serverMaxFile = -1;
+      this.serverMaxFile = await uploadLimitOf(this.rest);
     } catch (error) {
       this.env.log.warn({ ...failureFields(error) }, `could not read the server's upload limit: files up to ${DEFAULT_MAX_FILE_SIZE} bytes are uploaded, larger ones linked`);
     }
@@ -246,29 +243,8 @@ export class RocketchatRelay {
   /** A gateway line for one of the relay's rooms: queued durably (as said: rendered when sent), never waiting on Rocket.Chat. */
   private send(channel: string, message: OutgoingMessage): void {
     if (this.state === 'failed') return;
-    if (message.kind !== 'message' && message.kind !== 'action' && message.kind !== 'edit' && message.kind !== 'delete') return;
-    // Only the relay's own messages can be changed; without the target there is nothing to change.
-    if ((message.kind === 'edit' || message.kind === 'delete') && !message.target) return;
-    if (message.kind === 'delete') {
-      this.outbound.push({ key: message.key, channel, kind: 'delete', target: message.target! });
-      return;
-    }
-    const { name, id, platform } = message.speaker;
-    const line: LineParts = { speaker: { name, id, platform }, text: message.text, action: message.kind === 'action' };
-    if (message.kind === 'edit') {
-      this.outbound.push({ key: message.key, channel, kind: 'edit', target: message.target!, line });
-      return;
-    }
-    if (!message.replyTo && message.quote) line.quote = message.quote;
-    // Files not relayed are said after the text, as text.
-    const refused = fileLines(undefined, message.refusedFiles);
-    if (refused.length > 0) line.text = [line.text, ...refused].filter(Boolean).join('\n');
-    this.outbound.push({
-      key: message.key, channel, kind: 'post', line,
-      ...(message.files?.length ? { files: message.files } : {}),
-      ...(message.replyTo ? { target: message.replyTo } : {}),
-      ...(message.replyToKey && !message.replyTo ? { parentKey: message.replyToKey } : {}),
-    });
+    const item = itemOf(channel, message);
+    if (item) this.outbound.push(item);
   }
 
   /** A line as sent: under its speaker's name (the text alone) where the bot may, else `format`. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import {
-  attributedLines, Backoff, DurableQueue, failureFields, fileLines, oneLineName, receiveUntilTaken, RecentIds, sleep,
+  attributedLines, Backoff, DurableQueue, failureFields, oneLineName, receiveUntilTaken, RecentIds, sleep,
   type IncomingMessage, type OutgoingMessage, type PluginEnv, type PluginInstance, type PluginStatus,
 } from '../../src/index.js';
 import { isRefusal, ZulipClient, ZulipError } from './client.js';
@@ -8,8 +8,9 @@ import { DEFAULT_MAX_MIB, incomingFile, uploadLinks } from './files.js';
 import { StreamIntake, type IntakeHandler, type ZulipMessage } from './intake.js';
 import { parseSide, type RelayZulipOptions } from './options.js';
 import { ZulipOutbound, type OutboundItem } from './outbound.js';
-import { plainFromZulip, renderLine } from './render.js';
-import { TopicMemory } from './topics.js';
+import { plainFromZulip } from './render.js';
+import { itemOf } from './line-item.js';
+import { TopicLookup, TopicMemory } from './topics.js';
 
 type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
 const RETRY_MS = 2_000;
@@ -43,6 +44,7 @@ export class ZulipRelay {
   private readonly echoes = new Map<string, ZulipMessage>();
   private readonly lastPosted = new Map<string, number>();
   private readonly topics = new TopicMemory(10_000);
+  private readonly topicLookup: TopicLookup;
   /** Ids of the relay's own messages lately: their deletion by a moderator is not news to the gateway. */
   private readonly ownMessages = new RecentIds(10_000);
   /** What the server said in register (`max_file_upload_size_mib`), until then Zulip's default. */
@@ -54,6 +56,7 @@ export class ZulipRelay {
     private readonly env: PluginEnv,
   ) {
     this.client = new ZulipClient(options.server_url, options.email, options.api_key, options.request_timeout_ms, this.stopper.signal);
+    this.topicLookup = new TopicLookup(this.topics, () => this.client, env.log, this.stopper.signal);
     this.outbound = new ZulipOutbound(
       DurableQueue.open<OutboundItem>(join(env.dataDir, 'to-zulip.json'), {
         storage: env.storage,
@@ -66,7 +69,7 @@ export class ZulipRelay {
         queueOf: (stream) => this.intakes.get(stream.toLowerCase())?.queueId,
         echoed: (localId) => this.echoes.get(localId),
         newest: (stream) => Math.max(this.lastPosted.get(stream.toLowerCase()) ?? 0, this.intakes.get(stream.toLowerCase())?.mark ?? 0),
-        topicOf: (messageId, signal) => this.topicOf(messageId, signal),
+        topicOf: (messageId, signal) => this.topicLookup.topicOf(messageId, signal),
         defaultTopic: options.topic,
         posted: (item, message) => {
           this.ownMessages.add(String(message.id));
@@ -190,7 +193,7 @@ export class ZulipRelay {
     const sides = this.sidesOf(stream, message.subject);
     for (const side of sides) {
       const whole = parseSide(side).topic === undefined;
-      const root = whole && message.subject.toLowerCase() !== this.options.topic.toLowerCase() ? await this.rootOf(stream, message) : undefined;
+      const root = whole && message.subject.toLowerCase() !== this.options.topic.toLowerCase() ? await this.topicLookup.rootOf(stream, message) : undefined;
       const line: IncomingMessage = {
         kind: action ? 'action' : 'message', text, nativeId: String(message.id), time: new Date(message.timestamp * 1000).toISOString(), speaker,
         ...(root !== undefined && root !== message.id ? { replyTo: String(root) } : {}),
@@ -230,40 +233,6 @@ export class ZulipRelay {
     }
   }
 
-  /** The first message of a message's topic (looked up once a topic): what its topic's messages answer on a whole-stream side. */
-  private async rootOf(stream: string, message: ZulipMessage): Promise<number | undefined> {
-    const key = `${stream.toLowerCase()}\n${message.subject.toLowerCase()}`;
-    const known = this.topics.root(key);
-    if (known !== undefined) return known;
-    try {
-      const page = await this.client.get<{ messages: ZulipMessage[] }>('/messages', {
-        anchor: 'oldest', num_before: 0, num_after: 1, apply_markdown: false,
-        narrow: JSON.stringify([['stream', stream], ['topic', message.subject]]),
-      });
-      const root = page.messages?.[0]?.id ?? message.id;
-      this.topics.setRoot(key, root);
-      return root;
-    } catch (error) {
-      if (this.stopper.signal.aborted) throw error;
-      this.env.log.debug({ stream, ...failureFields(error) }, 'could not read the Zulip topic\'s first message; relayed without its thread');
-      return undefined;
-    }
-  }
-
-  /** A message's topic: seen by the relay, else read (undefined when it is gone or not readable). */
-  private async topicOf(messageId: string, signal: AbortSignal): Promise<string | undefined> {
-    const known = this.topics.get(messageId);
-    if (known !== undefined) return known;
-    try {
-      const answer = await this.client.get<{ message: ZulipMessage }>(`/messages/${encodeURIComponent(messageId)}`, { apply_markdown: false }, { signal });
-      this.topics.set(messageId, answer.message.subject);
-      return answer.message.subject;
-    } catch (error) {
-      if (error instanceof ZulipError && error.status === 400) return undefined;
-      throw error;
-    }
-  }
-
   /** Every line of the text carries the speaker (attributedLines); the name is one line, its bidi closed. */
   private render(name: string, text: string): string {
     const shown = oneLineName(name);
@@ -279,29 +248,8 @@ export class ZulipRelay {
   /** A gateway line for one of the relay's sides: rendered and queued durably, never waiting on Zulip. */
   private send(channel: string, message: OutgoingMessage): void {
     if (this.state === 'failed') return;
-    if (message.kind !== 'message' && message.kind !== 'action' && message.kind !== 'edit' && message.kind !== 'delete') return;
-    // Only the relay's own messages can be changed; without the target there is nothing to change.
-    if ((message.kind === 'edit' || message.kind === 'delete') && !message.target) return;
-    if (message.kind === 'delete') {
-      this.outbound.push({ key: message.key, channel, kind: 'delete', target: message.target! });
-      return;
-    }
-    const line = { template: this.options.format, name: message.speaker.name, text: message.text, action: message.kind === 'action' };
-    if (message.kind === 'edit') {
-      this.outbound.push({ key: message.key, channel, kind: 'edit', target: message.target!, content: renderLine(line) });
-      return;
-    }
-    const content = renderLine({ ...line, ...(message.quote ? { quote: message.quote } : {}) });
-    const answers = message.replyTo !== undefined || message.replyToKey !== undefined;
-    const refused = fileLines(undefined, message.refusedFiles);
-    this.outbound.push({
-      key: message.key, channel, kind: 'post', content,
-      ...(message.files?.length ? { files: message.files } : {}),
-      ...(refused.length > 0 ? { refusedLines: refused } : {}),
-      ...(message.replyTo ? { target: message.replyTo } : {}),
-      ...(message.replyToKey && !message.replyTo ? { parentKey: message.replyToKey } : {}),
-      ...(answers && message.quote ? { replyContent: renderLine(line) } : {}),
-    });
+    const item = itemOf(channel, message, this.options.format);
+    if (item) this.outbound.push(item);
   }
 
   private connected(): void {
