@@ -88,7 +88,7 @@ describe('relay-zulip: files', () => {
     await anonymous.body.dump();
   });
 
-  test('a line with a picture goes up natively (POST /user_uploads) and its message links it after the speaker\'s text; bytes the same', async () => {
+  test('a line with a picture goes up natively (POST /user_uploads) and its message links it after the speaker\'s text; bytes the same; an edit keeps the picture', async () => {
     const w = await world();
     const picture = randomBytes(200_000);
     const file = await w.alone.file('photo.png', picture, 'image/png');
@@ -99,6 +99,11 @@ describe('relay-zulip: files', () => {
     expect(upload![1]).toMatchObject({ name: 'photo.png', type: 'image/png', owner: w.fake.bot.user_id });
     expect(botMessages(w.fake, w.general)[0]!.content).toBe(`**Bob**: see \\*this\\*\n[photo.png](${upload![0]})\n\\[a file was not relayed: big.iso: too big \\(40 MB, limit 25 MB\\)\\]`);
     expect(w.alone.posted.get('k1')).toBe(String(botMessages(w.fake, w.general)[0]!.id));
+
+    // An edit of the line changes its text and keeps its file lines (the picture stays in the message).
+    w.alone.plugin!.endpoint!.send('general/lobby', lineWithFiles('k1-edit', 'see that', [], { kind: 'edit', target: w.alone.posted.get('k1')! }));
+    await waitFor('the edit on Zulip', () => botMessages(w.fake, w.general)[0]!.content.startsWith('**Bob**: see that'));
+    expect(botMessages(w.fake, w.general)[0]!.content).toBe(`**Bob**: see that\n[photo.png](${upload![0]})\n\\[a file was not relayed: big.iso: too big \\(40 MB, limit 25 MB\\)\\]`);
   });
 
   test('over the server\'s max_file_upload_size_mib, or gone from the store: the link line instead, nothing uploaded', async () => {

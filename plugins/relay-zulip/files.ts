@@ -138,3 +138,24 @@ export async function filesForZulip(
   }
   return [...lines, ...refusedLines.map(escapeForZulip)];
 }
+
+/** A line the relay put after a message's text for a file: an upload's link, or an escaped link line. */
+function isFileLine(line: string): boolean {
+  if (line.startsWith('[') && line.endsWith(')')) {
+    const middle = line.indexOf('](/user_uploads/');
+    return middle > 0 && !line.slice(middle + 2, -1).includes(' ');
+  }
+  return /^\\\[(image|file|a file was not relayed): /.test(line) && line.endsWith('\\]');
+}
+
+/**
+ * The file lines at the end of a message the relay posted (its uploads' links, its link lines): an edit
+ * of the line keeps them, so the picture does not leave the message when its caption changes. A text
+ * whose own last lines read exactly like link lines would keep those too.
+ */
+export function fileTail(content: string): string[] {
+  const lines = content.split('\n');
+  let start = lines.length;
+  while (start > 1 && isFileLine(lines[start - 1]!)) start -= 1;
+  return lines.slice(start);
+}

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { failureFields, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type QueueBacklog } from '../../src/index.js';
 import { isRefusal, ZulipError, type ZulipClient } from './client.js';
-import { filesForZulip } from './files.js';
+import { fileTail, filesForZulip } from './files.js';
 import type { ZulipMessage } from './intake.js';
 import { parseSide } from './options.js';
 
@@ -140,7 +140,7 @@ export class ZulipOutbound {
         await this.post(client, item, signal);
         counters.posted += 1;
       } else if (item.kind === 'edit') {
-        await client.call('PATCH', `/messages/${encodeURIComponent(item.target!)}`, { content: item.content }, { signal });
+        await client.call('PATCH', `/messages/${encodeURIComponent(item.target!)}`, { content: await this.keepingFiles(client, item, signal) }, { signal });
         counters.edited += 1;
       } else {
         await client.call('DELETE', `/messages/${encodeURIComponent(item.target!)}`, {}, { signal });
@@ -208,6 +208,13 @@ export class ZulipOutbound {
       type: 'stream', to: this.options.streamIdOf(stream) ?? stream, topic, content, ...(queueId ? { queue_id: queueId, local_id: nonce } : {}),
     }, { signal });
     this.options.posted(item, { id: answer.id, topic, stream });
+  }
+
+  /** An edit's content, with the file lines the message ends with now (read first: a changed caption keeps its picture). */
+  private async keepingFiles(client: ZulipClient, item: OutboundItem, signal: AbortSignal): Promise<string> {
+    const { message } = await client.get<{ message: ZulipMessage }>(`/messages/${encodeURIComponent(item.target!)}`, { apply_markdown: false }, { signal });
+    const tail = fileTail(message.content);
+    return tail.length === 0 ? item.content! : `${item.content!}\n${tail.join('\n')}`;
   }
 
   private hasFiles(item: OutboundItem): boolean {
