@@ -87,7 +87,7 @@ describe('relay-rocketchat: files', () => {
     expect(w.fake.refusedDownloads).toBe(1);
   });
 
-  test('a line with a picture goes up natively (rooms.media + rooms.mediaConfirm) under the speaker\'s name with its text; bytes the same; a refused file said after the text', async () => {
+  test('a line with a picture goes up natively (rooms.media + rooms.mediaConfirm) under the speaker\'s name with its text; bytes the same; a refused file said after the text; an edit keeps both', async () => {
     const w = await world();
     const picture = randomBytes(150_000);
     const file = await w.alone.file('photo.png', picture, 'image/png');
@@ -100,7 +100,12 @@ describe('relay-rocketchat: files', () => {
     expect(message).toMatchObject({ alias: 'Bob', msg: 'see \\*this\\*\n\\[a file was not relayed: big.iso: too big \\(40 MB, limit 25 MB\\)\\]' });
     expect(message!.attachments?.[0]).toMatchObject({ title: 'photo.png', image_type: 'image/png' });
     expect(w.fake.sends).toHaveLength(0);
-    expect(w.alone.posted.get('k1')).toBe(message!._id);
+    expect(await waitFor('the native id told', () => w.alone.posted.get('k1'))).toBe(message!._id);
+
+    // An edit changes the caption and keeps the file and the line of the refused one.
+    w.alone.plugin!.endpoint!.send('#general', lineWithFiles('k1-edit', 'see that', [], { kind: 'edit', target: message!._id }));
+    await waitFor('the edit on Rocket.Chat', () => botMessages(w.fake, w.general)[0]!.msg.startsWith('see that'));
+    expect(botMessages(w.fake, w.general)[0]).toMatchObject({ msg: 'see that\n\\[a file was not relayed: big.iso: too big \\(40 MB, limit 25 MB\\)\\]', file: { name: 'photo.png' } });
   });
 
   test('over the server\'s FileUpload_MaxFileSize, or gone from the store: the link line in a text message, nothing uploaded', async () => {
@@ -116,7 +121,7 @@ describe('relay-rocketchat: files', () => {
     expect(w.fake.mediaUploads).toBe(0);
     const escaped = (url: string) => url.replace(/_/g, '\\_');
     expect(botMessages(w.fake, w.general).map((m) => m.msg)).toEqual([`two files\n\\[file: big.bin ${escaped(big.url!)}\\]`, `\\[file: gone.txt ${escaped(gone.url!)}\\]`]);
-    expect(w.alone.posted.get('k1')).toBe(botMessages(w.fake, w.general)[0]!._id);
+    expect(await waitFor('the native id told', () => w.alone.posted.get('k1'))).toBe(botMessages(w.fake, w.general)[0]!._id);
   });
 
   test('stopped after mediaConfirm made the message but before its answer: the next start finds the file\'s message and sends nothing twice', async () => {

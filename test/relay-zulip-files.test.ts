@@ -98,7 +98,7 @@ describe('relay-zulip: files', () => {
     expect(upload![1].bytes.equals(picture)).toBe(true);
     expect(upload![1]).toMatchObject({ name: 'photo.png', type: 'image/png', owner: w.fake.bot.user_id });
     expect(botMessages(w.fake, w.general)[0]!.content).toBe(`**Bob**: see \\*this\\*\n[photo.png](${upload![0]})\n\\[a file was not relayed: big.iso: too big \\(40 MB, limit 25 MB\\)\\]`);
-    expect(w.alone.posted.get('k1')).toBe(String(botMessages(w.fake, w.general)[0]!.id));
+    expect(await waitFor('the native id told', () => w.alone.posted.get('k1'))).toBe(String(botMessages(w.fake, w.general)[0]!.id));
 
     // An edit of the line changes its text and keeps its file lines (the picture stays in the message).
     w.alone.plugin!.endpoint!.send('general/lobby', lineWithFiles('k1-edit', 'see that', [], { kind: 'edit', target: w.alone.posted.get('k1')! }));

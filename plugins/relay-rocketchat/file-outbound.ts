@@ -132,3 +132,15 @@ export class RocketFileSender {
     return undefined;
   }
 }
+
+/**
+ * The link lines at the end of a message's text (`\[image: …\]`, `\[file: …\]`, `\[a file was not
+ * relayed: …\]`, as the relay escapes them): what an edit of the line keeps. Never the first line (the
+ * text's own); a text whose own last lines read exactly like link lines would keep those too.
+ */
+export function fileLineTail(msg: string): string[] {
+  const lines = msg.split('\n');
+  let start = lines.length;
+  while (start > 1 && /^\\\[(image|file|a file was not relayed): /.test(lines[start - 1]!) && lines[start - 1]!.endsWith('\\]')) start -= 1;
+  return lines.slice(start);
+}

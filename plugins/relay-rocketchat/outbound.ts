@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { failureFields, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type QueueBacklog } from '../../src/index.js';
-import { RocketFileSender } from './file-outbound.js';
+import { fileLineTail, RocketFileSender } from './file-outbound.js';
 import type { RocketMessage } from './inbound.js';
 import { isRefusal, RocketError, type RocketRest } from './rest.js';
 
@@ -161,7 +161,7 @@ export class RocketOutbound {
         this.noteRoot(message._id, message.tmid ?? message._id);
         this.options.posted(item, message);
       } else if (item.kind === 'edit') {
-        await rest.post('chat.update', { roomId, msgId: item.target!, text: this.options.render(item.line!, false).msg }, signal);
+        await rest.post('chat.update', { roomId, msgId: item.target!, text: await this.keepingFileLines(rest, item, signal) }, signal);
         counters.edited += 1;
       } else {
         await rest.post('chat.delete', { roomId, msgId: item.target! }, signal);
@@ -218,6 +218,14 @@ export class RocketOutbound {
       this.options.counters.found_after_retry += 1;
       return made;
     }
+  }
+
+  /** An edit's text, with the file lines the message ends with now (files refused or too big, said after the text: an edit keeps them). */
+  private async keepingFileLines(rest: RocketRest, item: OutboundItem, signal: AbortSignal): Promise<string> {
+    const text = this.options.render(item.line!, false).msg;
+    const { message } = await rest.get<{ message: RocketMessage }>('chat.getMessage', { msgId: item.target! }, signal);
+    const tail = fileLineTail(message.msg ?? '');
+    return tail.length === 0 ? text : `${text}\n${tail.join('\n')}`;
   }
 
   /** The relay's message of this id, when the server has it. */
