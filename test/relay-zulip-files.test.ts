@@ -48,10 +48,11 @@ describe('relay-zulip: files', () => {
     expect(said.links).toEqual([{ name: 'photo.png', path: '/user_uploads/2/ab/xyz/photo.png' }, { name: 'doc', path: '/user_uploads/2/cd/q/doc.pdf' }]);
     expect(said.text).toBe('look\n and [evil](https://other.example/user_uploads/2/ab/xyz/x.png) [up](/user_uploads/2/../../etc/passwd) [t](/user_uploads/temporary/abc/x)');
     expect(uploadLinks('no links [here]', server)).toEqual({ text: 'no links [here]', links: [] });
+    expect(uploadLinks('[a](/user_uploads/2/a/b/a.png) and again [a](/user_uploads/2/a/b/a.png)', server)).toEqual({ text: 'and again', links: [{ name: 'a', path: '/user_uploads/2/a/b/a.png' }] });
     // 256 KiB of `](` with no `)`, and of `[`: each character looked at a bounded number of times.
     const hostile = `[${'](x'.repeat(87_381)}`;
     expect(uploadLinks(hostile, server).text).toBe(hostile);
-    expect(uploadLinks('[](/user_uploads/2/a/b/c.txt)'.repeat(4_096), server).links).toHaveLength(4_096);
+    expect(uploadLinks(Array.from({ length: 4_096 }, (_, k) => `[](/user_uploads/2/a/b/${k}.txt)`).join(''), server).links).toHaveLength(4_096);
     const base = { server_url: server, email: 'bot@chat.example.org', api_key: 'k'.repeat(32) };
     expect(relayZulip.options.safeParse({ ...base, max_upload_bytes: 1_000_000 }).success).toBe(true);
     expect(relayZulip.options.safeParse({ ...base, max_upload_bytes: -1 }).success).toBe(false);

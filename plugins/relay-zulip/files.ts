@@ -38,6 +38,7 @@ export function uploadPathOf(href: string, serverUrl: string): string | undefine
  */
 export function uploadLinks(content: string, serverUrl: string): { text: string; links: UploadLink[] } {
   const links: UploadLink[] = [];
+  const seen = new Set<string>();
   let out = '';
   let from = 0;
   let open = -1;
@@ -64,7 +65,9 @@ export function uploadLinks(content: string, serverUrl: string): { text: string;
         } catch {
           name ||= 'file';
         }
-        links.push({ name, path });
+        // The same upload linked twice is one file.
+        if (!seen.has(path)) links.push({ name, path });
+        seen.add(path);
         out += content.slice(from, open);
         from = end + 1;
         emptied.push(out.length);
