@@ -122,6 +122,24 @@ describe('relay-zulip: files', () => {
       `**Bob**: two files\n\\[file: big.bin ${big.url!.replace(/_/g, '\\_')}\\]\n\\[file: gone.txt ${gone.url!.replace(/_/g, '\\_')}\\]`);
   });
 
+  test('stopped while uploading the second of two files: the next start uploads only that one again (the first was noted) and makes the message once', async () => {
+    const w = await world();
+    const [one, two] = [randomBytes(30_000), randomBytes(40_000)];
+    const files = [await w.alone.file('one.png', one, 'image/png'), await w.alone.file('two.pdf', two, 'application/pdf')];
+    w.fake.stallUpload(2);
+    w.alone.plugin!.endpoint!.send('general/lobby', lineWithFiles('k1', 'two files', files));
+    await waitFor('the second upload made', () => w.fake.uploadCount === 2);
+    await w.alone.restart();
+    await waitFor('the message on Zulip', () => botMessages(w.fake, w.general).length === 1);
+    await waitFor('the queue empty', () => w.alone.plugin!.stats!().queued === 0);
+    // one.png once; two.pdf twice (its first upload was never answered: left unreferenced); one message.
+    expect([...w.fake.uploads.values()].map((u) => u.name)).toEqual(['one.png', 'two.pdf', 'two.pdf']);
+    const [first, , again] = [...w.fake.uploads.keys()];
+    expect(botMessages(w.fake, w.general)[0]!.content).toBe(`**Bob**: two files\n[one.png](${first})\n[two.pdf](${again})`);
+    expect(w.fake.uploads.get(again!)!.bytes.equals(two)).toBe(true);
+    expect(w.fake.sends).toHaveLength(1);
+  });
+
   test('stopped after the message was made but before its answer: the next start finds it by its noted content and posts nothing twice, uploads nothing again', async () => {
     const w = await world();
     const picture = randomBytes(50_000);

@@ -112,10 +112,27 @@ export function incomingFile(client: ZulipClient, link: UploadLink): IncomingFil
  * gone from the store, as its link line; refused ones as theirs. The lines come after the text.
  */
 export async function filesForZulip(
-  client: ZulipClient, media: MediaFiles, files: readonly Attachment[], refusedLines: readonly string[], limitBytes: number, signal: AbortSignal,
+  client: ZulipClient,
+  media: MediaFiles,
+  line: {
+    files: readonly Attachment[];
+    refusedLines: readonly string[];
+    /** Files an earlier attempt uploaded (media id → upload path): linked, not uploaded again. */
+    uploads: Readonly<Record<string, string>>;
+    /** Told each upload as it is made (the caller notes it durably). */
+    uploaded: (id: string, path: string) => Promise<void>;
+  },
+  limitBytes: number,
+  signal: AbortSignal,
 ): Promise<string[]> {
   const lines: string[] = [];
+  const { files, refusedLines, uploads, uploaded } = line;
   for (const file of files) {
+    const done = uploads[file.id];
+    if (done !== undefined) {
+      lines.push(linkOf(file.name, done));
+      continue;
+    }
     if (file.size > limitBytes) {
       lines.push(...fileLines([file]).map(escapeForZulip));
       continue;
@@ -137,9 +154,15 @@ export async function filesForZulip(
       lines.push(...fileLines([file]).map(escapeForZulip));
       continue;
     }
-    lines.push(`[${escapeForZulip(file.name.replace(/[\r\n]+/g, ' '))}](${path})`);
+    await uploaded(file.id, path);
+    lines.push(linkOf(file.name, path));
   }
   return [...lines, ...refusedLines.map(escapeForZulip)];
+}
+
+/** An upload's link as the relay writes it: `[name](/user_uploads/…)`, the name escaped. */
+function linkOf(name: string, path: string): string {
+  return `[${escapeForZulip(name.replace(/[\r\n]+/g, ' '))}](${path})`;
 }
 
 /** A line the relay put after a message's text for a file: an upload's link, or an escaped link line. */

@@ -37,13 +37,15 @@ export interface OutboundCounters {
 
 /**
  * An attempt noted before it is made: a retry first looks for the message after `after` (the newest id
- * the relay knew). With files, the content with their upload links: a retry looks for that, and sends
- * that, without uploading again.
+ * the relay knew). With files, each upload is noted as it is made, then the content with their links: a
+ * retry looks for that content and sends that, and never uploads a noted file again.
  */
 interface AttemptNote {
   key: string;
   after: number;
   content?: string;
+  /** The line's files uploaded so far (media id → upload path), before the content was made. */
+  uploads?: Record<string, string>;
 }
 
 /** Zulip takes at most 10,000 characters a message. */
@@ -197,10 +199,18 @@ export class ZulipOutbound {
         return;
       }
     } else {
-      // Files are uploaded before the note: a kill between an upload and the note leaves that upload
-      // unreferenced on Zulip (uploaded again on the retry); the message is still made once.
-      if (this.hasFiles(item)) content = await this.withFiles(client, content, item, signal);
-      this.queue.setNote({ key: item.key, after: this.options.newest(stream), ...(this.hasFiles(item) ? { content } : {}) } satisfies AttemptNote);
+      const after = note?.key === item.key ? note.after : this.options.newest(stream);
+      if (this.hasFiles(item)) {
+        // Each upload is noted once made: a kill between an upload and its note leaves that one upload
+        // unreferenced on Zulip (made again on the retry); a noted one is not uploaded again.
+        const uploads = { ...(note?.key === item.key ? note.uploads : {}) };
+        content = await this.withFiles(client, content, item, uploads, async (id, path) => {
+          uploads[id] = path;
+          this.queue.setNote({ key: item.key, after, uploads } satisfies AttemptNote);
+          await this.options.durable();
+        }, signal);
+      }
+      this.queue.setNote({ key: item.key, after, ...(this.hasFiles(item) ? { content } : {}) } satisfies AttemptNote);
       await this.options.durable();
     }
     const queueId = this.options.queueOf(stream);
@@ -222,8 +232,10 @@ export class ZulipOutbound {
   }
 
   /** The content with the line's files after the text: uploaded ones linked, the others as their link lines. */
-  private async withFiles(client: ZulipClient, content: string, item: OutboundItem, signal: AbortSignal): Promise<string> {
-    const lines = await filesForZulip(client, this.options.media, item.files ?? [], item.refusedLines ?? [], this.options.uploadLimit(), signal);
+  private async withFiles(
+    client: ZulipClient, content: string, item: OutboundItem, uploads: Readonly<Record<string, string>>, uploaded: (id: string, path: string) => Promise<void>, signal: AbortSignal,
+  ): Promise<string> {
+    const lines = await filesForZulip(client, this.options.media, { files: item.files ?? [], refusedLines: item.refusedLines ?? [], uploads, uploaded }, this.options.uploadLimit(), signal);
     const tail = lines.join('\n');
     const room = MAX_CONTENT - tail.length - 1;
     const text = content.length > room ? `${content.slice(0, Math.max(0, room - 1))}…` : content;

@@ -77,6 +77,7 @@ export class FakeZulip {
   maxUploadMib = 25;
   readonly realmId = 2;
   private readonly temporary = new Map<string, string>();
+  private stallUploadAt = 0;
   private readonly keys = new Map<string, number>();
   private readonly queues = new Map<string, EventQueue>();
   private nextId = 100;
@@ -134,6 +135,11 @@ export class FakeZulip {
   /** The next `count` sends are made, but never answered (the caller kills the relay meanwhile). */
   stallAnswer(count: number): void {
     this.stallAnswers = count;
+  }
+
+  /** The `nth` upload from now is kept, but never answered (the caller kills the relay meanwhile). */
+  stallUpload(nth = 1): void {
+    this.stallUploadAt = this.uploadCount + nth;
   }
 
   /** Drops every event queue, as Zulip does after 10 minutes unpolled or a restart: held polls answer BAD_EVENT_QUEUE_ID. */
@@ -277,6 +283,7 @@ export class FakeZulip {
     }
     this.uploadCount += 1;
     const path = this.addUpload(this.users.get(userId)!, file.name, Buffer.from(await file.arrayBuffer()), file.type || 'application/octet-stream');
+    if (this.uploadCount === this.stallUploadAt) return;
     send(res, 200, { result: 'success', msg: '', uri: path, url: path, filename: file.name });
   }
 
