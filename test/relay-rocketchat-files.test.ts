@@ -124,6 +124,18 @@ describe('relay-rocketchat: files', () => {
     expect(await waitFor('the native id told', () => w.alone.posted.get('k1'))).toBe(botMessages(w.fake, w.general)[0]!._id);
   });
 
+  test('a confirm that failed is tried again with the same upload (noted): nothing uploaded twice, one message', async () => {
+    const w = await world();
+    const picture = randomBytes(30_000);
+    const file = await w.alone.file('photo.png', picture, 'image/png');
+    w.fake.failConfirm(1);
+    w.alone.plugin!.endpoint!.send('#general', lineWithFiles('k1', 'again', [file]));
+    await waitFor('the message on Rocket.Chat', () => botMessages(w.fake, w.general).length === 1, 15_000);
+    await waitFor('the queue empty', () => w.alone.plugin!.stats!().queued === 0);
+    expect({ uploads: w.fake.mediaUploads, confirms: w.fake.confirms.length, retries: w.alone.plugin!.stats!().retries }).toEqual({ uploads: 1, confirms: 2, retries: 1 });
+    expect(w.fake.uploads.get(botMessages(w.fake, w.general)[0]!.file!._id)!.bytes.equals(picture)).toBe(true);
+  });
+
   test('stopped after mediaConfirm made the message but before its answer: the next start finds the file\'s message and sends nothing twice', async () => {
     const w = await world();
     const file = await w.alone.file('photo.jpg', randomBytes(40_000), 'image/jpeg');

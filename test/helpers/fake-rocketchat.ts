@@ -109,6 +109,7 @@ export class FakeRocketchat {
   private rateLimitNext = 0;
   private loseAnswers = 0;
   private stallAnswers = 0;
+  private failConfirms = 0;
   private http!: Server;
   private wss!: WebSocketServer;
   bot!: FakeUser;
@@ -169,6 +170,11 @@ export class FakeRocketchat {
   /** The next `count` messages are made, but never answered (the caller kills the relay meanwhile). */
   stallAnswer(count: number): void {
     this.stallAnswers = count;
+  }
+
+  /** The next `count` rooms.mediaConfirm calls fail with a 500 before making anything. */
+  failConfirm(count: number): void {
+    this.failConfirms = count;
   }
 
   /** Closes every realtime connection abruptly. */
@@ -429,6 +435,10 @@ export class FakeRocketchat {
     send: (status: number, value: unknown) => void, fail: (error: string, errorType?: string) => void,
   ): void {
     this.confirms.push(given);
+    if (this.failConfirms > 0) {
+      this.failConfirms -= 1;
+      return send(500, { success: false, error: 'Internal server error' });
+    }
     const allowed = ['avatar', 'emoji', 'alias', 'groupable', 'msg', 'tmid', 'customFields', 't', 'content', 'description'];
     const unknown = Object.keys(given).find((key) => !allowed.includes(key));
     if (unknown !== undefined) return fail(`Match error: Unknown key in field ${unknown}`);
