@@ -179,7 +179,7 @@ describe('the client types', () => {
   const INTERFACES: Record<string, string> = {
     success: 'Success', error: 'ErrorObject', list: 'List', perms: 'Perms', subscription: 'Subscription',
     member_info: 'MemberInfo', group: 'Group', topic: 'Topic', hashtag: 'Hashtag', message: 'Message',
-    attachment: 'Attachment', activity_log: 'ActivityLogEntry', chat: 'Chat', chat_sub: 'ChatSub',
+    attachment: 'MessageAttachment', activity_log: 'ActivityLogEntry', chat: 'Chat', chat_sub: 'ChatSub',
     chat_message: 'ChatMessage', draft: 'Draft', 'topic list': 'TopicList', 'topic messages': 'MessageList',
     'group messages': 'MessageList', 'activity log': 'List',
   };
