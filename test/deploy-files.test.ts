@@ -147,11 +147,16 @@ describe('deploy/Dockerfile (docker build cannot run here: no engine)', () => {
     expect(installs).toHaveLength(1);
     expect(installs[0]!.args).toMatch(/--omit=dev/);
     expect(installs[0]!.args).toMatch(/--ignore-scripts/);
-    // What --ignore-scripts skips among production packages: esbuild's (it checks its binary, found
-    // without it as @esbuild/linux-x64) and core-js's (a banner). A new one must be looked at.
+    // The optional packages (docs/install.md) too, so the image runs any bots.yaml: every peer dependency.
+    expect(installs[0]!.args).toMatch(/npm install --no-save --omit=dev --ignore-scripts .*peerDependencies/);
+    // What --ignore-scripts skips (the image installs the optional packages, dev dependencies of the
+    // repo, so every package of the lock counts): esbuild's (it checks its binary, found without it as
+    // @esbuild/linux-x64) and core-js's (a banner), each denied in package.json's allowScripts. A new
+    // one must be looked at.
     const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { hasInstallScript?: boolean; dev?: boolean }> };
-    const scripted = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript && !p.dev).map(([path]) => path);
+    const scripted = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript).map(([path]) => path);
     expect(scripted.sort()).toEqual(['node_modules/core-js', 'node_modules/esbuild']);
+    expect((JSON.parse(read('package.json')) as { allowScripts: unknown }).allowScripts).toEqual({ 'core-js': false, esbuild: false });
 
     const bin = (JSON.parse(read('package.json')) as { bin: { groupwire: string } }).bin.groupwire;
     expect(JSON.parse(runtime.find((s) => s.keyword === 'ENTRYPOINT')!.args)).toEqual(['node', `/app/${bin}`]);

@@ -7,7 +7,9 @@ import Fastify from 'fastify';
 // Issue 13 item 15: `npm install` on Node 20 warned `EBADENGINE cookie@2 requires node >= 22`
 // (fastify -> light-my-request 6.8 -> cookie 2). package.json's `overrides` pins light-my-request to
 // 6.6.0 (cookie ^1, Node >= 18). These tests fail when any installed package again declares an
-// `engines.node` that excludes the running Node or the oldest Node the README names.
+// `engines.node` that excludes the running Node or the oldest Node the README names. Overrides apply
+// only to this checkout's install: for a project that installs groupwire, light-my-request 6.6.0 is
+// also a direct dependency, which npm places first and fastify's ^6.0.0 then takes (#37).
 
 const root = join(import.meta.dirname, '..');
 
@@ -60,7 +62,10 @@ describe('installed packages and the Node versions we support', () => {
   });
 
   it('fastify.inject works with the overridden light-my-request', async () => {
-    const installed = JSON.parse(readFileSync(join(root, 'node_modules/fastify/node_modules/light-my-request/package.json'), 'utf8')) as { version: string };
+    // The one fastify loads (nested under it, or beside it: a direct dependency since #37, so that a
+    // project installing groupwire, where our overrides do not apply, gets it too).
+    const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
+    const installed = JSON.parse(readFileSync(fromFastify.resolve('light-my-request/package.json'), 'utf8')) as { version: string };
     expect(installed.version).toBe('6.6.0');
     const app = Fastify();
     app.get('/hello', (request) => ({ cookie: request.headers.cookie ?? null }));

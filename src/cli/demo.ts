@@ -1,7 +1,11 @@
+import { constants } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { sleep } from '../chat/backoff.js';
 import { loadBotsConfig, type LoadedConfig } from '../config/bots-config.js';
+import { packageRoot } from '../config/package-root.js';
 import { DEMO_ACCOUNTS } from '../service/demo-seed.js';
 import type { LocalService } from '../service/local-service.js';
 import { Operations } from '../ops/operations.js';
@@ -34,7 +38,8 @@ demo starts over by itself: a bot that remembers later messages than the service
 While it runs, ${DEMO_FILE} tells the client commands of other terminals where the demo is.
 
 Options:
-  --config FILE     the bots.yaml (default bots.yaml); service.base_url must be embedded
+  --config FILE     the bots.yaml (default bots.yaml; when there is none, the demo's is copied there
+                    first); service.base_url must be embedded
   --fresh           start over: remove the service's data, the bots' state (cursors, outbox, plugin
                     stores), the gateways' message map, carol's progress and the logger's
                     transcripts of the demo's chats; the CA is kept (npm start -- --fresh)
@@ -62,6 +67,7 @@ export async function demo(args: string[]): Promise<number> {
     return 0;
   }
   const configFile = values.config ?? 'bots.yaml';
+  if (values.config === undefined) await writeDemoConfigIfNone(configFile);
   const loaded = await loadBotsConfig(configFile);
   if (loaded.config.service.base_url !== 'embedded') throw new UsageError(`the demo needs service.base_url: embedded in ${configFile}`);
   const state = demoState(loaded);
@@ -123,6 +129,22 @@ export async function demo(args: string[]): Promise<number> {
   removeOwnDemoFile();
   writeOut(`\nThe demo stopped; its conversation is saved in ${shown(state.stateDir)}.\n`);
   return 0;
+}
+
+/**
+ * In a folder without a bots.yaml (a project that just ran `npm install groupwire`), the demo's own,
+ * which the package ships, is copied here first: the demo's state then goes to this folder's
+ * .groupwire/ as in a checkout, and `groupwire check` and `groupwire run` find the same file after it.
+ * A bots.yaml that is there is never touched.
+ */
+async function writeDemoConfigIfNone(configFile: string): Promise<void> {
+  try {
+    await copyFile(join(packageRoot(), 'bots.yaml'), configFile, constants.COPYFILE_EXCL);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw error;
+  }
+  writeOut(`No ${configFile} here: wrote ./${configFile}, the demo's (edit it to make your own bots; groupwire's docs/bots.md explains every key).\n`);
 }
 
 /** The bot joins, carol talks (once per conversation), and the terminal says how to join in. */

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { isBuiltinPlugin } from '../config/plugin-catalogue.js';
+import { describeUnmet, installSpec, TYPESCRIPT_PACKAGES, unmetPackages } from '../config/optional-packages.js';
 import { packageRoot } from '../config/package-root.js';
 import { parseFlags } from './command.js';
 import { botsYaml, pluginSource, readme, testSource } from './new-plugin/templates.js';
@@ -10,8 +11,9 @@ import { UsageError } from './usage-error.js';
 export const NEW_PLUGIN_HELP = `Usage: groupwire new-plugin NAME [--dir DIR]
 
 Writes a ready plugin into a new folder NAME (or DIR): NAME.ts (TypeScript, typed options with a
-strict zod schema), NAME.test.ts (node:test), a bots.yaml that uses it and a README. Nothing to
-install: groupwire loads the .ts directly and lends it groupwire and zod. Then:
+strict zod schema), NAME.test.ts (node:test), a bots.yaml that uses it and a README. groupwire loads
+the .ts directly (compiled by esbuild, an optional package: npm install esbuild@0.28 once where
+groupwire is installed) and lends it groupwire and zod. Then:
 
   groupwire check NAME/bots.yaml     validate
   groupwire test-plugin NAME         run its tests
@@ -38,16 +40,20 @@ export async function newPluginCommand(args: string[]): Promise<number> {
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new UsageError(`${dir} exists and is not empty; give another NAME or --dir`);
   }
+  const esbuildInstall = `npm install ${TYPESCRIPT_PACKAGES.map(installSpec).join(' ')}`;
+  // esbuild is optional (only TypeScript plugins need it): say so now rather than at the first check.
+  const unmet = unmetPackages(TYPESCRIPT_PACKAGES);
   await mkdir(dir, { recursive: true });
   const files: Array<[string, string]> = [
     [`${name}.ts`, pluginSource(name)],
     [`${name}.test.ts`, testSource(name)],
     ['bots.yaml', botsYaml(name)],
-    ['README.md', readme(name, groupwireCheckout())],
+    ['README.md', readme(name, groupwireCheckout(), esbuildInstall)],
   ];
   for (const [file, text] of files) await writeFile(join(dir, file), text, { flag: 'wx' });
   const shown = relative(process.cwd(), dir) || '.';
   process.stdout.write(`wrote ${shown}/: ${files.map(([file]) => file).join(', ')}\n\n` +
+    (unmet.length > 0 ? `${describeUnmet(`${name}.ts, a TypeScript plugin,`, TYPESCRIPT_PACKAGES, unmet)}\n\n` : '') +
     `  groupwire check ${shown}/bots.yaml\n  groupwire test-plugin ${shown}\n  groupwire run ${shown}/bots.yaml\n`);
   return 0;
 }

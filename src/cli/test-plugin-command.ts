@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FROM_SOURCE } from '../config/package-root.js';
+import { describeUnmet, TYPESCRIPT_PACKAGES, unmetPackages } from '../config/optional-packages.js';
 import { parseFlags } from './command.js';
 import { UsageError } from './usage-error.js';
 
@@ -23,6 +24,9 @@ export async function testPluginCommand(args: string[]): Promise<number> {
   }
   const files = (positionals.length ? positionals : ['.']).flatMap((path) => testFiles(resolve(path)));
   if (files.length === 0) throw new UsageError(`no test files (*.test.ts, *.test.js) in ${positionals.join(' ') || 'the current directory'}`);
+  // TypeScript is compiled on load by esbuild, an optional package: say the command rather than let each test fail.
+  const unmet = files.some((file) => /\.m?ts$/.test(file)) ? unmetPackages(TYPESCRIPT_PACKAGES) : [];
+  if (unmet.length > 0) throw new Error(describeUnmet('TypeScript tests', TYPESCRIPT_PACKAGES, unmet));
   // node --test, with the plugin hooks registered first in it and in each test file's process
   // (--import is handed on to them); this process's own flags too (tsx, when groupwire runs from source).
   const hooks = new URL(`../config/register-plugin-hooks.${FROM_SOURCE ? 'ts' : 'js'}`, import.meta.url).href;

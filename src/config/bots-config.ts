@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { mediaSchema } from './media-config.js';
 import { nearestName } from './nearest-name.js';
 import { unknownPluginName } from './plugin-resolution.js';
+import { packageProblems } from './package-problems.js';
 import { ConfigError, YamlSource } from './yaml-source.js';
 
 const rate = z.strictObject({
@@ -215,9 +216,11 @@ export async function loadBotsConfig(file: string, env: NodeJS.ProcessEnv = proc
     if (!(error instanceof ConfigError)) throw error;
     // The rest is read as it stands too, so that one check says every mistake it can find, in file order.
     const raw = source.toJS() as RawConfig;
-    throw new ConfigError(inFileOrder([...error.problems, ...fileProblems(raw, source, dir), ...pluginNameProblems(raw, source, dir)]));
+    throw new ConfigError(inFileOrder([
+      ...error.problems, ...fileProblems(raw, source, dir), ...pluginNameProblems(raw, source, dir), ...packageProblems(raw, source),
+    ]));
   }
-  const problems = fileProblems(config, source, dir);
+  const problems = inFileOrder([...fileProblems(config, source, dir), ...packageProblems(config, source)]);
   if (problems.length > 0) throw new ConfigError(problems);
   return { config, source, dir };
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { installSpec, TYPESCRIPT_PACKAGES } from './optional-packages.js';
 import { CODE_ROOT, FROM_SOURCE, packageRoot } from './package-root.js';
 import { PLUGIN_HOOKS_SOURCE, type PluginHooksData } from './plugin-module-hooks.js';
 
@@ -18,9 +19,22 @@ export function ensurePluginModuleHooks(): void {
     entries: ownEntries(),
     zodParent: import.meta.url,
     ownRoot: CODE_ROOT.href,
-    esbuild: pathToFileURL(createRequire(import.meta.url).resolve('esbuild')).href,
+    esbuild: esbuildUrl(),
+    esbuildInstall: `npm install ${TYPESCRIPT_PACKAGES.map(installSpec).join(' ')}`,
   };
   register(`data:text/javascript,${encodeURIComponent(PLUGIN_HOOKS_SOURCE)}`, { data });
+}
+
+/**
+ * esbuild's entry, or undefined when it is not installed: it is an optional package, needed only by
+ * TypeScript plugins (optional-packages.ts), and bots.yaml's check refuses those without it first.
+ */
+function esbuildUrl(): string | undefined {
+  try {
+    return pathToFileURL(createRequire(import.meta.url).resolve('esbuild')).href;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

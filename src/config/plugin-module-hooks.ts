@@ -26,8 +26,10 @@ export interface PluginHooksData {
   zodParent: string;
   /** URL prefix of groupwire's own code: its TypeScript (when it runs from source) is not ours to compile. */
   ownRoot: string;
-  /** File URL of esbuild's entry, imported on the first TypeScript plugin file. */
-  esbuild: string;
+  /** File URL of esbuild's entry, imported on the first TypeScript plugin file; undefined when it is not installed. */
+  esbuild: string | undefined;
+  /** The command that installs esbuild, for the error when it is not installed. */
+  esbuildInstall: string;
 }
 
 export const PLUGIN_HOOKS_SOURCE = String.raw`
@@ -116,6 +118,7 @@ export async function resolve(specifier, context, nextResolve) {
 export async function load(url, context, nextLoad) {
   if (!isPluginTypeScript(url)) return nextLoad(url, context);
   if (!esbuild) {
+    if (!settings.esbuild) throw new Error('a TypeScript plugin (' + fileURLToPath(url) + ') needs esbuild: ' + settings.esbuildInstall);
     const module = await import(settings.esbuild);
     esbuild = module.transform ? module : module.default;
   }

@@ -49,7 +49,7 @@ export default definePlugin({
 }
 
 export function testSource(name: string): string {
-  return `// Run with: groupwire test-plugin ${name}   (node:test, TypeScript loaded by groupwire; nothing to install)
+  return `// Run with: groupwire test-plugin ${name}   (node:test, TypeScript loaded by groupwire)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ChatMessage, PluginContext, PluginEnv } from 'groupwire';
@@ -116,16 +116,24 @@ bots:
 }
 
 /**
- * The plugin's README. `checkout` is the groupwire checkout the plugin was made with (none when groupwire
- * runs from an installed package): groupwire is not on npm yet, so the README installs it, and its zod
- * and TypeScript, from there.
+ * The plugin's README. `checkout` is the groupwire checkout the plugin was made with, or undefined when
+ * groupwire runs from an installed package (`npm install groupwire`). From a checkout, the README
+ * installs groupwire, its zod and TypeScript from there for an editor's type checking (groupwire is
+ * not on npm yet). From an installed package, groupwire and zod are in that project's node_modules
+ * already: it installs esbuild there (an optional package: it compiles the .ts on load) and TypeScript.
  */
-export function readme(name: string, checkout: string | undefined): string {
+export function readme(name: string, checkout: string | undefined, esbuildInstall = 'npm install esbuild@0.28'): string {
+  const installed = checkout === undefined;
   return `# ${name}: a groupwire plugin
 
-Written by \`groupwire new-plugin ${name}\`. Nothing to install: groupwire loads \`${name}.ts\` directly
-(TypeScript, compiled on load), and \`groupwire\` and \`zod\` come from groupwire's own installation
-when this folder has no node_modules of its own.
+Written by \`groupwire new-plugin ${name}\`. groupwire loads \`${name}.ts\` directly (TypeScript, compiled
+on load by esbuild), and \`groupwire\` and \`zod\` come from groupwire's own installation when this
+folder has no node_modules of its own.${installed ? ` In a project that installed groupwire, esbuild is
+installed once beside it (it is optional: groupwire needs it only for TypeScript plugins):
+
+\`\`\`sh
+${esbuildInstall} typescript   # in the project that installed groupwire; typescript is for type checking
+\`\`\`` : ''}
 
 | file | what |
 |---|---|
@@ -144,17 +152,19 @@ groupwire run ${name}/bots.yaml        # say !hello in #general (groupwire chat 
 To use it in your own bots.yaml: \`- use: ./path/to/${name}/${name}.ts\` (relative to that bots.yaml) with
 its options under \`with:\`. The plugin API is in groupwire's docs/bots.md ("Writing a plugin").
 
-The code is not type-checked when it loads (types are stripped). For an editor's type checking,
+The code is not type-checked when it loads (types are stripped).${installed ? ` With typescript installed as
+above, the project's groupwire and zod give an editor (or \`npx tsc --noEmit\`) their types.
+` : ` For an editor's type checking,
 install groupwire, zod and TypeScript as dev dependencies here; the folder's own copies are then used
 instead of groupwire's:
 
 \`\`\`sh
-${checkout === undefined ? '' : `npm install --save-dev ${[checkout, join(checkout, 'node_modules', 'zod'), join(checkout, 'node_modules', 'typescript')].map(shellWord).join(' ')}   # today, from groupwire's checkout
-`}npm install --save-dev groupwire zod typescript${checkout === undefined ? '' : '   # once groupwire is published on npm'}
+npm install --save-dev ${[checkout, join(checkout, 'node_modules', 'zod'), join(checkout, 'node_modules', 'typescript')].map(shellWord).join(' ')}   # today, from groupwire's checkout
+npm install --save-dev groupwire zod typescript   # once groupwire is published on npm
 \`\`\`
-${checkout === undefined ? '' : `
+
 groupwire is not on npm yet: the first command links the checkout this plugin was made with (and its
 zod and TypeScript, so there is one copy of each). Its types are those of its build, \`dist/\`, which the
-checkout's \`npm install\` or \`npm start\` made (\`npm run build\` there after pulling changes).
+checkout's \`npm start\` or \`npm run build\` made (\`npm run build\` there after pulling changes).
 `}`;
 }
