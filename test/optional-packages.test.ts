@@ -1,12 +1,12 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ConfigError, YamlSource } from '../src/config/yaml-source.js';
 import { loadBotsConfig } from '../src/config/bots-config.js';
 import { packageProblems } from '../src/config/package-problems.js';
 import {
-  allOptionalPackages, describeUnmet, installSpec, PLUGIN_PACKAGES, satisfiesCaret, unmetPackages,
+  allOptionalPackages, describeUnmet, installCommand, installSpec, PLUGIN_PACKAGES, satisfiesCaret, unmetPackages,
 } from '../src/config/optional-packages.js';
 import { ROOT } from './helpers/cli.js';
 
@@ -101,6 +101,14 @@ describe('optional packages', () => {
     expect(installSpec({ name: '@xmpp/client', range: '^0.14.0' })).toBe('@xmpp/client@0.14');
     expect(describeUnmet('relay-matrix', PLUGIN_PACKAGES['relay-matrix']!, [{ name: 'matrix-js-sdk', range: '^36.2.0' }]))
       .toBe('relay-matrix needs matrix-js-sdk@^36.2.0: npm install matrix-js-sdk@36');
+  });
+
+  test('the command installs globally (-g) when groupwire itself is installed globally', () => {
+    const prefix = process.env.npm_config_prefix ?? dirname(dirname(process.execPath));
+    const globalCode = join(prefix, 'lib', 'node_modules', 'groupwire', 'dist', 'src', 'config');
+    expect(installCommand(PLUGIN_PACKAGES['relay-matrix']!, globalCode)).toBe('npm install -g matrix-js-sdk@36');
+    expect(installCommand(PLUGIN_PACKAGES['relay-matrix']!, join(home, 'project', 'node_modules', 'groupwire', 'dist', 'src', 'config')))
+      .toBe('npm install matrix-js-sdk@36');
   });
 
   test('the table is package.json: each an optional peer dependency with its range, and a dev dependency of the repo', () => {

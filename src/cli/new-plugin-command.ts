@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { isBuiltinPlugin } from '../config/plugin-catalogue.js';
-import { describeUnmet, installSpec, TYPESCRIPT_PACKAGES, unmetPackages } from '../config/optional-packages.js';
+import { describeUnmet, installCommand, TYPESCRIPT_PACKAGES, unmetPackages } from '../config/optional-packages.js';
 import { packageRoot } from '../config/package-root.js';
 import { parseFlags } from './command.js';
 import { botsYaml, pluginSource, readme, testSource } from './new-plugin/templates.js';
@@ -40,7 +40,7 @@ export async function newPluginCommand(args: string[]): Promise<number> {
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new UsageError(`${dir} exists and is not empty; give another NAME or --dir`);
   }
-  const esbuildInstall = `npm install ${TYPESCRIPT_PACKAGES.map(installSpec).join(' ')}`;
+  const esbuildInstall = installCommand(TYPESCRIPT_PACKAGES);
   // esbuild is optional (only TypeScript plugins need it): say so now rather than at the first check.
   const unmet = unmetPackages(TYPESCRIPT_PACKAGES);
   await mkdir(dir, { recursive: true });

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -124,7 +124,22 @@ export function installSpec(pkg: OptionalPackage): string {
  */
 export function describeUnmet(feature: string, needed: readonly OptionalPackage[], unmet: readonly UnmetPackage[]): string {
   const names = unmet.map((pkg) => `${pkg.name}@${pkg.range}${pkg.installed ? ` (${pkg.installed} is installed)` : ''}`);
-  return `${feature} needs ${listed(names)}: npm install ${needed.map(installSpec).join(' ')}`;
+  return `${feature} needs ${listed(names)}: ${installCommand(needed)}`;
+}
+
+/**
+ * `npm install <each spec>`, with `-g` when groupwire itself is installed globally (`npm install -g
+ * groupwire`): its plugins then find the libraries beside it in the global node_modules.
+ */
+export function installCommand(needed: readonly OptionalPackage[], codeDir = CODE_DIR): string {
+  return `npm install${isGlobalInstall(codeDir) ? ' -g' : ''} ${needed.map(installSpec).join(' ')}`;
+}
+
+/** Whether `codeDir` is inside npm's global node_modules (<prefix>/lib/node_modules, or <prefix>\\node_modules on Windows). */
+function isGlobalInstall(codeDir: string): boolean {
+  const prefix = process.env.npm_config_prefix ?? (process.platform === 'win32' ? dirname(process.execPath) : dirname(dirname(process.execPath)));
+  const globalModules = process.platform === 'win32' ? join(prefix, 'node_modules') : join(prefix, 'lib', 'node_modules');
+  return codeDir.startsWith(`${globalModules}${sep}`);
 }
 
 function listed(items: string[]): string {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { installSpec, TYPESCRIPT_PACKAGES } from './optional-packages.js';
+import { installCommand, TYPESCRIPT_PACKAGES } from './optional-packages.js';
 import { CODE_ROOT, FROM_SOURCE, packageRoot } from './package-root.js';
 import { PLUGIN_HOOKS_SOURCE, type PluginHooksData } from './plugin-module-hooks.js';
 
@@ -20,7 +20,7 @@ export function ensurePluginModuleHooks(): void {
     zodParent: import.meta.url,
     ownRoot: CODE_ROOT.href,
     esbuild: esbuildUrl(),
-    esbuildInstall: `npm install ${TYPESCRIPT_PACKAGES.map(installSpec).join(' ')}`,
+    esbuildInstall: installCommand(TYPESCRIPT_PACKAGES),
   };
   register(`data:text/javascript,${encodeURIComponent(PLUGIN_HOOKS_SOURCE)}`, { data });
 }
