@@ -148,7 +148,7 @@ describe('deploy/Dockerfile (docker build cannot run here: no engine)', () => {
     expect(installs[0]!.args).toMatch(/--omit=dev/);
     expect(installs[0]!.args).toMatch(/--ignore-scripts/);
     // The optional packages (docs/install.md) too, so the image runs any bots.yaml: every peer dependency.
-    expect(installs[0]!.args).toMatch(/npm install --no-save --omit=dev --ignore-scripts .*peerDependencies/);
+    expect(installs[0]!.args).toMatch(/npm install --save-prod --no-save --omit=dev --ignore-scripts .*peerDependencies/);
     // What --ignore-scripts skips (the image installs the optional packages, dev dependencies of the
     // repo, so every package of the lock counts): esbuild's (it checks its binary, found without it as
     // @esbuild/linux-x64) and core-js's (a banner), each denied in package.json's allowScripts. A new

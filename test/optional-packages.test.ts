@@ -26,9 +26,12 @@ function project(name: string, installed: Record<string, string>): string {
     mkdirSync(join(dir, 'node_modules', pkg), { recursive: true });
     writeFileSync(join(dir, 'node_modules', pkg, 'package.json'), JSON.stringify({ name: pkg, version }));
   }
-  mkdirSync(join(dir, 'code', 'deep'), { recursive: true });
+  mkdirSync(codeIn(dir), { recursive: true });
   return dir;
 }
+
+/** groupwire's code as a project that installed it has it: node_modules/groupwire/dist/src/config. */
+const codeIn = (dir: string) => join(dir, 'node_modules', 'groupwire', 'dist', 'src', 'config');
 
 const YAML = `service:
   base_url: https://groups.example.com
@@ -51,7 +54,7 @@ async function problemsIn(dir: string): Promise<string[]> {
   const file = join(dir, 'bots.yaml');
   writeFileSync(file, YAML);
   const source = await YamlSource.read(file);
-  return packageProblems(source.toJS() as Parameters<typeof packageProblems>[0], source, join(dir, 'code', 'deep'));
+  return packageProblems(source.toJS() as Parameters<typeof packageProblems>[0], source, codeIn(dir));
 }
 
 describe('optional packages', () => {
@@ -99,16 +102,18 @@ describe('optional packages', () => {
     expect(satisfiesCaret('36.3.0-rc.1', '^36.2.0')).toBe(true);
     expect(satisfiesCaret('garbage', '^36.2.0')).toBe(false);
     expect(installSpec({ name: '@xmpp/client', range: '^0.14.0' })).toBe('@xmpp/client@0.14');
-    expect(describeUnmet('relay-matrix', PLUGIN_PACKAGES['relay-matrix']!, [{ name: 'matrix-js-sdk', range: '^36.2.0' }]))
+    expect(describeUnmet('relay-matrix', PLUGIN_PACKAGES['relay-matrix']!, [{ name: 'matrix-js-sdk', range: '^36.2.0' }], codeIn(home)))
       .toBe('relay-matrix needs matrix-js-sdk@^36.2.0: npm install matrix-js-sdk@36');
   });
 
-  test('the command installs globally (-g) when groupwire itself is installed globally', () => {
+  test('the command: -g when groupwire is installed globally; --save-prod --no-save --omit=dev where groupwire is the project', () => {
     const prefix = process.env.npm_config_prefix ?? dirname(dirname(process.execPath));
     const globalCode = join(prefix, 'lib', 'node_modules', 'groupwire', 'dist', 'src', 'config');
     expect(installCommand(PLUGIN_PACKAGES['relay-matrix']!, globalCode)).toBe('npm install -g matrix-js-sdk@36');
     expect(installCommand(PLUGIN_PACKAGES['relay-matrix']!, join(home, 'project', 'node_modules', 'groupwire', 'dist', 'src', 'config')))
       .toBe('npm install matrix-js-sdk@36');
+    expect(installCommand(PLUGIN_PACKAGES['relay-matrix']!, join('/opt', 'groupwire', 'dist', 'src', 'config')))
+      .toBe('npm install --save-prod --no-save --omit=dev matrix-js-sdk@36');
   });
 
   test('the table is package.json: each an optional peer dependency with its range, and a dev dependency of the repo', () => {

@@ -122,17 +122,23 @@ export function installSpec(pkg: OptionalPackage): string {
  * npm install matrix-js-sdk@36` (with what is installed instead, when it is another version). The
  * command names every package of the feature, so one run installs matching versions of them all.
  */
-export function describeUnmet(feature: string, needed: readonly OptionalPackage[], unmet: readonly UnmetPackage[]): string {
+export function describeUnmet(feature: string, needed: readonly OptionalPackage[], unmet: readonly UnmetPackage[], codeDir = CODE_DIR): string {
   const names = unmet.map((pkg) => `${pkg.name}@${pkg.range}${pkg.installed ? ` (${pkg.installed} is installed)` : ''}`);
-  return `${feature} needs ${listed(names)}: ${installCommand(needed)}`;
+  return `${feature} needs ${listed(names)}: ${installCommand(needed, codeDir)}`;
 }
 
 /**
- * `npm install <each spec>`, with `-g` when groupwire itself is installed globally (`npm install -g
- * groupwire`): its plugins then find the libraries beside it in the global node_modules.
+ * `npm install <each spec>` where groupwire is installed as a package; with `-g` when it is installed
+ * globally (`npm install -g groupwire`): its plugins then find the libraries beside it in the global
+ * node_modules. Where groupwire is the project itself (a checkout, or docs/deploy.md's /opt/groupwire
+ * after `npm ci --omit=dev`), package.json lists them as optional peers, which a plain `npm install
+ * <name>` keeps and so leaves out: `--save-prod --no-save --omit=dev` installs them and nothing else,
+ * and rewrites neither package.json nor the lock.
  */
 export function installCommand(needed: readonly OptionalPackage[], codeDir = CODE_DIR): string {
-  return `npm install${isGlobalInstall(codeDir) ? ' -g' : ''} ${needed.map(installSpec).join(' ')}`;
+  const specs = needed.map(installSpec).join(' ');
+  if (!codeDir.split(sep).includes('node_modules')) return `npm install --save-prod --no-save --omit=dev ${specs}`;
+  return `npm install${isGlobalInstall(codeDir) ? ' -g' : ''} ${specs}`;
 }
 
 /** Whether `codeDir` is inside npm's global node_modules (<prefix>/lib/node_modules, or <prefix>\\node_modules on Windows). */

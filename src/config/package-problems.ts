@@ -16,7 +16,7 @@ export function packageProblems(config: RawConfig, source: YamlSource, fromDir?:
   const problems: string[] = [];
   const need = (feature: string, needed: readonly OptionalPackage[], path: Array<string | number>) => {
     const unmet = unmetPackages(needed, fromDir);
-    if (unmet.length > 0) problems.push(`${source.where(path)}: ${describeUnmet(feature, needed, unmet)}`);
+    if (unmet.length > 0) problems.push(`${source.where(path)}: ${describeUnmet(feature, needed, unmet, fromDir)}`);
   };
   const bots = Array.isArray(config?.bots) ? (config.bots as Array<{ plugins?: unknown } | null>) : [];
   bots.forEach((bot, botIndex) => {
