@@ -136,6 +136,8 @@ describe('the package, installed from its tarball', () => {
     const refused = await sh('npx', ['groupwire', 'check', 'greeter/bots.yaml'], project);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^groupwire: greeter\/bots\.yaml:\d+:\d+: a TypeScript plugin \(\.\/greeter\.ts\) needs esbuild@\^0\.28\.2: npm install esbuild@0\.28$/m);
+    const plugins = ok(await sh('npx', ['groupwire', 'plugins'], project), 'plugins');
+    expect(plugins.stdout).toMatch(/^ {2}relay-matrix +matrix-js-sdk@\^36\.2\.0: not installed \(npm install matrix-js-sdk@36\)$/m);
     // A relay whose platform library the project has not installed: refused the same way.
     await writeFile(join(project, 'matrix.yaml'), 'service: { base_url: https://groups.example.com }\nbots:\n  - name: b\n'
       + '    login: { email: b@example.com, password: x }\n    chats: [{ group: g, chat: c }]\n    plugins:\n      - use: relay-matrix\n');
