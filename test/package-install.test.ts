@@ -142,7 +142,10 @@ describe('the package, installed from its tarball', () => {
     await writeFile(join(project, 'matrix.yaml'), 'service: { base_url: https://groups.example.com }\nbots:\n  - name: b\n'
       + '    login: { email: b@example.com, password: x }\n    chats: [{ group: g, chat: c }]\n    plugins:\n      - use: relay-matrix\n');
     const matrix = await sh('npx', ['groupwire', 'check', 'matrix.yaml'], project);
-    expect([matrix.code, matrix.stderr]).toEqual([1, 'groupwire: matrix.yaml:7:14: relay-matrix needs matrix-js-sdk@^36.2.0: npm install matrix-js-sdk@36\n']);
+    const refusal = 'groupwire: matrix.yaml:7:14: relay-matrix needs matrix-js-sdk@^36.2.0: npm install matrix-js-sdk@36\n';
+    expect([matrix.code, matrix.stderr]).toEqual([1, refusal]);
+    const running = await sh('npx', ['groupwire', 'run', 'matrix.yaml'], project);
+    expect([running.code, running.stderr]).toEqual([1, refusal]);
     // The README's install line, as written (from the cache too).
     const readme = await readFile(join(project, 'greeter', 'README.md'), 'utf8');
     const line = readme.split('\n').find((l) => l.startsWith('npm install'))!.replace(/ +#.*$/, '');
