@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createReadStream } from 'node:fs';
 import type { Logger } from 'pino';
-import { splitListen } from '../ops/ops-server.js';
+import { listenHttp } from '../ops/http-listen.js';
 import { INLINE_IMAGE_TYPES } from './file-checks.js';
 import type { MediaStore } from './media-store.js';
 
@@ -29,7 +29,6 @@ export class MediaServer {
 
   /** Listens; rejects with the socket error (EADDRINUSE, EACCES). */
   async listen(): Promise<string> {
-    const { host, port } = splitListen(this.listenAt);
     const server = createServer((request, response) => {
       this.answer(request, response).catch((error: unknown) => {
         this.log.warn({ err: error }, 'a media request failed');
@@ -38,17 +37,8 @@ export class MediaServer {
       });
     });
     server.keepAliveTimeout = 5_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    this.address = await listenHttp(server, this.listenAt);
     this.server = server;
-    const bound = server.address();
-    const boundPort = typeof bound === 'object' && bound ? bound.port : port;
-    this.address = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
     return this.address;
   }
 

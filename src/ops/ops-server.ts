@@ -1,3 +1,4 @@
+import { listenHttp } from './http-listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { OpsConfig } from '../config/bots-config.js';
@@ -51,20 +52,10 @@ export class OpsServer {
 
   /** Listens; rejects with the socket error (EADDRINUSE, EACCES) for the caller to say and retry. */
   async listen(): Promise<string> {
-    const { host, port } = splitListen(this.options.config.listen);
     const server = createServer((request, response) => void this.answer(request, response));
     server.keepAliveTimeout = 5_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    this.address = await listenHttp(server, this.options.config.listen);
     this.server = server;
-    const bound = server.address();
-    const boundPort = typeof bound === 'object' && bound ? bound.port : port;
-    this.address = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
     return this.address;
   }
 
@@ -170,12 +161,6 @@ export class OpsServer {
 function json(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
   response.end(`${JSON.stringify(body)}\n`);
-}
-
-/** `host:port` (an IPv6 host in brackets) as the host and port to listen on. */
-export function splitListen(listen: string): { host: string; port: number } {
-  const colon = listen.lastIndexOf(':');
-  return { host: listen.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(listen.slice(colon + 1)) };
 }
 
 /**
