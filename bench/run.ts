@@ -6,7 +6,7 @@ import { ROOT } from './lib/paths.js';
  * `npm run bench [-- name ...]`: each bench in a fresh node process (so one's sockets and heap do not
  * colour the next one's memory figures), then BENCHMARKS.md and its chart from bench/results/.
  */
-const BENCHES = ['throughput', 'footprint', 'many-chats', 'relay-latency', 'irc-pacing', 'gateway-latency', 'gateway-platforms', 'mail-announce', 'workers', 'soak', 'overload', 'restart', 'install-size'];
+const BENCHES = ['throughput', 'footprint', 'many-chats', 'relay-latency', 'irc-pacing', 'gateway-latency', 'gateway-platforms', 'gateway-files', 'mail-announce', 'workers', 'soak', 'overload', 'restart', 'install-size'];
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !BENCHES.includes(name));

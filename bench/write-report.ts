@@ -10,7 +10,7 @@ import { formatCell, type BenchResult } from './lib/report.js';
  */
 const START = '<!-- figures:start (written by `npm run bench`; edit outside the markers) -->';
 const END = '<!-- figures:end -->';
-const ORDER = ['throughput', 'footprint', 'many-chats', 'relay-latency', 'irc-pacing', 'gateway-latency', 'gateway-platforms', 'mail-announce', 'workers', 'soak', 'overload', 'restart', 'install-size'];
+const ORDER = ['throughput', 'footprint', 'many-chats', 'relay-latency', 'irc-pacing', 'gateway-latency', 'gateway-platforms', 'gateway-files', 'mail-announce', 'workers', 'soak', 'overload', 'restart', 'install-size'];
 
 const results = readdirSync(RESULTS_DIR)
   .filter((file) => file.endsWith('.json'))
