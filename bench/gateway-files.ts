@@ -228,20 +228,19 @@ async function main(): Promise<void> {
   }];
   for (const size of WITH_BIG ? [SIZE, BIG] : [SIZE]) {
     const bot = worst('gateway', size);
-    const plain = worst('stream floor', size);
-    figures.push(
-      {
-        label: `bot peak RSS growth streaming ${size / MB} MB${size === BIG ? ' (the store\'s cap)' : ''}, largest of the rounds`, value: bot / MB, unit: 'MB',
-        baseline: { label: 'the file', value: size / MB }, ratio: bot / size, ratioMeaning: 'of the file\'s size (lower is better)',
-        limit: { text: `under ${GROWTH_LIMIT}× the file's size`, ok: bot < GROWTH_LIMIT * size },
-      },
-      {
-        label: `bot peak RSS growth streaming ${size / MB} MB, largest of the rounds`, value: bot / MB, unit: 'MB',
-        baseline: { label: 'a plain Node process streaming it (the floor), largest of the rounds', value: plain / MB }, ratio: bot / plain,
-        ratioMeaning: 'of the floor\'s growth (lower is better)',
-      },
-    );
+    figures.push({
+      label: `bot peak RSS growth streaming ${size / MB} MB${size === BIG ? ' (the store\'s cap)' : ''}, largest of the rounds`, value: bot / MB, unit: 'MB',
+      baseline: { label: 'the file', value: size / MB }, ratio: bot / size, ratioMeaning: 'of the file\'s size (lower is better)',
+      limit: { text: `under ${GROWTH_LIMIT}× the file's size`, ok: bot < GROWTH_LIMIT * size },
+    });
   }
+  // Against the floor at 5 MB only: the largest growth of either is its first, cold round; the big file
+  // comes once, after them, when one process may have kept the memory of the rounds and the other not.
+  figures.push({
+    label: `bot peak RSS growth streaming ${SIZE / MB} MB, largest of the rounds`, value: worst('gateway', SIZE) / MB, unit: 'MB',
+    baseline: { label: 'a plain Node process streaming it (the floor), largest of the rounds', value: worst('stream floor', SIZE) / MB },
+    ratio: worst('gateway', SIZE) / worst('stream floor', SIZE), ratioMeaning: 'of the floor\'s growth (lower is better)',
+  });
   report({
     name: 'gateway-files',
     title: `Gateway files: a ${SIZE / MB} MB picture said on Slack to Discord, Matrix and Telegram natively and the chat as a link, against a bare download + uploads (ms), and the bot's peak RSS while it streams (MB)`,
