@@ -43,8 +43,12 @@ export class StreamFloor {
     await answered;
   }
 
+  /** Ends its input, so it removes its folder and exits; SIGTERM if it has not within 5 s. */
   async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((done) => this.child.once('exit', () => done()));
     this.child.stdin!.end();
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000).unref())]);
     await stopChild(this.child);
   }
 }
