@@ -1,6 +1,6 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ArchiveDownloadLimitError, AuthenticationError, BadCsrfError, BadRequestError, ExpiredError, errorFromObject, GroupsError,
@@ -8,6 +8,7 @@ import {
   UnauthorizedError, UnknownGroupsError, GroupNotFoundError, parseRetryAfter,
 } from '../src/api/index.js';
 import { totpCode } from '../src/service/totp.js';
+import { createCertificate } from '../src/service/x509.js';
 import { captureLog, Clients, faultsApplied } from './helpers/client.js';
 import { admin, startTestService, type TestService } from './helpers/service.js';
 
@@ -182,12 +183,13 @@ describe('answers that are not the JSON the spec promises', () => {
     newchat: [503, 'application/json', '{"object":"error","type":"server","extra":"overloaded"}'],
   };
   beforeAll(async () => {
-    const pems = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
-      keyType: 'ec', algorithm: 'sha256',
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+    // A self-signed certificate: the clients trust it alone.
+    const keys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    ca = createCertificate({
+      commonName: 'localhost', publicKey: keys.publicKey, signedBy: { commonName: 'localhost', ...keys }, isCA: false, keyUsage: ['digitalSignature'],
+      notBefore: new Date(Date.now() - 3_600_000), notAfter: new Date(Date.now() + 86_400_000), dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'],
     });
-    ca = pems.cert;
-    server = createServer({ key: pems.private, cert: pems.cert }, (request, response) => {
+    server = createServer({ key: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }), cert: ca }, (request, response) => {
       const operation = new URL(request.url ?? '/', 'https://x').pathname.split('/').pop() ?? '';
       hits.push(operation);
       request.resume();

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { mkdirPrivate, writeFilePrivate } from '../store/private-files.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import selfsigned from 'selfsigned';
+import { createCertificate } from './x509.js';
 
 export interface TlsMaterial {
   key: string;
@@ -53,36 +53,40 @@ export async function temporaryLocalTls(): Promise<TlsMaterial & { dir: string }
   return { ...made, caFile, dir };
 }
 
+/**
+ * A new CA (EC P-256, its key dropped once it has signed) and a localhost certificate it signs, both
+ * valid from an hour ago (clocks a little behind) for five years. Made by x509.ts with node:crypto:
+ * the selfsigned package brought 22 packages into every install for these two certificates (#37).
+ */
 async function generateTls(): Promise<Omit<TlsMaterial, 'caFile'>> {
-  const notBeforeDate = new Date(Date.now() - 3600_000);
-  const notAfterDate = new Date(Date.now() + 5 * YEAR_MS);
-  const ca = await selfsigned.generate([{ name: 'commonName', value: 'groupwire local service CA' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate,
-    notAfterDate,
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
+  const notBefore = new Date(Date.now() - 3600_000);
+  const notAfter = new Date(Date.now() + 5 * YEAR_MS);
+  const caKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const caName = 'groupwire local service CA';
+  const ca = createCertificate({
+    commonName: caName,
+    publicKey: caKeys.publicKey,
+    signedBy: { commonName: caName, ...caKeys },
+    notBefore,
+    notAfter,
+    isCA: true,
+    keyUsage: ['digitalSignature', 'keyCertSign', 'cRLSign'],
   });
-  const leaf = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate,
-    notAfterDate,
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }],
-      },
-    ],
+  const leafKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const cert = createCertificate({
+    commonName: 'localhost',
+    publicKey: leafKeys.publicKey,
+    signedBy: { commonName: caName, ...caKeys },
+    notBefore,
+    notAfter,
+    isCA: false,
+    // RFC 5480 §3: an EC end entity's keyUsage is never keyEncipherment (the old certificate's had it).
+    keyUsage: ['digitalSignature'],
+    extendedKeyUsage: ['serverAuth'],
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1', '::1'],
   });
-  return { ca: ca.cert, cert: leaf.cert, key: leaf.private };
+  return { ca, cert, key: leafKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 }
 
 /** Temporary key directories of services not closed yet (see temporaryTlsDir). */

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -8,7 +8,7 @@ import { xml, type Element } from '@xmpp/client';
 import { pino } from 'pino';
 import { XmppConnection } from '../../plugins/relay-xmpp/connection.js';
 import { archivePage, type RoomMessage } from '../../plugins/relay-xmpp/muc.js';
-import selfsigned from 'selfsigned';
+import { createCertificate } from '../../src/service/x509.js';
 import { accepts, freePort } from './ports.js';
 import { waitFor } from './supervisor.js';
 import { requireTool } from './require-tool.js';
@@ -113,23 +113,21 @@ export class Prosody {
   }
 
   private async writeFiles(): Promise<void> {
-    const notBeforeDate = new Date(Date.now() - 3_600_000);
-    const notAfterDate = new Date(Date.now() + 86_400_000);
-    const ca = await selfsigned.generate([{ name: 'commonName', value: 'groupwire test XMPP CA' }], {
-      keyType: 'ec', algorithm: 'sha256', notBeforeDate, notAfterDate,
-      extensions: [{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true }],
+    const notBefore = new Date(Date.now() - 3_600_000);
+    const notAfter = new Date(Date.now() + 86_400_000);
+    const caKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const leafKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const signedBy = { commonName: 'groupwire test XMPP CA', ...caKeys };
+    const ca = createCertificate({
+      commonName: signedBy.commonName, publicKey: caKeys.publicKey, signedBy, notBefore, notAfter, isCA: true, keyUsage: ['keyCertSign', 'cRLSign'],
     });
-    const leaf = await selfsigned.generate([{ name: 'commonName', value: this.domain }], {
-      keyType: 'ec', algorithm: 'sha256', notBeforeDate, notAfterDate, ca: { key: ca.private, cert: ca.cert },
-      extensions: [
-        { name: 'basicConstraints', cA: false },
-        { name: 'extKeyUsage', serverAuth: true },
-        { name: 'subjectAltName', altNames: [{ type: 2, value: this.domain }, { type: 2, value: this.muc }] },
-      ],
+    const leaf = createCertificate({
+      commonName: this.domain, publicKey: leafKeys.publicKey, signedBy, notBefore, notAfter, isCA: false,
+      keyUsage: ['digitalSignature'], extendedKeyUsage: ['serverAuth'], dnsNames: [this.domain, this.muc],
     });
-    writeFileSync(this.caFile, ca.cert);
-    writeFileSync(join(this.dir, 'server.crt'), leaf.cert);
-    writeFileSync(join(this.dir, 'server.key'), leaf.private, { mode: 0o600 });
+    writeFileSync(this.caFile, ca);
+    writeFileSync(join(this.dir, 'server.crt'), leaf);
+    writeFileSync(join(this.dir, 'server.key'), leafKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     mkdirSync(join(this.dir, 'data'), { mode: 0o700 });
     mkdirSync(join(this.dir, 'certs'));
     const dir = this.dir;
