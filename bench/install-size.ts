@@ -153,7 +153,7 @@ try {
     notes: [
       `Each install: \`npm install --omit=dev --prefer-offline <tarball>\` in an empty folder (after \`npm init -y\`), then each \`npm install ...\` that \`groupwire check bots.yaml\` printed, then check again, which passes. Seconds are the npm commands' wall time from the warm cache.`,
       'With every relay, check printed one command per relay with a library (IRC, Slack, Discord, Matrix, XMPP, Telegram, Mattermost); Zulip and Rocket.Chat need none.',
-      'What stays in the IRC bot: the local service the demo needs (fastify, selfsigned, sanitize-html: about 90 packages) and irc-framework\'s own 55 (browser polyfills, core-js); docs/install.md says why.',
+      'What stays in the IRC bot: the local service the demo needs (fastify, sanitize-html: about 70 packages; its TLS certificates are made with node:crypto since selfsigned and its 22 packages went) and irc-framework\'s own 55 (browser polyfills, core-js); docs/install.md says why.',
     ],
   });
 } finally {
