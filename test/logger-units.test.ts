@@ -212,6 +212,28 @@ describe('logger: a transcript file knows what it holds from its own tail', () =
     expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg_num)).toEqual([7, 8, 9, 10]);
   });
 
+  test('a holder that stood still between its size check and its write (a paused worker woken past its lease) checks again, and does not append what its successor wrote meanwhile', async () => {
+    const path = join(tempDir(), 'paused.jsonl');
+    const entries = [1, 2, 3].map((n) => pendingOf(FORMATS.jsonl, message(n, `m${n}`)));
+    // The clock is read at the check and again right before the write: at that second read the
+    // successor appends the same entries (as if during a SIGSTOP), and 10 s have passed.
+    let reads = 0;
+    let now = 0;
+    const clock = () => {
+      reads += 1;
+      if (reads === 2) {
+        appendFileSync(path, entries.map((entry) => entry.text).join(''));
+        now += 10_000;
+      }
+      return now;
+    };
+    const paused = new TranscriptFile(path, FORMATS.jsonl, meta, silent, clock);
+    paused.pending.push(...entries);
+    expect(await paused.write()).toBe(0);
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg_num)).toEqual([1, 2, 3]);
+    expect(paused.last).toBe(3);
+  });
+
   test('jsonl: a long last line is found however far back it starts', async () => {
     const path = join(tempDir(), 'b.jsonl');
     writeFileSync(path, FORMATS.jsonl.entry(message(1, 'x'.repeat(300_000)), utc));

@@ -11,6 +11,15 @@ export type { PendingEntry } from './pending-entries.js';
 const TAIL_CHUNK = 64 * 1024;
 
 /**
+ * Longer than this between the size check and the write means the process stood still (a SIGSTOP, a
+ * machine frozen): far less than a unit's lease, so a successor that took the unit over meanwhile may
+ * have written. The size is checked again before writing.
+ */
+const STILL_MS = 1_000;
+/** Checks of the size in one write at most (another holder appending all the while is not waited out). */
+const SIZE_CHECKS = 5;
+
+/**
  * One transcript file: what it holds (its last msg_num and its size, read back from the file itself
  * at first use) and the entries waiting to be appended. Writes are appends followed by fsync; a write
  * that failed half-way is cut back to the last good size before the next one, so a file never holds
@@ -47,6 +56,8 @@ export class TranscriptFile {
     readonly format: Format,
     readonly meta: FileMeta,
     private readonly log: Logger,
+    /** Monotonic ms (performance.now): it runs on while the process is stopped. A test may give its own. */
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   /** The chat's history was reset: what waits is written before `marker`; entries added next start at 1. */
@@ -176,8 +187,10 @@ export class TranscriptFile {
    * The file's size is checked on the handle the entries are appended through: a size other than the
    * one this process left means another process wrote meanwhile (with workers sharing `dir`, a paused
    * predecessor of the unit waking up, or the successor that took the unit over), so the tail is read
-   * again and only what the file lacks is appended. A shared directory cannot check a lease, but with
-   * the check this close to the write, two holders of one unit cannot both append the same entries.
+   * again and only what the file lacks is appended. A shared directory cannot check a lease, so the
+   * check is kept close to the write: when the process stood still between the two (a worker paused past
+   * its lease, woken up after its successor wrote), it is made again. What remains is the instant
+   * between the clock's read and the system's write call.
    */
   async write(): Promise<number> {
     await this.recover();
@@ -191,15 +204,18 @@ export class TranscriptFile {
     }
     await mkdirPrivate(dirname(this.path));
     const handle = await openPrivate(this.path, 'a');
-    let appended: Appended;
+    let appended: Appended | undefined;
     try {
-      const onDisk = (await handle.stat()).size;
-      if (onDisk !== this.size) {
-        this.log.info({ file: this.path, expected: this.size, found: onDisk }, 'transcript was written by another process (a previous holder of the unit); its tail is read again');
-        this.recovered = false;
-        await this.recover();
+      for (let check = 1; appended === undefined; check += 1) {
+        const onDisk = (await handle.stat()).size;
+        if (onDisk !== this.size) {
+          this.log.info({ file: this.path, expected: this.size, found: onDisk }, 'transcript was written by another process (a previous holder of the unit); its tail is read again');
+          this.recovered = false;
+          await this.recover();
+        }
+        // undefined: the process stood still between the check and the write: check again.
+        appended = await this.appendPending(handle, check < SIZE_CHECKS ? this.clock() : undefined);
       }
-      appended = await this.appendPending(handle);
     } finally {
       await handle.close();
     }
@@ -225,8 +241,13 @@ export class TranscriptFile {
     return appended.count;
   }
 
-  /** Appends (and fsyncs) the pending entries the file lacks, through `handle`; moves `size` and `last`. */
-  private async appendPending(handle: FileHandle): Promise<Appended> {
+  /**
+   * Appends (and fsyncs) the pending entries the file lacks, through `handle`; moves `size` and `last`.
+   * Undefined, writing nothing, when more than STILL_MS passed since the size was checked (`checkedAt`):
+   * the clock is read right before the write is handed to the system, so a holder paused past its
+   * lease and woken up does not append what its successor wrote meanwhile.
+   */
+  private async appendPending(handle: FileHandle, checkedAt: number | undefined): Promise<Appended | undefined> {
     const source = this.pending;
     // Each numbering's entries above where the file is in it, then its marker; after a marker the
     // entries start again at 1.
@@ -250,6 +271,7 @@ export class TranscriptFile {
     count += entries.length;
     const last = entries.at(-1)?.msgNum ?? after;
     const created = this.size === 0;
+    if (checkedAt !== undefined && this.clock() - checkedAt > STILL_MS) return undefined;
     try {
       await handle.appendFile(data);
       await handle.sync();
