@@ -73,6 +73,7 @@ export default definePlugin({
       channelMessage: (line) => catchUp?.onLive(line),
       replayed: (channel, lines) => catchUp?.onReplayed(channel, lines),
     });
+    const sent = SentKeys.open(env.dataDir, env.storage);
     outbound = new Outbound({
       dataDir: env.dataDir,
       storage: env.storage,
@@ -84,6 +85,8 @@ export default definePlugin({
       maxAttempts: options.queue.max_attempts,
       confirmTimeoutMs: rate === 'off' ? 60_000 : Math.max(60_000, (20 / rate.lines_per_second) * 1000),
       onPosted: (line, channel, msgid) => env.gateway?.posted(line, channel, msgid),
+      // A line leaving its queue is remembered as sent (it is known by the queue's key until then).
+      remember: (lines) => sent.addAll(lines.flatMap((line) => line.key !== undefined ? [line.key] : [])),
     }, link, bucket, log);
     toChat = new IrcToChat(() => env.gateway, { privmsg: options.formats.to_chat, action: options.formats.to_chat_action },
       // The nick we asked for, and its nick_ forms, are ours too while we speak under another: what they say is
@@ -95,7 +98,7 @@ export default definePlugin({
       deliver: (line, late, position) => toChat!.onChannelMessage(line, late, position),
     });
     toChat.onTaken = (key, position) => positions.set(key, position);
-    const toIrc = new ToIrc(options, routes, outbound, SentKeys.open(env.dataDir, env.storage), log);
+    const toIrc = new ToIrc(options, routes, outbound, sent, log);
     const known = new Set(channels.map((channel) => channel.key));
     /** A gateway line for a channel not known at the start gets a queue and a JOIN (not expected: the core names them all). */
     const ensureChannel = (name: string): void => {

@@ -26,6 +26,13 @@ export interface OutboundSettings {
   confirmTimeoutMs: number;
   /** The server confirmed the first PRIVMSG of gateway line `line` with its msgid (for the message map). */
   onPosted?(line: string, channel: string, msgid: string): void;
+  /**
+   * Lines about to leave their queue (delivered, shown taken by the channel's history, or dropped after
+   * refusals): their gateway lines are remembered here (SentKeys), durably, before the queue forgets
+   * them. While a line waits, its queue's key says it was queued; so a line is always known to one of
+   * the two, and remembering it costs nothing before it is written to IRC (#32 part 1).
+   */
+  remember?(lines: readonly QueuedLine[]): void;
 }
 
 /** How long a joined channel's lines wait for its history replay to be read, at most. */
@@ -188,6 +195,7 @@ export class Outbound {
     if (box.flight.length > 0) return; // sent on this connection meanwhile: the history is older than that
     const taken = alreadyTaken(box.queue.head(replay.length).map((line) => line.text), replay, box.lastDelivered);
     if (taken.count === 0) return;
+    this.settings.remember?.(box.queue.head(taken.count));
     box.delivered(taken.count, taken.last);
     this.counters.taken_before_lines += taken.count;
     this.counters.delivered_lines += taken.count;
@@ -278,7 +286,9 @@ export class Outbound {
       while (done < box.flight.length && box.flight[done]!.done) done += 1;
       if (done === 0) continue;
       const confirmed = box.flight.splice(0, done);
-      this.tellPosted(box, box.queue.head(done), confirmed);
+      const lines = box.queue.head(done);
+      this.settings.remember?.(lines);
+      this.tellPosted(box, lines, confirmed);
       box.delivered(done, confirmed.at(-1)!.msgid);
       box.failures = 0;
       this.counters.delivered_lines += done;
@@ -305,6 +315,7 @@ export class Outbound {
     const head = box.queue.peek();
     if (box.failures >= this.settings.maxAttempts) {
       this.log.error({ channel: box.channel.name, reason, attempts: box.failures, text: head?.text }, 'the IRC server keeps refusing a line; it is dropped');
+      if (head) this.settings.remember?.([head]);
       box.queue.shift(1);
       this.counters.dropped_refused += 1;
       box.failures = 0;

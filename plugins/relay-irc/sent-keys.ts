@@ -6,7 +6,8 @@ import { DurableQueue, FILE_STORAGE, MsgNumMarks, type Storage } from '../../src
 const REMEMBERED = 20_000;
 
 /**
- * The gateway lines already queued for IRC, by their key and channel: the core may hand a line again
+ * The gateway lines already sent to IRC (or given up on), by their key and channel; a line still in its
+ * channel's queue is known by the queue's key (ToIrc), and written here as it leaves it. The core may hand a line again
  * (the chain ran again after a crash) and it must go out once. Keys, not msg_nums: one chat message
  * can send several lines to one channel (an answer in parts, given only to IRC, then the message's own
  * line), and an answer may come after later messages were sent on.
@@ -42,14 +43,20 @@ export class SentKeys {
 
   /** Remembers a line by its id (written before it returns). */
   add(id: string): void {
-    if (this.seen.has(id)) return;
-    if (this.journal.size >= this.max) {
+    this.addAll([id]);
+  }
+
+  /** Remembers lines by their ids, those not known yet in one append (written before it returns). */
+  addAll(ids: readonly string[]): void {
+    const fresh = [...new Set(ids)].filter((id) => !this.seen.has(id));
+    if (fresh.length === 0) return;
+    if (this.journal.size + fresh.length > this.max) {
       // 1% at once: a shift moves the items after it, and one at a time would move all 20,000 at every line.
-      const room = Math.max(1, Math.floor(this.max / 100));
-      for (const old of this.journal.shift(this.journal.size - this.max + room)) this.seen.delete(old);
+      const room = Math.max(fresh.length, Math.floor(this.max / 100));
+      for (const old of this.journal.shift(Math.min(this.journal.size, this.journal.size - this.max + room))) this.seen.delete(old);
     }
-    this.journal.push(id);
-    this.seen.add(id);
+    this.journal.push(...fresh);
+    for (const id of fresh) this.seen.add(id);
   }
 
   /**

@@ -15,8 +15,12 @@ import type { SentKeys } from './sent-keys.js';
  *
  * Sent once: the core may hand the same line again after a crash (the chain runs again from the
  * cursor), or a relay may hand a line to the gateway again (a retry) and the gateway's intake hand it
- * on again. SentKeys remembers each line (by its key and channel, and a chat's line by its chat) once
- * queued; a line queued but not yet remembered when the crash came is still in the queue under the same id.
+ * on again. A line is known by its id (its key and channel, and a chat's line by its chat): while it
+ * waits, as the key of its lines in the channel's queue; once they leave the queue (delivered, or given
+ * up on), in SentKeys, written just before the queue forgets them (Outbound's `remember`). So the one
+ * append in the way of a line's IRC write is its queue's (#32 part 1); a crash at any point leaves the
+ * id in the queue, in SentKeys, or in both. A line with nothing to send, or refused by a full queue,
+ * is remembered in SentKeys at once.
  */
 export class ToIrc {
   readonly counters = { relayed_messages: 0, queued_lines: 0, refused_queue_full: 0 };
@@ -42,8 +46,15 @@ export class ToIrc {
       roomBytes: textRoom(this.options.nick, channel, this.options.max_line_bytes),
       maxLines: this.options.max_lines_per_message,
     });
+    if (texts.length === 0) {
+      this.counters.relayed_messages += 1;
+      this.sent.add(id);
+      return;
+    }
     try {
       const first = { line: out.key, ...(out.replyTo !== undefined ? { replyTo: out.replyTo } : {}) };
+      // Queued under its id: the queue's key says it is known until it leaves, and the outbound
+      // remembers it in SentKeys then (OutboundSettings.remember), after it went out, not before.
       this.outbound.enqueue(channelKey, texts.map((text, index) => ({ src, key: id, text, ...(index === 0 ? first : {}) })));
       this.counters.queued_lines += texts.length;
     } catch (error) {
@@ -53,10 +64,10 @@ export class ToIrc {
       const what = message && chat ? `message ${message.msg_num} of ${chat.subject}` : `a line from ${out.origin.endpoint}`;
       this.log.error({ channel, chat: chat?.subject, ...(message ? { msgNum: message.msg_num } : { origin: out.origin.endpoint }), src, lines: texts.length, reason: error.message },
         `IRC queue for ${channel} is full: ${what} is NOT relayed`);
+      // A refused line is remembered at once: it was said loudly, and is not tried again.
+      this.sent.add(id);
     }
-    // A refused line is remembered too: it was said loudly, and is not tried again.
     this.counters.relayed_messages += 1;
-    this.sent.add(id);
   }
 
   /**
