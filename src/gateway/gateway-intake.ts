@@ -148,15 +148,22 @@ export class GatewayIntake {
     }
     let record: MapRecord;
     try {
-      record = this.map.begin(fields);
+      // Known to the map at once (a line handed again meanwhile is not handed on twice); for a line the
+      // relays took, its journal line waits until their senders wrote it out (below).
+      record = handOn && route.relays.length > 0 ? this.map.beginLater(fields) : this.map.begin(fields);
       for (const copy of this.early.get(fields.key) ?? []) this.map.addCopy(record.key, copy.endpoint, { id: copy.id });
     } finally {
       this.early.delete(fields.key);
     }
     // The relays' queues took the line; their senders go on once this returns to the event loop (their
-    // awaits are microtasks). The chat's post waits one turn, so it is not in their way: lines of one
-    // origin still reach the chats in order (a relay hands them on one at a time, and turns keep order).
-    if (handOn && route.relays.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    // awaits are microtasks): nothing more is written before they write the line out (#32 part 1). The
+    // map's note and the chat's post wait one turn, so they are not in their way: lines of one origin
+    // still reach the chats in order (a relay hands them on one at a time, and turns keep order). The
+    // note is written before the post (the bot's outbox names the line's record).
+    if (handOn && route.relays.length > 0) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.map.flush();
+    }
     const line = chatLineOf(record, message.chatText, record.namesParent ? undefined : quoted, changed);
     const targets: Array<{ bot: GatewayBot; chat: ChatInfo; id: string; bus: boolean }> = [];
     for (const gateway of route.entering) {

@@ -54,6 +54,9 @@ export class MessageMap {
   private compacted = 0;
   /** When the oldest record comes of age (the next write past it looks for records to forget). */
   private ageDue = Number.POSITIVE_INFINITY;
+  /** Lines of beginLater() not appended yet (in memory already): they go before any other line, or by flush(). */
+  private pending: Entry[] = [];
+  private flushDue = false;
 
   private constructor(
     private readonly limits: MessageMapLimits,
@@ -112,6 +115,29 @@ export class MessageMap {
 
   /** Adds a line's record, unless it is known: the record kept is returned. */
   begin(record: Omit<MapRecord, 'copies' | 'at'>): MapRecord {
+    return this.add(record, false);
+  }
+
+  /**
+   * As begin(), the record known at once, its journal line written a little later: by flush(), before
+   * the map's next line, or once the event loop turns (setImmediate), whichever comes first. For the
+   * gateway's intake (#32 part 1): the other relays' senders, whose queues took the line already, write
+   * it out first. A kill before the line is written leaves the line as a kill between the relays'
+   * queues and the note always did (docs/gateways.md "Exactly once on each side").
+   */
+  beginLater(record: Omit<MapRecord, 'copies' | 'at'>): MapRecord {
+    return this.add(record, true);
+  }
+
+  /** Writes the lines beginLater() left (nothing when there are none). */
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const lines = this.pending;
+    this.pending = [];
+    for (const entry of lines) this.file?.append(entry);
+  }
+
+  private add(record: Omit<MapRecord, 'copies' | 'at'>, later: boolean): MapRecord {
     const known = this.records.get(record.key);
     if (known) return known;
     const { key, gateway, origin, platform, nativeId, kind, speaker, text, replyTo, namesParent, files, refusedFiles } = record;
@@ -120,7 +146,7 @@ export class MessageMap {
     if (namesParent) made.namesParent = true;
     if (files?.length) made.files = files;
     if (refusedFiles?.length) made.refusedFiles = refusedFiles;
-    this.write({ r: made });
+    this.write({ r: made }, later);
     return this.records.get(record.key)!;
   }
 
@@ -131,14 +157,30 @@ export class MessageMap {
     this.write({ k: key, e: endpoint, c: compactCopy(copy, copy.id) });
   }
 
-  /** One line each: applied, the oldest forgotten past the limits, then appended (or the file compacted). */
-  private write(entry: Entry): void {
+  /**
+   * One line each: applied, the oldest forgotten past the limits, then appended (or the file
+   * compacted); `later`: kept for flush(). A line written now goes after those kept, which are
+   * written first (as they were before this change was applied: in the journal's order).
+   */
+  private write(entry: Entry, later = false): void {
+    if (!later) this.flush();
     this.apply(entry);
     this.trim();
     if (!this.file) return;
-    if (this.file.lines >= this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) {
+    if (this.file.lines + this.pending.length >= this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) {
+      // The snapshot holds every record, those of the kept lines too.
+      this.pending = [];
       this.file.rewrite(this.snapshot());
       this.compacted = this.records.size;
+    } else if (later) {
+      this.pending.push(entry);
+      if (!this.flushDue) {
+        this.flushDue = true;
+        setImmediate(() => {
+          this.flushDue = false;
+          this.flush();
+        });
+      }
     } else this.file.append(entry);
   }
 
