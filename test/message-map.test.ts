@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAP_COMPACT_MIN, MessageMap } from '../src/store/message-map.js';
+import { DEFAULT_MAP_LIMITS, MAP_COMPACT_MIN, MessageMap } from '../src/store/message-map.js';
+import { countingStorage } from './helpers/counting-file-storage.js';
 
 /** The gateways' message map on disk: found by any side's native id, kept across restarts, bounded. */
 
@@ -23,6 +24,34 @@ const record = (key: string, nativeId: string, kind = 'message') => ({
 });
 
 describe('MessageMap', () => {
+  it('beginLater: the record is known at once, its line (and a compaction then due) written only at flush(), before any later line, in order', async () => {
+    const file = path();
+    const storage = countingStorage();
+    const map = MessageMap.open(file, DEFAULT_MAP_LIMITS, storage);
+    // The next line written is due to compact the journal.
+    for (let n = 0; n < MAP_COMPACT_MIN; n += 1) map.begin(record(`k${n}`, `${n}.000`));
+    const written = () => storage.appended + storage.rewritten;
+    const before = written();
+    map.beginLater(record('late1', 'l.001'));
+    map.beginLater(record('late2', 'l.002'));
+    expect(written()).toBe(before);
+    expect(map.get('late1')?.text).toBe('text of late1');
+    expect(map.beginLater({ ...record('late1', 'l.001'), text: 'again' }).text).toBe('text of late1');
+    // A line written now goes after the kept ones (here: the compaction that takes them all in).
+    map.addCopy('late1', 'chat:7@bot', { id: 'm-1' });
+    expect(written()).toBeGreaterThan(before);
+    map.beginLater(record('late3', 'l.003'));
+    const kept = written();
+    // Written one turn of the event loop later without a flush().
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written()).toBe(kept + 1);
+    const again = MessageMap.open(file);
+    expect(again.find('chat:7@bot', 'm-1')?.key).toBe('late1');
+    expect(again.get('late2')).toBeDefined();
+    expect(again.get('late3')).toBeDefined();
+    expect(again.size).toBe(MAP_COMPACT_MIN + 3);
+  });
+
   it('finds a line by its origin or by any copy, and keeps it across a restart', () => {
     const file = path();
     const map = MessageMap.open(file);

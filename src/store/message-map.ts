@@ -129,12 +129,13 @@ export class MessageMap {
     return this.add(record, true);
   }
 
-  /** Writes the lines beginLater() left (nothing when there are none). */
+  /** Writes the lines beginLater() left (nothing when there are none), compacting the file if it is due. */
   flush(): void {
     if (this.pending.length === 0) return;
     const lines = this.pending;
     this.pending = [];
-    for (const entry of lines) this.file?.append(entry);
+    // A compaction writes every record, those of the lines after it too.
+    for (const entry of lines) if (this.append(entry) === 'compacted') return;
   }
 
   private add(record: Omit<MapRecord, 'copies' | 'at'>, later: boolean): MapRecord {
@@ -167,21 +168,30 @@ export class MessageMap {
     this.apply(entry);
     this.trim();
     if (!this.file) return;
-    if (this.file.lines + this.pending.length >= this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) {
-      // The snapshot holds every record, those of the kept lines too.
-      this.pending = [];
-      this.file.rewrite(this.snapshot());
+    if (!later) {
+      this.append(entry);
+      return;
+    }
+    // Kept, and a compaction with it: nothing is written until flush().
+    this.pending.push(entry);
+    if (!this.flushDue) {
+      this.flushDue = true;
+      setImmediate(() => {
+        this.flushDue = false;
+        this.flush();
+      });
+    }
+  }
+
+  /** Appends a line, or compacts the file once the journal is long for the records it holds. */
+  private append(entry: Entry): 'appended' | 'compacted' {
+    if (this.file!.lines >= this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) {
+      this.file!.rewrite(this.snapshot());
       this.compacted = this.records.size;
-    } else if (later) {
-      this.pending.push(entry);
-      if (!this.flushDue) {
-        this.flushDue = true;
-        setImmediate(() => {
-          this.flushDue = false;
-          this.flush();
-        });
-      }
-    } else this.file.append(entry);
+      return 'compacted';
+    }
+    this.file!.append(entry);
+    return 'appended';
   }
 
   private apply(entry: Entry): void {
