@@ -17,9 +17,10 @@ export interface ClientSettings {
 
 /**
  * The irc-framework client under IrcLink, with its auto-reconnect off (the link reconnects itself) and
- * the relay's transport; `onUnsafeLine` hears of a line that had CR, LF or NUL in it.
+ * the relay's transport; `onUnsafeLine` hears of a line that had CR, LF or NUL in it, `readLine` sees
+ * each line read before irc-framework does.
  */
-export function ircClient(settings: ClientSettings, onUnsafeLine: (line: string) => void): Client {
+export function ircClient(settings: ClientSettings, onUnsafeLine: (line: string) => void, readLine?: (line: string, read: () => void) => void): Client {
   const client = new Client({
     host: settings.server,
     port: settings.port,
@@ -36,7 +37,7 @@ export function ircClient(settings: ClientSettings, onUnsafeLine: (line: string)
     ping_interval: 30,
     ping_timeout: 90,
     encoding: 'utf8',
-    transport: relayTransport({ tls: settings.tls, verify: settings.verify, ca: settings.ca, onUnsafeLine }),
+    transport: relayTransport({ tls: settings.tls, verify: settings.verify, ca: settings.ca, onUnsafeLine, readLine }),
   });
   // draft/chathistory: lines said while the relay was away are asked for after the last one relayed (catch-up.ts).
   client.requestCap(['labeled-response', 'draft/chathistory']);

@@ -4,6 +4,7 @@ import { channelLine, type ChannelEvent, type IrcChannelLine } from './incoming.
 import { ircClient, type ClientSettings } from './irc-client.js';
 import { ircLower, type ChannelToJoin } from './routes.js';
 import { NickKeeper } from './nick-keeper.js';
+import { plainChannelLine } from './plain-line.js';
 import { ReplayBatches } from './replay-batches.js';
 import { Backoff, type Pacer } from './timing.js';
 
@@ -62,6 +63,8 @@ export class IrcLink {
   clientTags = false;
   readonly counters = { connects: 0, disconnects: 0, unsafe_lines: 0 };
   private readonly replays = new ReplayBatches();
+  /** True while irc-framework reads a line the relay took first (readLine): its privmsg event is that line again. */
+  private readingTaken = false;
 
   constructor(
     private readonly settings: LinkSettings,
@@ -73,7 +76,7 @@ export class IrcLink {
     this.client = ircClient(settings, (line) => {
       this.counters.unsafe_lines += 1;
       this.log.error({ line: JSON.stringify(line) }, 'a line to IRC had CR, LF or NUL in it; they were sent as spaces');
-    });
+    }, (line, read) => this.readLine(line, read));
     this.nicks = new NickKeeper(this.client, settings.nick, log, () => this.ready);
     this.listen();
   }
@@ -267,10 +270,28 @@ export class IrcLink {
     client.on('loggedin', (event: { account: string }) => this.log.info({ account: event.account }, 'SASL login accepted'));
     for (const kind of ['privmsg', 'action'] as const) {
       client.on(kind, (event: ChannelEvent) => {
-        if (event.from_server || !event.nick) return;
+        if (event.from_server || !event.nick || (kind === 'privmsg' && this.readingTaken)) return;
         // History a server replays (a chathistory or playback batch) was said before: the catch-up reads it.
         if (!this.replays.take(kind, event)) this.handlers.channelMessage(channelLine(kind, event));
       });
+    }
+  }
+
+  /**
+   * A plain line said in a joined channel (plainChannelLine) goes to the relay before irc-framework
+   * reads it, then irc-framework reads it as it reads every line (its ping timer, the delivery
+   * tracker's `message` listener) and its privmsg event for it is passed over: the gateway's other
+   * relays do not wait for irc-framework's own work on the line (#32 part 1). Lines keep their order:
+   * each is done with before the next is read.
+   */
+  private readLine(line: string, read: () => void): void {
+    const plain = plainChannelLine(line, (channel) => this.joinedChannels.has(ircLower(channel)));
+    if (plain) this.handlers.channelMessage(channelLine('privmsg', plain));
+    this.readingTaken = plain !== undefined;
+    try {
+      read();
+    } finally {
+      this.readingTaken = false;
     }
   }
 

@@ -11,6 +11,8 @@ export interface TransportSettings {
   ca?: string;
   /** Told when a line had CR, LF or NUL in it (they were made spaces): a bug upstream, never an injection. */
   onUnsafeLine(line: string): void;
+  /** Each line read, before irc-framework reads it (`read`: hand it to irc-framework; IrcLink's plain channel lines). */
+  readLine?(line: string, read: () => void): void;
 }
 
 /**
@@ -108,7 +110,8 @@ export function relayTransport(settings: TransportSettings): TransportClass {
         } catch {
           line = latin1.decode(raw);
         }
-        this.emit('line', line);
+        if (settings.readLine) settings.readLine(line, () => this.emit('line', line));
+        else this.emit('line', line);
       }
       this.buffer = this.buffer.subarray(start);
       // A peer that never ends its line must not make us buffer without bound.
