@@ -23,9 +23,14 @@ export interface ChannelToJoin {
   joinKey: string | undefined;
 }
 
+/** The characters rfc1459 folds besides A-Z. */
+const NOT_FOLDED = /[[\]\\~]/;
+
 /** rfc1459 case folding (the default CASEMAPPING): A-Z and []\~ fold to a-z and {}|^. */
 export function ircLower(text: string): string {
-  return text.toLowerCase().replace(/[[\]\\~]/g, (c) => ({ '[': '{', ']': '}', '\\': '|', '~': '^' })[c]!);
+  const lower = text.toLowerCase();
+  // Most names have none of []\~ (a line folds several: the test spares the replace's work).
+  return NOT_FOLDED.test(lower) ? lower.replace(/[[\]\\~]/g, (c) => ({ '[': '{', ']': '}', '\\': '|', '~': '^' })[c]!) : lower;
 }
 
 type RouteObject = Exclude<RouteOption, string>;

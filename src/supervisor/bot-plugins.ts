@@ -143,7 +143,12 @@ export class BotPlugins {
    * the relays whose channels did not change running, and they reach the new plan through this.
    */
   private portOf(bot: string, instance: string, channelKey?: (channel: string) => string): GatewayPort {
-    const current = () => this.gateways?.port(bot, instance, channelKey) ?? NO_GATEWAY;
+    // Made once per plan, not per line (a port lists the plan's channels of the relay when it is made).
+    let made: { router: GatewayRouter | undefined; port: GatewayPort } | undefined;
+    const current = () => {
+      if (!made || made.router !== this.gateways) made = { router: this.gateways, port: this.gateways?.port(bot, instance, channelKey) ?? NO_GATEWAY };
+      return made.port;
+    };
     const key = channelKey ?? ((channel: string) => channel);
     return {
       channels: () => current().channels(),
