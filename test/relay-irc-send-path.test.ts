@@ -14,7 +14,8 @@ import { waitFor } from './helpers/supervisor.js';
 
 /**
  * relay-irc's send path (#32 part 1): what a gateway line costs before it is written to IRC. The one
- * durable write in its way is its queue's; the line is written to SentKeys (`sent-keys.json`) as it
+ * durable write in its way is its queue's, and it is written to IRC within the call that queued it when
+ * nothing waits before it (`rate: off`); the line is written to SentKeys (`sent-keys.json`) as it
  * leaves the queue, once the server confirmed it. Sent once all the same: while queued, the queue's
  * key knows it; once sent, SentKeys does, across a restart too. The relay alone against a real ngircd.
  * On the way in, a plain channel line reaches the relay before irc-framework reads it.
@@ -67,8 +68,10 @@ describe('relay-irc: a gateway line\'s send path', () => {
       const before = sentKeys(alone.dir).length;
 
       relay.endpoint!.send(CHANNEL, fromOtherRelay(1));
-      // Queued (durably: the queue's file), and nothing else written for it before it goes out.
+      // Queued (durably: the queue's file), and nothing else written for it before it goes out; with
+      // `rate: off` and nothing waiting before it, written to IRC within the call that queued it.
       expect(queued(relay)).toBe(1);
+      expect((relay.stats!() as Record<string, number>).in_flight_lines).toBe(1);
       expect(sentKeys(alone.dir).length).toBe(before);
       // Handed again while it waits (a retry, a redelivery): known by the queue's key.
       relay.endpoint!.send(CHANNEL, fromOtherRelay(1));

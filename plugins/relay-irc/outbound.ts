@@ -80,10 +80,15 @@ export class Outbound {
     warnAboutOrphanQueues(settings.dataDir, settings.channels, log);
   }
 
-  /** Queues lines for a channel (written to disk before it returns). Throws QueueFullError when full. */
+  /**
+   * Queues lines for a channel (written to disk before it returns), and writes the first of them to
+   * IRC at once when nothing stands in its way (sendNow). Throws QueueFullError when full.
+   */
   enqueue(channelKey: string, lines: QueuedLine[]): void {
     if (lines.length === 0) return;
-    this.outboxes.get(channelKey).queue.push(...lines);
+    const box = this.outboxes.get(channelKey);
+    box.queue.push(...lines);
+    this.sendNow(box, lines.length);
     this.wakeup.notify();
   }
 
@@ -217,6 +222,27 @@ export class Outbound {
     this.wakeup.notify();
   }
 
+  /**
+   * The first of `queued` lines written now, within the call that queued them, when nothing stands in
+   * its way: every line before it was sent, the channel takes lines now (sendable), the pacing has a
+   * token free without waiting (`rate: off`), and the storage is files (durable once written; Redis
+   * waits for its lease's proof: the pump's way). The line was queued durably before; the pump goes
+   * on with what follows (the confirming PING, the next lines) as ever. A gateway's hop between
+   * relays then does not wait for the rest of the event loop's turn (#32 part 1).
+   */
+  private sendNow(box: ChannelOutbox, queued: number): void {
+    if (this.stopping || (this.settings.storage !== undefined && this.settings.storage.kind !== 'files')) return;
+    if (box.unsent !== queued || !this.sendable(box) || !this.bucket.takeNow?.()) return;
+    this.sendHead(box);
+  }
+
+  /** Writes the box's first line not sent yet on this connection, with its ticket. */
+  private sendHead(box: ChannelOutbox): void {
+    const line = box.queue.head(box.flight.length + 1)[box.flight.length]!;
+    const { ticket, command } = this.tracker.line(box.channel.name, line.text, this.link.clientTags ? line.replyTo : undefined);
+    if (this.link.send(command)) box.flight.push({ ticket, done: false, sentAt: Date.now() });
+  }
+
   private async run(): Promise<void> {
     const signal = this.stopper.signal;
     while (!signal.aborted) {
@@ -242,9 +268,7 @@ export class Outbound {
       if (!(await this.durable())) break;
       // Things may have changed while waiting for the token: a reconnect, a confirmation, a kick.
       if (this.link.generation !== generation || !this.sendable(box)) continue;
-      const line = box.queue.head(box.flight.length + 1)[box.flight.length]!;
-      const { ticket, command } = this.tracker.line(box.channel.name, line.text, this.link.clientTags ? line.replyTo : undefined);
-      if (this.link.send(command)) box.flight.push({ ticket, done: false, sentAt: Date.now() });
+      this.sendHead(box);
     }
   }
 

@@ -58,11 +58,14 @@ export class Backoff {
 /** What paces the commands the relay sends: take() resolves true when one may go, false when `signal` was aborted first. */
 export interface Pacer {
   take(signal?: AbortSignal): Promise<boolean>;
+  /** Takes a token now if one is free and nobody waits (true), without waiting; a pacer without it never does. */
+  takeNow?(): boolean;
 }
 
 /** `rate: off`: every command may go at once. */
 export const UNPACED: Pacer = {
   take: (signal) => Promise.resolve(!signal?.aborted),
+  takeNow: () => true,
 };
 
 /**
