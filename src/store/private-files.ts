@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 
 /**
@@ -38,9 +38,24 @@ export async function writeFilePrivate(path: string, data: string | Uint8Array):
   await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
 }
 
-/** Appends to a file; a new one is 0600. */
+/**
+ * Appends to a file; a new one is 0600. Open, write, close, as appendFileSync does, without its
+ * options handling and its copy of a string into a Buffer: a relay's queue appends a line before each
+ * line it sends, and these were a third of that append's time on a profile (#32 part 1).
+ */
 export function appendFilePrivateSync(path: string, data: string | Uint8Array): void {
-  appendFileSync(path, data, { mode: PRIVATE_FILE_MODE });
+  const fd = openSync(path, 'a', PRIVATE_FILE_MODE);
+  try {
+    const written = typeof data === 'string' ? writeSync(fd, data) : writeSync(fd, data, 0, data.byteLength);
+    const length = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+    // A regular file takes the whole write; should it not, the rest follows (as appendFileSync would).
+    if (written < length) {
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      for (let offset = written; offset < length;) offset += writeSync(fd, bytes, offset, length - offset);
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Opens a file (`flags` as for fs.open: 'a', 'w', 'wx', ...); one it creates is 0600. */
