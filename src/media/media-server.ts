@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createReadStream } from 'node:fs';
 import type { Logger } from 'pino';
-import { listenHttp } from '../ops/http-listen.js';
+import { closeHttp, listenHttp } from '../ops/http-listen.js';
 import { INLINE_IMAGE_TYPES } from './file-checks.js';
 import type { MediaStore } from './media-store.js';
 
@@ -45,9 +45,7 @@ export class MediaServer {
   async close(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeHttp(server);
   }
 
   private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -24,3 +24,10 @@ export async function listenHttp(server: Server, listen: string): Promise<string
   const boundPort = typeof bound === 'object' && bound ? bound.port : port;
   return `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
 }
+
+/** Stops listening and ends every open connection (keep-alive ones too), resolving once closed; none is fine. */
+export async function closeHttp(server: Server | undefined): Promise<void> {
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}

@@ -1,4 +1,4 @@
-import { listenHttp } from './http-listen.js';
+import { closeHttp, listenHttp } from './http-listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { OpsConfig } from '../config/bots-config.js';
@@ -70,9 +70,7 @@ export class OpsServer {
     this.streams.endAll();
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeHttp(server);
   }
 
   private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
