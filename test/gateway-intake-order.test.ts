@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test, vi } from 'vitest';
+import { channelLine } from '../plugins/relay-irc/incoming.js';
+import { IrcToChat } from '../plugins/relay-irc/to-chat.js';
 import type { ChatMessage } from '../src/api/types.js';
 import type { ChatInfo } from '../src/chat/chat-info.js';
 import type { PlannedGateway } from '../src/gateway/gateway-plan.js';
@@ -91,5 +93,21 @@ describe('the gateway\'s intake between relays', () => {
     await port.receive('#a', said(2));
     expect(sent.map((out) => out.text)).toEqual(['line 2']);
     expect(storage.appended - before).toBe(1);
+  });
+
+  test('relay-irc\'s chat text of a line is made after the other relay wrote the line out, before the chat\'s post', async () => {
+    const { events, port } = world();
+    // The to_chat template is read when relay-irc renders the line's chat text: that read is noted in order.
+    const format = { get privmsg() { events.push('chat text made'); return '<{nick}> {text}'; }, action: '* {nick} {text}' };
+    const toChat = new IrcToChat(() => port, format, [], () => false, pino({ level: 'silent' }));
+    toChat.onChannelMessage(channelLine('privmsg', { nick: 'uma', ident: 'u', hostname: 'h', target: '#a', message: 'line 3', from_server: false }));
+    await vi.waitFor(() => expect(events.some((e) => e.startsWith('post'))).toBe(true));
+    expect(events.map((e) => e.replace(/: map lines \d+$/, ''))).toEqual([
+      'queued line 3',
+      'written line 3',
+      'chat text made',
+      'post "<uma> line 3"',
+    ]);
+    expect(toChat.counters.posted).toBe(1);
   });
 });

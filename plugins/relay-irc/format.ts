@@ -80,5 +80,10 @@ export interface ToChatFormat {
 export function ircToChatText(kind: 'privmsg' | 'action', nick: string, channel: string, text: string, format: ToChatFormat): string | undefined {
   const clean = safeLine(stripIrcFormatting(text)).trim();
   if (!clean) return undefined;
-  return fill(kind === 'action' ? format.action : format.privmsg, { nick: closeBidi(safeName(stripIrcFormatting(nick), 'someone')), channel, text: closeBidi(clean) });
+  return cleanToChatText(kind, safeName(stripIrcFormatting(nick), 'someone'), channel, clean, format);
+}
+
+/** As ircToChatText, for a nick and a text already made safe (safeName, safeLine, no formatting) and not empty. */
+export function cleanToChatText(kind: 'privmsg' | 'action', nick: string, channel: string, text: string, format: ToChatFormat): string {
+  return fill(kind === 'action' ? format.action : format.privmsg, { nick: closeBidi(nick), channel, text: closeBidi(text) });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from '../../src/gateway/message.js';
-import { ircToChatText, type ToChatFormat } from './format.js';
+import { cleanToChatText, type ToChatFormat } from './format.js';
 import { safeLine, safeName, stripIrcFormatting } from './irc-text.js';
 
 /** A PRIVMSG or ACTION said in a channel, as irc-framework reports it. */
@@ -60,13 +60,15 @@ export class LineIds {
 /**
  * A channel line as what a gateway takes: the speaker as `nick!ident@host` (what access rules name,
  * `irc:nick!user@host`), the text without IRC's formatting codes or control characters, and the line
- * as the chat shows it in the relay's to_chat format. Undefined when nothing is left of the text.
+ * as the chat shows it in the relay's to_chat format (made when first read). Undefined when nothing is
+ * left of the text.
  */
 export function incomingFromIrc(line: IrcChannelLine, format: ToChatFormat, ids: LineIds): IncomingMessage | undefined {
   const text = safeLine(stripIrcFormatting(line.text)).trim();
-  const chatText = ircToChatText(line.kind, line.nick, line.channel, line.text, format);
-  if (!text || chatText === undefined) return undefined;
+  if (!text) return undefined;
   const nick = safeName(stripIrcFormatting(line.nick), 'someone');
+  let chatText: string | undefined;
+  let made = false;
   const part = (value: string) => safeName(value, '*').replace(/ /g, '');
   const msgid = line.tags?.msgid;
   // IRCv3 `+draft/reply`: the msgid (in this channel) of the line this one answers.
@@ -76,7 +78,17 @@ export function incomingFromIrc(line: IrcChannelLine, format: ToChatFormat, ids:
     text,
     speaker: { platform: 'irc', id: `${part(line.nick)}!${part(line.ident)}@${part(line.hostname)}`, name: nick },
     nativeId: typeof msgid === 'string' && msgid !== '' ? msgid : line.id ?? ids.next(),
-    chatText,
+    // Made when first read: in a gateway, for the line's post into the chat, which comes after the other
+    // relays wrote the line out; not in their way (#32 part 1). A relay may set it (a late line's mark).
+    get chatText(): string | undefined {
+      if (!made) chatText = cleanToChatText(line.kind, nick, line.channel, text, format);
+      made = true;
+      return chatText;
+    },
+    set chatText(value: string | undefined) {
+      chatText = value;
+      made = true;
+    },
     time: new Date(line.time ?? Date.now()).toISOString(),
     ...(typeof replyTo === 'string' && replyTo !== '' ? { replyTo } : {}),
   };
