@@ -133,6 +133,8 @@ export class Outbound {
     while (this.inFlight > 0 && this.link.ready && Date.now() < deadline) await this.wakeup.wait(50);
     this.stopper.abort();
     await this.running;
+    // The queues' journals let their descriptors go now (a change after this opens the file again).
+    for (const box of this.outboxes.boxes) box.queue.close();
   }
 
   onReady(mode: ConfirmMode): void {

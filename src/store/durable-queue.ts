@@ -337,6 +337,14 @@ export class DurableQueue<T> {
     if (this.file instanceof QueueFile) yield* this.file.values();
   }
 
+  /**
+   * The queue's owner stops: a journal file's descriptor, kept open while appends come, is let go now
+   * rather than after a second without one. Nothing else changes: a change after it opens the file again.
+   */
+  close(): void {
+    if (this.file instanceof QueueFile) this.file.close();
+  }
+
   /** Every item, oldest first (the array is cut to them first: call it at open or rarely, not per item; past the window, a copy). */
   all(): readonly T[] {
     if (this.onDisk > 0) return [...this.values()];

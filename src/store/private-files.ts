@@ -46,15 +46,20 @@ export async function writeFilePrivate(path: string, data: string | Uint8Array):
 export function appendFilePrivateSync(path: string, data: string | Uint8Array): void {
   const fd = openSync(path, 'a', PRIVATE_FILE_MODE);
   try {
-    const written = typeof data === 'string' ? writeSync(fd, data) : writeSync(fd, data, 0, data.byteLength);
-    const length = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
-    // A regular file takes the whole write; should it not, the rest follows (as appendFileSync would).
-    if (written < length) {
-      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
-      for (let offset = written; offset < length;) offset += writeSync(fd, bytes, offset, length - offset);
-    }
+    writeWholeSync(fd, data);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** Writes all of `data` at the descriptor's position (at the end, for one opened to append). */
+export function writeWholeSync(fd: number, data: string | Uint8Array): void {
+  const written = typeof data === 'string' ? writeSync(fd, data) : writeSync(fd, data, 0, data.byteLength);
+  const length = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+  // A regular file takes the whole write; should it not, the rest follows (as appendFileSync would).
+  if (written < length) {
+    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+    for (let offset = written; offset < length;) offset += writeSync(fd, bytes, offset, length - offset);
   }
 }
 

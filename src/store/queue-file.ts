@@ -1,7 +1,7 @@
-import { renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, renameSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { FileLineWriter, readFileLines } from './file-lines.js';
-import { appendFilePrivateSync, mkdirPrivateSync } from './private-files.js';
+import { mkdirPrivateSync, openPrivateSync, writeWholeSync } from './private-files.js';
 
 /**
  * One line of a queue's journal: items pushed (`at`: when, ms since the epoch; absent in files of
@@ -19,13 +19,32 @@ export interface TimedItems<T> {
 const PUSH_PREFIX = '{"push":';
 
 /**
+ * How long the journal's descriptor stays open after its last append: a queue that writes keeps it (no
+ * open and close per line, #32 part 1), one left alone (never closed by its owner) lets it go soon.
+ */
+const KEEP_OPEN_MS = 1000;
+
+/**
+ * The journal holding a descriptor open on each path (by its absolute path), at most one per path. A
+ * rewrite replaces the file by rename, so a descriptor kept on the file it replaced would write where
+ * no one reads: every rewrite of a path (by whichever QueueFile: a queue opened twice, a reopen while
+ * the old one lives) first lets that path's descriptor go, and appends land in the current file, as an
+ * append by path did.
+ */
+const holders = new Map<string, QueueFile<unknown>>();
+
+function releasePath(path: string): void {
+  holders.get(resolve(path))?.close();
+}
+
+/**
  * The journal file of a DurableQueue whose items beyond a window from the head stay on disk only
  * (#32 part 3, "memory bounded whatever the backlog"): they are found again by the byte offset of
  * the push line holding the first of them. Every push line at or after that offset holds only items
  * on disk (the queue is first in, first out: once one item is on disk, every later one is too).
  *
  * The journal's format is DurableQueue's (JSON lines, see JsonLinesFile): each change is one
- * synchronous append; a last line cut short by a crash is left out at open, and every open rewrites
+ * synchronous append (on a descriptor kept open while appends come); a last line cut short by a crash is left out at open, and every open rewrites
  * the file (streaming, in two passes: one to count what was taken, one to copy what waits).
  */
 export class QueueFile<T> {
@@ -38,6 +57,15 @@ export class QueueFile<T> {
   /** The first item on disk is item `skip` of the push line at byte `offset`. */
   private offset = 0;
   private skip = 0;
+
+  /**
+   * The journal opened to append, kept between appends while they come (closed after KEEP_OPEN_MS
+   * without one, by close(), and before each rewrite: the rewrite replaces the file by rename).
+   */
+  private fd: number | undefined;
+  /** An append came since the idle timer last looked. */
+  private used = false;
+  private idle: NodeJS.Timeout | undefined;
 
   private constructor(readonly path: string) {}
 
@@ -74,6 +102,7 @@ export class QueueFile<T> {
     } finally {
       writer.close();
     }
+    releasePath(path);
     renameSync(`${path}.${process.pid}.tmp`, path);
     file.bytes = writer.bytes;
     file.lines = writer.lines;
@@ -123,11 +152,51 @@ export class QueueFile<T> {
   /** Appends one line (synchronously); returns its byte offset. */
   append(entry: QueueEntry<T>): number {
     const line = `${JSON.stringify(entry)}\n`;
-    appendFilePrivateSync(this.path, line);
+    this.write(line);
     const offset = this.bytes;
     this.bytes += Buffer.byteLength(line);
     this.lines += 1;
     return offset;
+  }
+
+  /**
+   * One line written at the end of the journal, as a synchronous write (as durable as an append that
+   * opens and closes the file: the kernel has it when this returns; no fsync, as before). A file
+   * groupwire makes is 0600.
+   */
+  private write(line: string): void {
+    if (this.fd === undefined) {
+      const key = resolve(this.path);
+      holders.get(key)?.close();
+      this.fd = openPrivateSync(this.path, 'a');
+      holders.set(key, this as QueueFile<unknown>);
+      this.used = false;
+      // Unref'd: an open journal never keeps the process alive.
+      this.idle = setInterval(() => {
+        if (this.used) this.used = false;
+        else this.close();
+      }, KEEP_OPEN_MS);
+      this.idle.unref();
+    }
+    this.used = true;
+    try {
+      writeWholeSync(this.fd, line);
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
+  /** Lets the journal's descriptor go (the next append opens it again): the queue's owner stops, or a rewrite. */
+  close(): void {
+    clearInterval(this.idle);
+    this.idle = undefined;
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    const key = resolve(this.path);
+    if (holders.get(key) === this) holders.delete(key);
+    closeSync(fd);
   }
 
   /** Item `index` of the push line at `offset` (just appended) stays on disk only. */
@@ -205,6 +274,8 @@ export class QueueFile<T> {
     } finally {
       writer.close();
     }
+    // A descriptor on the file being replaced is let go: the next append opens the new one.
+    releasePath(this.path);
     renameSync(temporary, this.path);
     this.offset = offset;
     this.skip = 0;
