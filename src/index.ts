@@ -42,6 +42,7 @@ export { markdownLines, stripControls, type MarkdownLines, type MarkdownQuote } 
 export type { Attachment, FileBytes, IncomingFile, MediaFiles, RefusedFile } from './media/attachment.js';
 export { fileLines, sizeInWords } from './media/file-lines.js';
 export { FileRefusedError } from './media/file-refused.js';
+export { contentDisposition } from './media/content-disposition.js';
 export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf, type ErrorClass } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';

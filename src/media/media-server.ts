@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createReadStream } from 'node:fs';
 import type { Logger } from 'pino';
 import { closeHttp, listenHttp } from '../ops/http-listen.js';
-import { INLINE_IMAGE_TYPES } from './file-checks.js';
+import { contentDisposition } from './content-disposition.js';
 import type { MediaStore } from './media-store.js';
 
 /**
@@ -65,9 +65,8 @@ export class MediaServer {
     const file = name === undefined ? undefined : await this.store.stat(id);
     // The name is part of the link: a link with another name is no link to this file.
     if (!file || file.name !== name) return send(response, 404, 'not found');
-    const inline = INLINE_IMAGE_TYPES.has(file.contentType);
     response.setHeader('Content-Type', file.contentType);
-    response.setHeader('Content-Disposition', `${inline ? 'inline' : 'attachment'}; ${dispositionName(file.name)}`);
+    response.setHeader('Content-Disposition', contentDisposition(file.name, file.contentType));
     response.setHeader('X-Content-Type-Options', 'nosniff');
     response.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
     // A link is the capability (its id unguessable): a proxy or CDN in front may keep it for a day.
@@ -106,20 +105,6 @@ function send(response: ServerResponse, status: number, text: string): void {
   response.setHeader('X-Content-Type-Options', 'nosniff');
   response.setHeader('Content-Length', String(Buffer.byteLength(text) + 1));
   response.end(`${text}\n`);
-}
-
-/**
- * `filename="…"; filename*=UTF-8''…` (RFC 6266): the plain form has only printable ASCII without quotes
- * or backslashes (others become `_`), the extended form the whole name percent-encoded.
- */
-export function dispositionName(name: string): string {
-  let ascii = '';
-  for (const char of name) {
-    const code = char.codePointAt(0)!;
-    ascii += code >= 0x20 && code < 0x7f && char !== '"' && char !== '\\' && char !== '%' ? char : '_';
-  }
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
 /** One `bytes=a-b` range (RFC 9110), or undefined for the whole file (absent, several ranges, malformed). */
