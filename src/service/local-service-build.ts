@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { pino } from 'pino';
@@ -60,7 +59,6 @@ export async function buildLocalService(options: LocalServiceOptions, restart: (
   });
   const connections = new ConnectionGuard(connectionLimits, log.child({ component: 'connections' }));
   connections.attach(app.server);
-  await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: MAX_ATTACHMENT_BYTES } });
   const hub = new ChatHub(core, log.child({ component: 'chat-hub' }), options.pingIntervalMs ?? 30_000);
   const adminToken = options.adminToken ?? randomBytes(24).toString('base64url');

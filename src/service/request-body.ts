@@ -78,7 +78,7 @@ function decodeUtf8(body: Buffer): string {
 }
 
 /**
- * Replaces fastify's parsers (and @fastify/formbody's) with strict ones, for every route: a form body
+ * Replaces fastify's parsers with strict ones (fastify itself reads no forms), for every route: a form body
  * is decoded as the query string is (broken %-escapes refused); a JSON body keeps every digit (an
  * integer a double cannot hold arrives as a string of its digits, which Params' id readers take, as the
  * client does with answers), refuses prototype keys as fastify's parser does, and may be empty (one real
