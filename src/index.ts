@@ -43,6 +43,10 @@ export type { Attachment, FileBytes, IncomingFile, MediaFiles, RefusedFile } fro
 export { fileLines, sizeInWords } from './media/file-lines.js';
 export { FileRefusedError } from './media/file-refused.js';
 export { contentDisposition } from './media/content-disposition.js';
+export {
+  acceptMultipart, isMultipart, multipartParts, MultipartError, type MultipartField, type MultipartFile, type MultipartLimits, type MultipartPart,
+  type MultipartProblem,
+} from './media/multipart-parts.js';
 export { Backoff, sleep } from './chat/backoff.js';
 export { failureFields, reasonOf, type ErrorClass } from './api/failure-fields.js';
 export { MsgNumMarks } from './store/msg-num-marks.js';

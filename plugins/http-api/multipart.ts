@@ -1,6 +1,5 @@
-import '@fastify/multipart'; // its types add request.parts() and isMultipart()
 import type { FastifyRequest } from 'fastify';
-import { sizeInWords } from '../../src/index.js';
+import { MultipartError, multipartParts, sizeInWords } from '../../src/index.js';
 import { safeContentType, safeFileName, type PostedFile, type UploadDir } from './uploads.js';
 
 /** The most files one POST may carry (each up to `file_max`). */
@@ -40,9 +39,9 @@ export async function readUpload(
     // The tap is added in the same turn as the iteration below pipes the request into the parser, so
     // both see every chunk (a 'data' listener starts the flow only on a later turn).
     if (tap) raw.on('data', tap);
-    const parts = request.parts({
-      // A file past fileSize is cut short and marked truncated (the plugin is registered with throwFileSizeLimit off).
-      limits: { fileSize: fileMax, files: MAX_FILES_PER_POST, fields: MAX_FIELDS, fieldSize: fieldMax, parts: MAX_FILES_PER_POST + MAX_FIELDS },
+    const parts = multipartParts(request, {
+      // A file past fileSize is cut short and marked truncated: written up to there, then refused below.
+      fileSize: fileMax, files: MAX_FILES_PER_POST, fields: MAX_FIELDS, fieldSize: fieldMax, parts: MAX_FILES_PER_POST + MAX_FIELDS,
     });
     for await (const part of parts) {
       if (part.type === 'file') {
@@ -54,15 +53,14 @@ export async function readUpload(
       }
       const field = part.fieldname;
       if (part.valueTruncated) throw new UploadRefused(413, `${field}: larger than ${fieldMax} bytes`, field);
-      if (typeof part.value !== 'string') throw new UploadRefused(400, `${field}: must be text`, field);
+      // A field sent with Content-Type: application/json is not text.
+      if (part.mimetype.startsWith('application/json')) throw new UploadRefused(400, `${field}: must be text`, field);
       if (field in fields) throw new UploadRefused(400, `${field}: given more than once`, field);
       fields[field] = part.value;
     }
   } catch (error) {
     await uploads.remove(files.map((posted) => posted.file));
-    // What is left of the body is read and dropped (not kept), so the client gets the answer rather than a reset.
-    raw.unpipe();
-    raw.resume();
+    // What is left of the body is read and dropped (not kept) by multipartParts, so the client gets the answer rather than a reset.
     // The plugin's own disk failing (full, not writable) is not the client's mistake: an error of ours (500, logged).
     throw typeof (error as { syscall?: unknown } | null)?.syscall === 'string' ? error : asRefusal(error);
   } finally {
@@ -71,17 +69,20 @@ export async function readUpload(
   return { fields, files };
 }
 
-/** @fastify/multipart's and busboy's errors, said as what the client did wrong. */
+/** The parser's errors (and busboy's, on a file of a broken body), said as what the client did wrong. */
 function asRefusal(error: unknown): UploadRefused {
   if (error instanceof UploadRefused) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  switch (code) {
-    case 'FST_FILES_LIMIT':
-      return new UploadRefused(413, `at most ${MAX_FILES_PER_POST} files a POST`, 'file');
-    case 'FST_FIELDS_LIMIT':
-    case 'FST_PARTS_LIMIT':
-      return new UploadRefused(413, `at most ${MAX_FIELDS} fields a POST`, 'body');
-    default:
-      return new UploadRefused(400, `the multipart body is broken: ${error instanceof Error ? error.message : String(error)}`, 'body');
+  if (error instanceof MultipartError) {
+    switch (error.problem) {
+      case 'files_limit':
+        return new UploadRefused(413, `at most ${MAX_FILES_PER_POST} files a POST`, 'file');
+      case 'fields_limit':
+      case 'parts_limit':
+        return new UploadRefused(413, `at most ${MAX_FIELDS} fields a POST`, 'body');
+      case 'field_name':
+      case 'malformed':
+        break;
+    }
   }
+  return new UploadRefused(400, `the multipart body is broken: ${error instanceof Error ? error.message : String(error)}`, 'body');
 }

@@ -3,10 +3,10 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { acceptMultipart, isMultipart } from '../../src/index.js';
 import { authenticate, authenticateStreaming, mayUse, type SignedContent, type Verdict } from './auth.js';
 import { downloadHeaders } from './download.js';
 import { isOneLineName, stripControls, USERNAME_MAX, type FilePayload } from './line.js';
@@ -85,7 +85,7 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
   const postBody = postBodySchema(options.text_max);
   const postBodyWithFiles = postBodySchema(options.text_max, true);
   // Multipart POSTs (files): read by the route itself, part by part (multipart.ts).
-  void app.register(multipart, { throwFileSizeLimit: false });
+  acceptMultipart(app);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   app.setErrorHandler((failure: { statusCode?: number; message: string }, _request, reply) => {
@@ -186,7 +186,7 @@ export function buildServer(options: HttpApiOptions, configDir: string, log: Log
   };
 
   app.post<{ Params: { channel: string }; Body: string }>('/gateways/:channel/messages', async (request, reply) => {
-    if (request.isMultipart()) return postMultipart(request, reply);
+    if (isMultipart(request)) return postMultipart(request, reply);
     const raw = typeof request.body === 'string' ? request.body : '';
     const client = caller(request, reply, raw);
     if (!client) return reply;

@@ -1,7 +1,7 @@
-import '@fastify/multipart'; // its types add request.parts() and isMultipart()
 import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { isMultipart } from '../media/multipart-parts.js';
 import type { Caller } from './auth.js';
 import type { ServiceCore } from './core.js';
 import { applyFaultsAndLimits } from './caller-limits.js';
@@ -130,7 +130,7 @@ function acceptEveryMethod(app: FastifyInstance): void {
  */
 async function readParams(request: FastifyRequest, beforeFirstFile?: (params: Params) => void): Promise<Incoming> {
   const query = decodeForm(queryOf(request.url), 'query string');
-  if (!request.isMultipart()) {
+  if (!isMultipart(request)) {
     const body = request.body;
     if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
       throw badRequest('a JSON body must be an object');

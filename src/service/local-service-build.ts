@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { pino } from 'pino';
+import { acceptMultipart } from '../media/multipart-parts.js';
 import { mountAdmin } from './admin.js';
 import { ChatHub, CLOSE_CODES, refuseUpgrade } from './chat-hub.js';
 import { ConnectionGuard, DEFAULT_CONNECTION_LIMITS, serverTimeoutOptions } from './connection-limits.js';
@@ -59,11 +59,12 @@ export async function buildLocalService(options: LocalServiceOptions, restart: (
   });
   const connections = new ConnectionGuard(connectionLimits, log.child({ component: 'connections' }));
   connections.attach(app.server);
-  await app.register(multipart, { limits: { fileSize: MAX_ATTACHMENT_BYTES } });
   const hub = new ChatHub(core, log.child({ component: 'chat-hub' }), options.pingIntervalMs ?? 30_000);
   const adminToken = options.adminToken ?? randomBytes(24).toString('base64url');
   // The route modules do not care that the server underneath is HTTPS.
   const routes = app as unknown as FastifyInstance;
+  // addattachments reads its multipart body itself, part by part (multipart-upload.ts).
+  acceptMultipart(routes);
   // Made before the routes so its hook covers every one of them.
   const state = options.statePath
     ? new StateFile(options.statePath, {

@@ -1,5 +1,6 @@
-import '@fastify/multipart'; // its types add request.parts()
+import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import { MultipartError, multipartParts } from '../media/multipart-parts.js';
 import { ApiError, badRequest } from './errors.js';
 import type { DecodedParams } from './form-decoding.js';
 import type { UploadedFile } from './operation.js';
@@ -10,6 +11,8 @@ export const MAX_FILES_PER_CALL = 10;
 /** A field of a multipart body: the largest value any call takes is a 1 MiB draft body. */
 const MAX_FIELD_BYTES = 1024 * 1024 + 1024;
 const MAX_FIELDS = 100;
+/** Every part a call may rightly send (a part past it is refused as too many fields). */
+const MAX_PARTS = 1000;
 /** The most a multipart body can rightly be: every file at its largest, and the fields. */
 export const MULTIPART_BODY_LIMIT = MAX_FILES_PER_CALL * (MAX_ATTACHMENT_BYTES + 4096) + 2 * MAX_FIELD_BYTES;
 
@@ -32,18 +35,18 @@ export async function readMultipart(
 ): Promise<MultipartBody> {
   const fields = Object.create(null) as DecodedParams;
   const files: UploadedFile[] = [];
-  const limits = { fileSize: MAX_ATTACHMENT_BYTES, files: MAX_FILES_PER_CALL, fieldSize: MAX_FIELD_BYTES, fields: MAX_FIELDS };
+  const limits = { fileSize: MAX_ATTACHMENT_BYTES, files: MAX_FILES_PER_CALL, fieldSize: MAX_FIELD_BYTES, fields: MAX_FIELDS, parts: MAX_PARTS };
   try {
-    for await (const part of request.parts({ limits })) {
+    for await (const part of multipartParts(request, limits)) {
       if (part.type === 'file') {
         if (files.length === 0) beforeFirstFile(fields);
-        const data = await part.toBuffer();
+        const data = await readWhole(part.file);
         files.push({ filename: fileName(part.filename || 'attachment'), mediaType: part.mimetype || 'application/octet-stream', data });
         continue;
       }
       if (part.valueTruncated) throw badRequest(`field ${part.fieldname} over ${MAX_FIELD_BYTES} bytes`);
-      // A field sent with Content-Type: application/json arrives parsed; anything but text is ignored.
-      if (typeof part.value !== 'string') continue;
+      // A field sent with Content-Type: application/json is not text: ignored, as before.
+      if (part.mimetype.startsWith('application/json')) continue;
       const earlier = fields[part.fieldname];
       if (earlier === undefined) fields[part.fieldname] = part.value;
       else if (Array.isArray(earlier)) earlier.push(part.value);
@@ -55,23 +58,37 @@ export async function readMultipart(
   return { fields, files };
 }
 
-/** The plugin's and busboy's errors, said as what the caller did wrong. */
+/**
+ * A file's bytes, at most MAX_ATTACHMENT_BYTES: one over it is refused as soon as it passes the limit
+ * (the rest of the body is read and dropped, not kept).
+ */
+async function readWhole(file: Readable & { truncated: boolean }): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of file) {
+    if (file.truncated) throw badRequest(`an attachment is over ${MAX_ATTACHMENT_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  if (file.truncated) throw badRequest(`an attachment is over ${MAX_ATTACHMENT_BYTES} bytes`);
+  return Buffer.concat(chunks);
+}
+
+/** The parser's errors, said as what the caller did wrong. */
 function asUploadMistake(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  switch (code) {
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return badRequest(`an attachment is over ${MAX_ATTACHMENT_BYTES} bytes`);
-    case 'FST_FILES_LIMIT':
-      return badRequest(`at most ${MAX_FILES_PER_CALL} files a call`);
-    case 'FST_FIELDS_LIMIT':
-    case 'FST_PARTS_LIMIT':
-      return badRequest(`too many fields in the multipart body (at most ${MAX_FIELDS})`);
-    case 'FST_PROTO_VIOLATION':
-      return badRequest('malformed multipart body: a field name that is not allowed');
-    default: {
-      const message = error instanceof Error ? error.message : String(error);
-      return badRequest(`malformed multipart body: ${message}`);
+  if (error instanceof MultipartError) {
+    switch (error.problem) {
+      case 'files_limit':
+        return badRequest(`at most ${MAX_FILES_PER_CALL} files a call`);
+      case 'fields_limit':
+      case 'parts_limit':
+        return badRequest(`too many fields in the multipart body (at most ${MAX_FIELDS})`);
+      case 'field_name':
+        return badRequest('malformed multipart body: a field name that is not allowed');
+      case 'malformed':
+        break;
     }
   }
+  // The body broke (cut short, no boundary, the client gone): the parser's words, or busboy's on the file.
+  const message = error instanceof Error ? error.message : String(error);
+  return badRequest(`malformed multipart body: ${message}`);
 }
