@@ -26,7 +26,7 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
  * loads TypeScript plugins, is not checked: tsx, which runs these tests from the sources, uses it.)
  */
 const HEAVY = [
-  'fastify', '@fastify/busboy', 'sanitize-html', 'yazl', 'ioredis',
+  'fastify', '@fastify/busboy', 'sanitize-html', 'yazl', 'yauzl', 'ioredis',
   '@slack/web-api', '@slack/socket-mode', 'irc-framework', 'matrix-js-sdk', '@discordjs/core', '@discordjs/rest',
   '@discordjs/ws', '@xmpp/client', 'grammy', '@mattermost/client',
 ];

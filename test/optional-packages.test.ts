@@ -8,6 +8,7 @@ import { packageProblems } from '../src/config/package-problems.js';
 import {
   allOptionalPackages, describeUnmet, installCommand, installSpec, PLUGIN_PACKAGES, satisfiesCaret, unmetPackages,
 } from '../src/config/optional-packages.js';
+import { loadYauzl } from '../src/api/zip-library.js';
 import { ROOT } from './helpers/cli.js';
 
 /**
@@ -90,6 +91,14 @@ describe('optional packages', () => {
     // Valid but for the relays' options (checked when the plugins load): no package problem.
     expect(error === undefined || (error instanceof ConfigError && !error.problems.some((p) => p.includes(' needs ')))).toBe(true);
     expect(unmetPackages(allOptionalPackages())).toEqual([]);
+  });
+
+  test('reading an archive: yauzl missing or of another major is one line with the command; installed, it loads', async () => {
+    const message = (failed: Promise<unknown>) => failed.then(() => 'loaded', (error: Error) => error.message);
+    expect(await message(loadYauzl(codeIn(project('no-yauzl', {}))))).toBe('reading an archive needs yauzl@^3.4.0: npm install yauzl@3');
+    expect(await message(loadYauzl(codeIn(project('old-yauzl', { yauzl: '2.10.0' })))))
+      .toBe('reading an archive needs yauzl@^3.4.0 (2.10.0 is installed): npm install yauzl@3');
+    expect(typeof (await loadYauzl()).open).toBe('function');
   });
 
   test('caret ranges: same major (0.x: same minor), not older; prereleases count as their version', () => {

@@ -146,6 +146,9 @@ describe('the package, installed from its tarball', () => {
     expect([matrix.code, matrix.stderr]).toEqual([1, refusal]);
     const running = await sh('npx', ['groupwire', 'run', 'matrix.yaml'], project);
     expect([running.code, running.stderr]).toEqual([1, refusal]);
+    // Reading an archive needs the optional yauzl: said in one line before the day's one download is asked for.
+    const archive = await sh('npx', ['groupwire', 'archive', 'download', '--group', 'demo'], project);
+    expect([archive.code, archive.stderr]).toEqual([1, 'groupwire: reading an archive needs yauzl@^3.4.0: npm install yauzl@3\n']);
     // The README's install line, as written (from the cache too).
     const readme = await readFile(join(project, 'greeter', 'README.md'), 'utf8');
     const line = readme.split('\n').find((l) => l.startsWith('npm install'))!.replace(/ +#.*$/, '');

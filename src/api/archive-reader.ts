@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type yauzl from 'yauzl';
+import { loadYauzl } from './zip-library.js';
 
 /** One message of an archive's mbox. */
 export interface MboxMessage {
@@ -14,10 +15,11 @@ export interface MboxMessage {
 
 /**
  * Opens the archive's `messages.mbox` inside the zip as a stream (nothing is read whole into memory).
- * yauzl is loaded here, when an archive is read, not by every client (#20).
+ * yauzl is loaded here, when an archive is read, not by every client (#20); it is an optional package
+ * (#37): missing, this fails with the command that installs it.
  */
 async function openMbox(zipFile: string): Promise<Readable> {
-  const { default: unzip } = await import('yauzl');
+  const unzip = await loadYauzl();
   return new Promise((resolve, reject) => {
     unzip.open(zipFile, { lazyEntries: true, autoClose: true }, (error, zip) => {
       if (error || !zip) return reject(error ?? new Error(`cannot open ${zipFile}`));

@@ -4,10 +4,11 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 import { prepareArchiveDestination, reasonOf } from '../api/archive-destination.js';
 import { ArchiveIncompleteError } from '../api/archive-download.js';
 import { formatStartTime, GroupsError, type DownloadArchivesParams } from '../api/index.js';
+import { loadYauzl } from '../api/zip-library.js';
 import { CLIENT_HELP, CLIENT_OPTIONS, clientFromFlags } from './client-options.js';
 import { parseFlags, requireGroup } from './command.js';
 import { EXIT, writeOut } from './output.js';
@@ -76,7 +77,9 @@ export async function archiveDownloadCommand(args: string[]): Promise<number> {
     start_time: values.since === undefined ? undefined : parseSince(values.since),
   };
   const name = group.replace(/[/\\]/g, '_');
-  // Before anything is asked of the service: the day's one download must not go to a place that cannot take it.
+  // Before anything is asked of the service: the day's one download must not go to a place that cannot
+  // take it, nor be made without yauzl (an optional package) to read it.
+  await loadYauzl();
   const out = await prepareArchiveDestination(values.out ?? `${name}.mbox`, `${name}.mbox`);
   const keptZip = values['keep-zip'] === undefined ? undefined : await prepareArchiveDestination(values['keep-zip'], `${name}.zip`);
   const client = clientFromFlags(values);
@@ -147,9 +150,10 @@ export class MboxCounter extends Transform {
   }
 }
 
-function openEntry(zipFile: string, name: string): Promise<{ zip: yauzl.ZipFile; stream: Readable }> {
+async function openEntry(zipFile: string, name: string): Promise<{ zip: yauzl.ZipFile; stream: Readable }> {
+  const unzip = await loadYauzl();
   return new Promise((resolve, reject) => {
-    yauzl.open(zipFile, { lazyEntries: true, autoClose: false }, (error, zip) => {
+    unzip.open(zipFile, { lazyEntries: true, autoClose: false }, (error, zip) => {
       if (error || !zip) return reject(error ?? new Error(`cannot open ${zipFile}`));
       zip.on('entry', (entry: yauzl.Entry) => {
         if (entry.fileName !== name) return zip.readEntry();

@@ -34,10 +34,15 @@ export const COORDINATION_PACKAGES: readonly OptionalPackage[] = [{ name: 'iored
 /** A plugin written in TypeScript (`use: ./greeter.ts`, `groupwire test-plugin`): compiled on load by esbuild. */
 export const TYPESCRIPT_PACKAGES: readonly OptionalPackage[] = [{ name: 'esbuild', range: '^0.28.2' }];
 
+/** Reading a downloaded archive (a zip): `groupwire archive download`, and readArchive() of the public API. */
+export const ARCHIVE_PACKAGES: readonly OptionalPackage[] = [{ name: 'yauzl', range: '^3.4.0' }];
+
 /** Every optional package, once each: what package.json's peerDependencies must list. */
 export function allOptionalPackages(): OptionalPackage[] {
   const all = new Map<string, OptionalPackage>();
-  for (const pkg of [...Object.values(PLUGIN_PACKAGES).flat(), ...COORDINATION_PACKAGES, ...TYPESCRIPT_PACKAGES]) all.set(pkg.name, pkg);
+  for (const pkg of [...Object.values(PLUGIN_PACKAGES).flat(), ...COORDINATION_PACKAGES, ...TYPESCRIPT_PACKAGES, ...ARCHIVE_PACKAGES]) {
+    all.set(pkg.name, pkg);
+  }
   return [...all.values()];
 }
 
