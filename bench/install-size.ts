@@ -32,10 +32,25 @@ function packAt(ref: string, label: string): string {
   mkdirSync(dir);
   run('sh', ['-c', `git -C '${ROOT}' archive ${ref} | tar -x -C '${dir}'`]);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: dir });
+  buildLenient(dir, label);
   // Both are groupwire-<version>.tgz: each in its own folder.
   const [packed] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: dir })) as Array<{ filename: string }>;
   return join(dir, packed!.filename);
+}
+
+/**
+ * tsc in `dir`. An old commit may import a package this checkout's node_modules no longer has (the
+ * base imports selfsigned, which went in #37): tsc then says TS2307 for it, and still writes the same
+ * JavaScript (types are erased; the package itself is installed from the old package.json). Only that
+ * error is let through; any other fails the bench.
+ */
+function buildLenient(dir: string, label: string): void {
+  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, encoding: 'utf8' });
+  if (result.status === 0) return;
+  const errors = String(result.stdout).split('\n').filter((line) => line.includes(': error TS'));
+  const missing = errors.map((line) => /: error TS2307: Cannot find module '([^'./][^']*)'/.exec(line)?.[1]);
+  if (errors.length === 0 || missing.some((name) => name === undefined)) throw new Error(`tsc (${label}) exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
+  process.stdout.write(`(${label}: built without the types of ${[...new Set(missing)].join(', ')}, which this checkout no longer installs)\n`);
 }
 
 const IRC_BOT = `service:
