@@ -120,6 +120,34 @@ describe('plugin loading', () => {
     expect(list[1]).toMatch(/:9:\d+: a Zulip stream and topic \(general\/lobby\), or a stream alone .*\(at bots\.0\.plugins\.0\.with\.streams\.general\)$/);
   });
 
+  it('relay-telegram\'s, relay-mattermost\'s and relay-rocketchat\'s options are checked at their line and column, a misspelt key with the nearest (#33)', async () => {
+    // Where a value starts on line 9 (the `with:` line), as check reports its column.
+    const at = (line: string, value: string) => `:9:${line.indexOf(value) + 1}: `;
+
+    const telegram = '        with: { token: "12345:abc", chats: { general: "@ourgroup" }, pol_timeout_s: 5 }';
+    expect(await problems(['      - use: relay-telegram', telegram])).toEqual([
+      expect.stringMatching(new RegExp(`${at(telegram, '"12345:abc"')}a Telegram bot token from @BotFather \\(123456789:AA\\.\\.\\.\\) \\(at bots\\.0\\.plugins\\.0\\.with\\.token\\)$`)),
+      expect.stringMatching(new RegExp(`${at(telegram, '"@ourgroup"')}a Telegram chat id \\(-1001234567890\\), or a chat id and a forum topic id .*\\(at bots\\.0\\.plugins\\.0\\.with\\.chats\\.general\\)$`)),
+      expect.stringMatching(new RegExp(`${at(telegram, 'pol_timeout_s')}unknown key 'pol_timeout_s' \\(did you mean 'poll_timeout_s'\\?\\) \\(at bots\\.0\\.plugins\\.0\\.with\\.pol_timeout_s\\)$`)),
+    ]);
+
+    const mattermost = '        with: { server_url: "https://mm.example.org", token: tttttttttttttttttttttttttt, channels: { general: "Town Square" }, post_ass: bot }';
+    expect(await problems(['      - use: relay-mattermost', mattermost])).toEqual([
+      expect.stringMatching(new RegExp(`${at(mattermost, '"Town Square"')}a Mattermost channel id \\(26 lowercase letters and digits\\) or team/channel .*\\(at bots\\.0\\.plugins\\.0\\.with\\.channels\\.general\\)$`)),
+      expect.stringMatching(new RegExp(`${at(mattermost, 'post_ass')}unknown key 'post_ass' \\(did you mean 'post_as'\\?\\) \\(at bots\\.0\\.plugins\\.0\\.with\\.post_ass\\)$`)),
+    ]);
+
+    const rocketchat = '        with: { server_url: "https://rc.example.org", token: tttttttttttttttttttttttttt, rooms: { general: "general room" } }';
+    expect(await problems(['      - use: relay-rocketchat', rocketchat])).toEqual([
+      expect.stringMatching(new RegExp(`${at(rocketchat, '"general room"')}a Rocket\\.Chat room id .* or #name .*\\(at bots\\.0\\.plugins\\.0\\.with\\.rooms\\.general\\)$`)),
+      expect.stringMatching(new RegExp(`:9:\\d+: user_id is needed with token .*\\(at bots\\.0\\.plugins\\.0\\.with\\.user_id\\)$`)),
+    ]);
+    const misspelt = '        with: { server_url: "https://rc.example.org", user_id: aB3dE5gH7jK9mN2pQ, token: tttttttttttttttttttttttttt, romos: {} }';
+    expect(await problems(['      - use: relay-rocketchat', misspelt])).toEqual([
+      expect.stringMatching(new RegExp(`${at(misspelt, 'romos')}unknown key 'romos' \\(did you mean 'rooms'\\?\\) \\(at bots\\.0\\.plugins\\.0\\.with\\.romos\\)$`)),
+    ]);
+  });
+
   it('configPath resolves against the file directory', async () => {
     const loaded = await loadBotsConfig(write(['      - use: logger']), {});
     expect(configPath(loaded, './x/y.json')).toBe(join(dir, 'x', 'y.json'));
