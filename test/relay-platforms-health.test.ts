@@ -93,6 +93,12 @@ async function connectedMetric(): Promise<Record<string, number>> {
   return Object.fromEntries(lines.map((line) => [/instance="([^"]+)"/.exec(line)![1]!, Number(line.slice(line.lastIndexOf(' ') + 1))]));
 }
 
+/** The sides groupwire_backlog_lines has for the bot, as /metrics has them (docs/operations.md "Backlogs"). */
+async function backlogSides(): Promise<string[]> {
+  const lines = (await get('/metrics')).body.split('\n').filter((line) => line.startsWith('groupwire_backlog_lines{'));
+  return lines.map((line) => /side="([^"]+)"/.exec(line)![1]!).filter((side) => side.startsWith('relay-')).sort();
+}
+
 /** Every answer of the endpoint, for the secrets check. */
 async function everything(): Promise<string> {
   return (await Promise.all(['/status.json', '/readyz', '/metrics'].map(async (path) => (await get(path)).body))).join('\n');
@@ -125,6 +131,10 @@ describe('the #33 relays on the operations endpoint', () => {
     const general = (await chatOf(reader, 'general'))!;
     await waitFor('the Telegram line in the chat', async () => (await history(reader, general.id)).some((message) => message.message === '<Alice> from Telegram'));
 
+    // Each relay's queue is a side of the bot's backlogs, like the other relays' (/status, groupwire_backlog_*, the
+    // falling-behind warning); a failed relay's too (what it had queued waits, kept, for a token that works).
+    expect(await backlogSides()).toEqual(['relay-mattermost to_mattermost', 'relay-rocketchat to_rocketchat', `relay-telegram ${CHAT}`, 'relay-zulip to_zulip']);
+
     const all = await everything();
     for (const secret of [BAD.mattermost, BAD.zulip, BAD.rocketchat, f.telegram.token]) expect(all).not.toContain(secret);
   });
@@ -146,6 +156,7 @@ describe('the #33 relays on the operations endpoint', () => {
       f.mattermost.inChannel(f.channel).some((p) => p.message === 'still relayed')
       && f.zulip.inStream(f.stream, 'lobby').some((m) => m.content === '**Bob Member**: still relayed')
       && f.rocketchat.inRoom(f.room).some((m) => m.msg === 'still relayed'));
+    expect(await backlogSides()).toEqual(['relay-mattermost to_mattermost', 'relay-rocketchat to_rocketchat', 'relay-zulip to_zulip']);
     expect(await everything()).not.toContain(BAD.telegram);
   });
 });

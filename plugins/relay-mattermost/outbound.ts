@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { failureFields, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type RefusedFile } from '../../src/index.js';
+import { failureFields, QueueDrain, type Attachment, type DrainOutcome, type DurableQueue, type MediaFiles, type QueueBacklog, type RefusedFile } from '../../src/index.js';
 import { markdownFileLines, uploadFiles, type FileSettings } from './files-out.js';
 import { escapeForMattermost } from './render.js';
 import { RELAYED_PROP, type MattermostPost, type PostList } from './inbound.js';
@@ -116,6 +116,11 @@ export class MattermostOutbound {
 
   get size(): number {
     return this.drain.size;
+  }
+
+  /** The queue as a side of the bot's backlogs (docs/operations.md "Backlogs"). */
+  get backlog(): QueueBacklog {
+    return this.drain.backlog;
   }
 
   push(item: OutboundItem): void {

@@ -303,6 +303,10 @@ export class MattermostRelay {
 
   private status(): PluginStatus {
     const detail = this.detail ?? this.overrideNote;
-    return { connection: { state: this.state, ...(detail ? { detail } : {}) }, queues: { to_mattermost: this.outbound.size } };
+    return {
+      connection: { state: this.state, ...(detail ? { detail } : {}) },
+      queues: { to_mattermost: this.outbound.size },
+      backlogs: { to_mattermost: { ...this.outbound.backlog, limit: 'Mattermost\'s rate limits (429, Retry-After, X-RateLimit-Reset)' } },
+    };
   }
 }
