@@ -18,9 +18,11 @@ import { ZncBouncer } from './helpers/znc.js';
  * the middle of catching up) reach the chat once each, in order, marked with the time they were said,
  * and none of the bot's own lines come back: on InspIRCd with channel history (+H, replayed on join
  * with msgids and whole-second server-times), and through a ZNC bouncer in front of ngircd (its buffer
- * played back with millisecond server-times, no msgids). On ngircd alone nothing can be caught up: the
- * relay says so once at start, and the 20 lines said while it was stopped never reach the chat. Two
- * people say 20 lines in each gap.
+ * played back with millisecond server-times, no msgids; each playback holds the older lines too), each
+ * server kind stopped with SIGTERM in one case and killed with SIGKILL, then again during the catch-up,
+ * in another. On ngircd alone nothing can be caught up: the relay says so once at start, and the 20
+ * lines said while it was stopped never reach the chat. Two people say 20 lines in each gap. Each case
+ * prints its figures (`catch-up figures: …`: said while away, recovered, doubled, marked late).
  */
 
 describe('catch-up positions (units)', () => {
@@ -113,6 +115,17 @@ function expectOnceInOrder(lines: Array<{ said: string; late: boolean }>, expect
   expect(seen.filter((said) => said.startsWith('gwbot'))).toEqual([]);
 }
 
+/**
+ * A case's figures for the issue's closing note (lines said while away, recovered, per server kind),
+ * printed: what is required of them is asserted before each call.
+ */
+function reportFigures(kind: string, gap: string[], lines: Array<{ said: string; late: boolean }>): void {
+  const recovered = lines.filter((l) => gap.includes(l.said));
+  const once = new Set(recovered.map((l) => l.said)).size;
+  process.stdout.write(`catch-up figures: ${kind}: ${gap.length} lines said on IRC while away, ${once} recovered, `
+    + `${recovered.length - once} doubled, ${recovered.filter((l) => l.late).length} marked late\n`);
+}
+
 describe('relay-irc catch-up on inspircd with +H', () => {
   let server: IrcServer;
   let env: Env;
@@ -164,6 +177,7 @@ describe('relay-irc catch-up on inspircd with +H', () => {
     expectOnceInOrder(lines, ['alice: before', ...gap, 'alice: live again']);
     expect(lines.filter((l) => gap.includes(l.said)).every((l) => l.late)).toBe(true);
     expect(lines.find((l) => l.said === 'alice: live again')?.late).toBe(false);
+    reportFigures('inspircd +H, SIGTERM', gap, lines);
   });
 
   test('killed (SIGKILL), then killed again while catching up: each line once, in order', { timeout: 40_000 }, async () => {
@@ -181,7 +195,9 @@ describe('relay-irc catch-up on inspircd with +H', () => {
     await waitFor('the chat\'s line on IRC', () => alice.texts('#general', 'gwbot').includes(`${BOB} said in the chat while the bot is down`));
     alice.send('PRIVMSG #general :live at last');
     await waitFor('the live line', async () => (await chatLines(env)).some((l) => l.said === 'alice: live at last'));
-    expectOnceInOrder(await chatLines(env), ['alice: before', ...(await chatLines(env)).filter((l) => l.said.includes('gap one')).map((l) => l.said), ...gap, 'alice: live at last']);
+    const lines = await chatLines(env);
+    expectOnceInOrder(lines, ['alice: before', ...lines.filter((l) => l.said.includes('gap one')).map((l) => l.said), ...gap, 'alice: live at last']);
+    reportFigures(`inspircd +H, SIGKILL and a second SIGKILL after ${caughtUpBeforeTheKill} caught up`, gap, lines);
     await kill(bot!, 'SIGTERM');
   });
 });
@@ -192,6 +208,7 @@ describe('relay-irc catch-up through a ZNC bouncer in front of ngircd', () => {
   let env: Env;
   let alice: IrcWatcher;
   let dave: IrcWatcher;
+  let bot: ChildProcess | undefined;
 
   beforeAll(async () => {
     server = await IrcServer.start({ kind: 'ngircd' });
@@ -200,7 +217,11 @@ describe('relay-irc catch-up through a ZNC bouncer in front of ngircd', () => {
     znc = await ZncBouncer.start(server.port, ['#general']);
     await alice.waitForLine(/^:gwbot!\S+ JOIN/i, 15_000);
     env = await makeEnv([]);
-    env.writeConfig([{ chats: [{ chat: 'general' }], plugins: [{ ...relayPlugin(server), with: { ...relayPlugin(server).with, port: znc.port, password: znc.password } }] }]);
+    // Relayed lines posted 8 a second, as on inspircd: the second kill lands inside the catch-up.
+    env.writeConfig([{
+      chats: [{ chat: 'general' }], reply_rate: { per_second: 8, burst: 1 },
+      plugins: [{ ...relayPlugin(server), with: { ...relayPlugin(server).with, port: znc.port, password: znc.password } }],
+    }]);
   }, 30_000);
 
   afterAll(async () => {
@@ -211,26 +232,51 @@ describe('relay-irc catch-up through a ZNC bouncer in front of ngircd', () => {
     await server?.close();
   });
 
-  test('killed (SIGKILL): the buffer played back on reconnect brings what was said meanwhile, once, in order; its replay of older lines does not double them', { timeout: 40_000 }, async () => {
-    let bot = await env.spawn();
+  test('stopped (SIGTERM): the buffer played back on reattach brings what was said meanwhile, once, in order, late; its replay of older lines does not double them', { timeout: 40_000 }, async () => {
+    bot = await env.spawn();
     // The relay is attached to the bouncer once the chat's line comes out of it (a JOIN would not show: ZNC stays in the channel).
     await post(env.svc, 'general', 'bob', 'from the chat');
     await waitFor('the chat\'s line on IRC', () => alice.texts('#general', 'gwbot').includes(`${BOB} from the chat`));
     alice.send('PRIVMSG #general :before');
     await waitFor('the first line in the chat', async () => (await chatLines(env)).some((l) => l.said === 'alice: before'));
-    // Said live: the buffer keeps it too and plays it back after the kill; it must not come twice.
-    dave.send('PRIVMSG #general :live before the kill');
-    await waitFor('the live line in the chat', async () => (await chatLines(env)).some((l) => l.said === 'dave: live before the kill'));
+    // Said live: the buffer keeps it too and plays it back after the stop; it must not come twice.
+    dave.send('PRIVMSG #general :live before the stop');
+    await waitFor('the live line in the chat', async () => (await chatLines(env)).some((l) => l.said === 'dave: live before the stop'));
 
-    await kill(bot, 'SIGKILL');
-    const gap = await sayInTurns(alice, dave, 'away', GAP_LINES);
+    await kill(bot, 'SIGTERM');
+    const gap = await sayInTurns(alice, dave, 'stopped', GAP_LINES);
     bot = await env.spawn();
     await waitFor('every line in the chat', async () => (await chatLines(env)).some((l) => l.said === gap.at(-1)));
-    alice.send('PRIVMSG #general :live after');
-    await waitFor('the live line', async () => (await chatLines(env)).some((l) => l.said === 'alice: live after'));
+    alice.send('PRIVMSG #general :live after the stop');
+    await waitFor('the live line', async () => (await chatLines(env)).some((l) => l.said === 'alice: live after the stop'));
     const lines = await chatLines(env);
-    expectOnceInOrder(lines, ['alice: before', 'dave: live before the kill', ...gap, 'alice: live after']);
+    expectOnceInOrder(lines, ['alice: before', 'dave: live before the stop', ...gap, 'alice: live after the stop']);
     expect(lines.filter((l) => gap.includes(l.said)).every((l) => l.late)).toBe(true);
+    expect(lines.find((l) => l.said === 'alice: live after the stop')?.late).toBe(false);
+    reportFigures('ZNC in front of ngircd, SIGTERM', gap, lines);
+  });
+
+  test('killed (SIGKILL), then killed again while the buffer is caught up: each line once, in order, the older buffer not doubled', { timeout: 40_000 }, async () => {
+    await kill(bot!, 'SIGKILL');
+    await post(env.svc, 'general', 'bob', 'said in the chat while the bot is down');
+    const gap = await sayInTurns(alice, dave, 'killed', GAP_LINES);
+    bot = await env.spawn();
+    // Killed again a few lines into the catch-up: those taken come again in the next playback, to be left out.
+    await waitFor('the catch-up a few lines in', async () => (await chatLines(env)).some((l) => l.said === gap[4]), 20_000);
+    await kill(bot, 'SIGKILL');
+    const beforeTheSecondKill = (await chatLines(env)).filter((l) => gap.includes(l.said)).length;
+    expect(beforeTheSecondKill).toBeLessThan(gap.length);
+    bot = await env.spawn();
+    await waitFor('every line in the chat', async () => (await chatLines(env)).some((l) => l.said === gap.at(-1)));
+    await waitFor('the chat\'s line on IRC', () => alice.texts('#general', 'gwbot').includes(`${BOB} said in the chat while the bot is down`));
+    alice.send('PRIVMSG #general :live at last');
+    await waitFor('the live line', async () => (await chatLines(env)).some((l) => l.said === 'alice: live at last'));
+    const lines = await chatLines(env);
+    const earlier = lines.filter((l) => /^(alice|dave): (before|live before the stop|stopped \d+|live after the stop)$/.test(l.said)).map((l) => l.said);
+    expect(earlier).toHaveLength(23);
+    expectOnceInOrder(lines, [...earlier, ...gap, 'alice: live at last']);
+    expect(lines.filter((l) => gap.includes(l.said)).every((l) => l.late)).toBe(true);
+    reportFigures(`ZNC in front of ngircd, SIGKILL and a second SIGKILL after ${beforeTheSecondKill} caught up`, gap, lines);
     await kill(bot, 'SIGTERM');
   });
 });
@@ -267,6 +313,7 @@ describe('relay-irc on ngircd alone', () => {
       // Nothing recovered: ngircd keeps no history, and the relay, which was not in the channel, never saw them.
       expect(lines.filter((said) => gap.includes(said))).toEqual([]);
       expect(lines).toEqual(['alice: live again']);
+      reportFigures('ngircd alone, stopped', gap, lines.map((said) => ({ said, late: false })));
     } finally {
       alice.close();
       dave.close();
