@@ -79,6 +79,7 @@ describe('relay-xmpp: a room that refuses the relay', () => {
     expect(connection(e)).toMatchObject({ state: 'rooms-missing', detail: expect.stringContaining(`${room} (not-allowed`) });
     expect(await downOnReadyz()).toMatchObject({ state: 'rooms-missing' });
     expect(await roomsNotJoined()).toBe(1);
+    const shownDown = ['not made yet'];
     await post(e.svc, 'general', 'bob', 'before the room {n}', 3);
 
     // alice makes it: locked until she configures it, so the relay is refused again (item-not-found).
@@ -88,6 +89,11 @@ describe('relay-xmpp: a room that refuses the relay', () => {
     await waitFor('refused while locked', () => stats(e).room_refusals > refusedBefore && connection(e).detail?.includes('item-not-found') === true, 20_000);
     expect(stats(e).joins).toBe(0);
     expect(owner.from('groupwire')).toEqual([]);
+    // Locked: down on /readyz meanwhile, with the reason.
+    expect(await downOnReadyz()).toMatchObject({ state: 'rooms-missing', detail: expect.stringContaining('item-not-found') });
+    expect(await roomsNotJoined()).toBe(1);
+    shownDown.push('locked (item-not-found)');
+    const refusalsBeforeTheUnlock = stats(e).room_refusals;
     await owner.unlock();
     await waitFor('the three lines in the room', () => owner.from('groupwire').length === 3, 20_000);
     await waitFor('shown joined', () => connection(e).state === 'connected');
@@ -103,6 +109,7 @@ describe('relay-xmpp: a room that refuses the relay', () => {
     // Destroyed: the bot may not make it again, so it is out until alice does (locked, then unlocked).
     await owner.destroy();
     await waitFor('shown out of the destroyed room', async () => (await downOnReadyz())?.detail?.includes(room) === true, 20_000);
+    shownDown.push('destroyed');
     await post(e.svc, 'general', 'bob', 'while destroyed {n}', 2);
     await owner.enter();
     await owner.unlock();
@@ -117,6 +124,9 @@ describe('relay-xmpp: a room that refuses the relay', () => {
     ]);
     expect(stats(e)).toMatchObject({ dropped: 0, rooms_not_joined: 0 });
     expect(await downOnReadyz()).toBeUndefined();
+    // The figures for the issue's closing note (asserted above).
+    process.stdout.write(`XMPP room figures: refused ${refusalsBeforeTheUnlock} times before the unlock (${stats(e).room_refusals} in all), joined ${stats(e).joins} times without a restart, `
+      + `7 chat lines waited while the room was out, ${owner.from('groupwire').length} reached it, ${stats(e).dropped} dropped; on /readyz's relaysDown while out: ${shownDown.join(', ')}\n`);
   });
 });
 
