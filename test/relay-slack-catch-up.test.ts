@@ -29,7 +29,9 @@ describe('relay-slack: catch-up from history', () => {
     await setup.connections(1);
     const parent = slack.message(GENERAL, ALICE, 'before the stop').payload.event.ts as string;
     slack.threadReply(GENERAL, BOB, 'a reply before the stop', parent);
-    await waitFor('the lines before the stop', async () => (await setup!.relayed('general')).length === 2);
+    // A message nobody had answered yet when the relay stopped: its thread is not among those it saw replies in.
+    const unanswered = slack.message(GENERAL, BOB, 'not answered before the stop').payload.event.ts as string;
+    await waitFor('the lines before the stop', async () => (await setup!.relayed('general')).length === 3);
     await setup.env.supervisor!.stop();
 
     // Said while the relay is away: in the channel, in the known thread, and a new thread.
@@ -37,6 +39,7 @@ describe('relay-slack: catch-up from history', () => {
     slack.threadReply(GENERAL, BOB, 'a reply while away', parent);
     const newThread = slack.message(GENERAL, BOB, 'a new thread while away').payload.event.ts as string;
     const retried = slack.threadReply(GENERAL, ALICE, 'in the new thread', newThread);
+    slack.threadReply(GENERAL, ALICE, 'the first answer, while away', unanswered);
     slack.message(GENERAL, 'U0RELAYBOT', 'a post by the relay itself', { bot_id: 'B0RELAY001' });
     await new Promise((done) => setTimeout(done, 300));
     // One history call is rate limited: the read waits Retry-After and goes on.
@@ -44,7 +47,7 @@ describe('relay-slack: catch-up from history', () => {
     await setup.start();
     await setup.connections(2);
     // Slack sends one of them again (a retry with the same event id), after the read took it.
-    await waitFor('the catch-up done', async () => (await setup!.relayed('general')).length >= 10);
+    await waitFor('the catch-up done', async () => (await setup!.relayed('general')).length >= 12);
     const again = slack.socket.resend(retried);
     await waitFor('the retry acknowledged', () => slack.acks.includes(again.envelope_id));
     slack.message(GENERAL, ALICE, 'live after the catch-up');
@@ -52,23 +55,24 @@ describe('relay-slack: catch-up from history', () => {
 
     const expected = [
       // A reply shows the message it answers (the core's rendering of a reply whose parent the map knows).
-      '<alice.l> before the stop', '> alice.l: before the stop\n<Bob Builder> a reply before the stop',
+      '<alice.l> before the stop', '> alice.l: before the stop\n<Bob Builder> a reply before the stop', '<Bob Builder> not answered before the stop',
       ...[1, 2, 3, 4, 5].map((n) => `<alice.l> away ${n}`),
       '> alice.l: before the stop\n<Bob Builder> a reply while away', '<Bob Builder> a new thread while away',
       '> Bob Builder: a new thread while away\n<alice.l> in the new thread',
+      '> Bob Builder: not answered before the stop\n<alice.l> the first answer, while away',
       '<alice.l> live after the catch-up',
     ];
     expect(await setup.relayed('general')).toEqual(expected);
-    // Every event of the gap was dropped by Slack: all nine came from history.
-    expect(slack.socket.expired.length).toBeGreaterThanOrEqual(9);
+    // Every event of the gap was dropped by Slack: all ten came from history.
+    expect(slack.socket.expired.length).toBeGreaterThanOrEqual(10);
     expect(setup.stats()).toMatchObject({ failed: 0, rate_limited: 1 });
-    // Eight of people's from history (the relay's own post is not kept by the fake's history); the retried event was seen already.
-    expect(setup.stats().caught_up).toBe(8);
+    // Nine of people's from history (the relay's own post is not kept by the fake's history); the retried event was seen already.
+    expect(setup.stats().caught_up).toBe(9);
     expect(setup.stats().ignored).toBeGreaterThanOrEqual(1);
     // The figures for the issue's closing note (asserted above).
-    const away = expected.slice(2, -1);
+    const away = expected.slice(3, -1);
     const relayed = await setup.relayed('general');
-    process.stdout.write(`catch-up figures: Slack, stopped past its retries: ${away.length + 1} messages said while away (${away.length} by people, 3 of them in threads; 1 the relay's own), `
+    process.stdout.write(`catch-up figures: Slack, stopped past its retries: ${away.length + 1} messages said while away (${away.length} by people, 4 of them in threads; 1 the relay's own), `
       + `${slack.socket.expired.length} events Slack dropped, ${relayed.filter((line) => away.includes(line)).length} recovered, ${setup.stats().caught_up} read from history, ${setup.stats().rate_limited} 429 waited out\n`);
   });
 

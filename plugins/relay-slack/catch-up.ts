@@ -13,6 +13,8 @@ export interface HistoryMessage {
   ts?: string;
   thread_ts?: string;
   reply_count?: number;
+  /** On a thread's parent: the ts of its newest reply. */
+  latest_reply?: string;
   [field: string]: unknown;
 }
 
@@ -52,7 +54,8 @@ const TRIES = 5;
  * of the newest message it took (`catch-up-marks` in its store, durable like its queues). At start, and
  * after a reconnect that followed a gap longer than `after_gap_seconds`, it reads conversations.history
  * after that ts, page by page (newest first, so every page is read before anything is handed on), and
- * conversations.replies of the threads it knows and of those the read found; then takes the messages
+ * conversations.replies of the threads it knows, of those the read found and of those among the page
+ * before the mark answered since; then takes the messages
  * oldest first through the same intake and dedupe as live events (seen channel+ts), so one that also
  * comes as a (retried) event is taken once. Calls are paced to `requests_per_minute` and wait out a
  * 429's Retry-After. Live new messages of a channel being read are held back until it is done, so the
@@ -137,6 +140,12 @@ export class SlackCatchUp {
       byTs.set(message.ts, message);
       if ((message.reply_count ?? 0) > 0 || message.thread_ts === message.ts) parents.add(message.ts);
     }
+    // Threads of older messages answered while away: history finds a parent by its own ts, so one from
+    // before the mark whose thread the relay never saw a reply in shows only in the page before the
+    // mark, with its latest_reply after it (one call: the last page_size messages before the mark).
+    for (const message of await this.page('conversations.history', { channel, latest: mark, inclusive: 'true' })) {
+      if (message.ts && (message.reply_count ?? 0) > 0 && typeof message.latest_reply === 'string' && compareTs(message.latest_reply, mark) > 0) parents.add(message.ts);
+    }
     for (const parent of parents) {
       for await (const message of this.pages('conversations.replies', { channel, ts: parent, oldest: mark })) {
         if (message.ts && message.ts !== parent && compareTs(message.ts, mark) > 0) byTs.set(message.ts, message);
@@ -171,6 +180,12 @@ export class SlackCatchUp {
         this.options.log.error({ channel }, 'a Slack message held during a catch-up could not be queued; the next catch-up reads it again');
       }
     }
+  }
+
+  /** The first page of a method's answer only (paced, a 429 waited out). */
+  private async page(method: 'conversations.history', args: Record<string, string>): Promise<HistoryMessage[]> {
+    const answer = await this.call(method, { ...args, limit: String(this.options.settings.page_size) });
+    return (answer?.messages ?? []) as HistoryMessage[];
   }
 
   /** Every message of a paged method, page by page, each call paced and a 429 waited out. */
