@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { advance, lineHash, PositionStore, saidAfter, type CatchUpPosition } from '../plugins/relay-irc/catch-up-position.js';
 import { chathistoryAfter, historyKind, IrcCatchUp } from '../plugins/relay-irc/catch-up.js';
 import type { IrcChannelLine } from '../plugins/relay-irc/incoming.js';
@@ -71,6 +71,42 @@ describe('catch-up positions (units)', () => {
       expect(delivered.slice(1).map((d) => [d.text, d.late])).toEqual([['said away', true]]);
       expect(new PositionStore(dir).get('#g')).toEqual({ time: 1_000, same: [] });
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('live lines said while CHATHISTORY is unanswered wait for the answer (those it brought go once), or for 15 s when none comes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'groupwire-catch-up-'));
+    vi.useFakeTimers({ now: 10_000 });
+    try {
+      const delivered: Array<[string, boolean]> = [];
+      const sent: string[] = [];
+      const positions = new PositionStore(dir);
+      positions.set('#g', { msgid: 'm0', time: 1_000 });
+      const catchUp = new IrcCatchUp({
+        positions, log: pino({ level: 'silent' }), send: (line) => sent.push(line) > 0,
+        deliver: (line, late) => delivered.push([line.text, late]),
+      });
+      const line = (text: string, time: number, msgid: string): IrcChannelLine => ({ kind: 'privmsg', nick: 'alice', ident: 'a', hostname: 'h', channel: '#g', text, time, tags: { msgid } });
+      catchUp.onRegistered({ caps: ['draft/chathistory'], supports: () => undefined });
+      catchUp.onJoined('#g', 9_000);
+      expect(sent).toEqual(['CHATHISTORY AFTER #g msgid=m0 100']);
+      catchUp.onLive(line('live', 9_500, 'm3'));
+      expect(delivered).toEqual([]);
+      catchUp.onReplayed('#g', [line('away 1', 2_000, 'm1'), line('away 2', 3_000, 'm2'), line('live', 9_500, 'm3')]);
+      catchUp.onLive(line('after', 9_600, 'm4'));
+      expect(delivered).toEqual([['away 1', true], ['away 2', true], ['live', true], ['after', false]]);
+
+      // A server that never answers: the held line goes on after 15 s.
+      catchUp.onRegistered({ caps: ['draft/chathistory'], supports: () => undefined });
+      catchUp.onJoined('#g', 9_700);
+      catchUp.onLive(line('unanswered', 9_800, 'm5'));
+      vi.advanceTimersByTime(14_999);
+      expect(delivered).toHaveLength(4);
+      vi.advanceTimersByTime(1);
+      expect(delivered.at(-1)).toEqual(['unanswered', false]);
+    } finally {
+      vi.useRealTimers();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -16,6 +16,8 @@ interface Line { time: number; msgid: string; nick: string; text: string }
 class ScriptedServer {
   readonly lines: Line[] = [];
   readonly requests: string[] = [];
+  /** Said in the channel (and sent live to the relay) as the next CHATHISTORY request comes in, before its answer. */
+  liveBeforeAnswer: { nick: string; text: string } | undefined;
   port = 0;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
@@ -86,6 +88,14 @@ class ScriptedServer {
     this.requests.push(params.join(' '));
     const [sub, target, from = '', limit = '0'] = params;
     if (sub !== 'AFTER') return;
+    // Someone speaks while the server is still to answer: the relay gets the line live first.
+    const live = this.liveBeforeAnswer;
+    this.liveBeforeAnswer = undefined;
+    if (live) {
+      this.say(live.nick, live.text);
+      const line = this.lines.at(-1)!;
+      send(`${at(line.time)};msgid=${line.msgid} :${line.nick}!${line.nick}@127.0.0.1 PRIVMSG ${target} :${line.text}`);
+    }
     const [kind, value = ''] = from.split('=');
     const start = kind === 'msgid' ? this.lines.findIndex((l) => l.msgid === value) + 1 : this.lines.findIndex((l) => l.time > Date.parse(value));
     const page = start < 0 ? [] : this.lines.slice(start, start + Math.min(Number(limit), this.pageLimit));
@@ -129,4 +139,32 @@ test('a scripted draft/chathistory server: the relay asks CHATHISTORY AFTER its 
   expect(server.requests.slice(1)).toEqual(['AFTER #general msgid=m4 4', 'AFTER #general msgid=m8 4']);
   // The figures for the issue's closing note (asserted above).
   process.stdout.write(`catch-up figures: scripted draft/chathistory server, stopped: 9 lines said on IRC while away (8 by people, 1 the relay's own), ${said.length} recovered, ${said.length - new Set(said).size} doubled, in ${server.requests.length} CHATHISTORY requests\n`);
+});
+
+test('a line said live while the server is still to answer CHATHISTORY: the lines said while away still come, once, in order, before it', { timeout: 30_000 }, async () => {
+  const scripted = new ScriptedServer(100);
+  await scripted.listen();
+  const own = await makeEnv([]);
+  try {
+    own.writeConfig([{ chats: [{ chat: 'general' }], plugins: [{ use: 'relay-irc', with: {
+      server: '127.0.0.1', port: scripted.port, tls: false, nick: 'gwbot', channels: { general: '#general' }, rate: 'off',
+    } }] }]);
+    await own.start();
+    await waitFor('the first join', () => scripted.requests.length === 1);
+    await own.supervisor!.stop();
+    for (let n = 1; n <= 6; n += 1) scripted.say(n % 2 === 1 ? 'alice' : 'dave', `away ${n}`);
+    scripted.liveBeforeAnswer = { nick: 'dave', text: 'live during the catch-up' };
+    await own.start();
+    const carol = own.client('carol');
+    const said = async () => (await history(carol, (await chatOf(carol, 'general'))!.id))
+      .map((m) => /<(\w+)> (.*)$/.exec(m.message)).filter((m) => m !== null).map((m) => `${m[1]}: ${m[2]}`);
+    await waitFor('the live line in the chat', async () => (await said()).includes('dave: live during the catch-up'));
+    // Every line once, in the order they were said: those said away, then the live one (lines reach the chat in order, so all are in by now).
+    const expected = [...[1, 2, 3, 4, 5, 6].map((n) => `${n % 2 === 1 ? 'alice' : 'dave'}: away ${n}`), 'dave: live during the catch-up'];
+    expect(await said()).toEqual(expected);
+    process.stdout.write(`catch-up figures: scripted draft/chathistory server, a live line before the answer: 6 lines said on IRC while away, ${(await said()).filter((line) => line.includes(': away ')).length} recovered\n`);
+  } finally {
+    await own.close();
+    await scripted.close();
+  }
 });

@@ -14,6 +14,8 @@ export interface ServerInfo {
 
 /** Lines asked of CHATHISTORY at once when the server names no limit of its own. */
 const CHATHISTORY_PAGE = 100;
+/** Live lines held while CHATHISTORY is unanswered go on after this long all the same (a server that never answers). */
+const ANSWER_WAIT_MS = 15_000;
 
 /** Which of the ways to read missed lines this server offers, best first. */
 export function historyKind(server: ServerInfo): HistoryKind {
@@ -45,7 +47,9 @@ export interface CatchUpSettings {
  * Catch-up of lines said on IRC while the relay was away (stopped, restarting, another worker taking
  * over). Every channel line goes through here, live or replayed: a replay (InspIRCd's `+H` on join, a
  * ZNC buffer playback, an answer to `CHATHISTORY AFTER`) is read against the channel's position, and
- * only what was said after it goes on, once, in order, marked late; live lines move the position on.
+ * only what was said after it goes on, once, in order, marked late; live lines move the position on
+ * (but for those said while a CHATHISTORY request is unanswered: they wait for the answer, else a live
+ * line would move the position past every line the answer brings).
  * The position the gateways took is persisted (PositionStore) and read again at the next start, here
  * or on the worker that takes the bot over. Lines without a server msgid get an id made of their
  * server-time, nick and text, the same live and replayed, so the gateways' map dedupes a line seen twice.
@@ -55,6 +59,11 @@ export class IrcCatchUp {
   private readonly front = new Map<string, CatchUpPosition | undefined>();
   /** Per channel on this connection: how often each made id was given (the same line twice in a millisecond). */
   private readonly liveIds = new Map<string, Map<string, number>>();
+  /**
+   * Per channel with a CHATHISTORY request unanswered: the live lines said meanwhile, held (they would
+   * move the position past the lines the answer brings), and the ids of the lines the answers held.
+   */
+  private readonly awaiting = new Map<string, { held: IrcChannelLine[]; answered: Set<string>; timer: NodeJS.Timeout }>();
   private kind: HistoryKind | undefined;
   private limit = CHATHISTORY_PAGE;
   readonly counters = { caught_up: 0, replayed_seen: 0, chathistory_requests: 0 };
@@ -64,6 +73,12 @@ export class IrcCatchUp {
   /** A new connection registered: says once what this server lets the relay catch up. */
   onRegistered(server: ServerInfo): void {
     this.liveIds.clear();
+    // Requests of the old connection will not be answered: the lines held meanwhile are after the
+    // position, so the next CHATHISTORY brings them again; elsewhere they go on as they came.
+    const held = [...this.awaiting.values()].flatMap((wait) => wait.held);
+    for (const wait of this.awaiting.values()) clearTimeout(wait.timer);
+    this.awaiting.clear();
+    if (historyKind(server) !== 'chathistory') for (const line of held) this.onLive(line);
     const kind = historyKind(server);
     const limit = Number(server.supports('CHATHISTORY'));
     this.limit = Number.isInteger(limit) && limit > 0 ? Math.min(limit, CHATHISTORY_PAGE) : CHATHISTORY_PAGE;
@@ -96,6 +111,11 @@ export class IrcCatchUp {
   /** A line said in the channel now. */
   onLive(line: IrcChannelLine): void {
     const key = ircLower(line.channel);
+    const wait = this.awaiting.get(key);
+    if (wait) {
+      wait.held.push(line);
+      return;
+    }
     if (!this.front.has(key)) this.front.set(key, this.settings.positions.get(key));
     const made = this.madeId(line, this.liveCounts(key));
     const before = this.front.get(key);
@@ -112,6 +132,11 @@ export class IrcCatchUp {
     this.counters.replayed_seen += lines.length;
     const counts = new Map<string, number>();
     const made = lines.map((line) => this.madeId(line, counts));
+    const wait = this.awaiting.get(key);
+    for (const line of made) {
+      const id = line.msgid ?? line.id;
+      if (wait && id !== undefined) wait.answered.add(id);
+    }
     const fresh = saidAfter(made, this.front.get(key));
     for (const line of fresh) {
       const position = advance(this.front.get(key), line);
@@ -121,12 +146,40 @@ export class IrcCatchUp {
     }
     if (fresh.length > 0) this.settings.log.info({ channel, lines: fresh.length, replayed: lines.length }, 'lines said on IRC while the relay was away are relayed now');
     // A full page of CHATHISTORY may have more after it.
-    if (this.kind === 'chathistory' && lines.length >= this.limit && fresh.length > 0) this.askAfter(channel, this.front.get(key));
+    if (this.kind === 'chathistory' && lines.length >= this.limit && fresh.length > 0 && this.askAfter(channel, this.front.get(key))) return;
+    if (wait) this.release(key);
   }
 
-  private askAfter(channel: string, position: CatchUpPosition | undefined): void {
+  /** Asks CHATHISTORY for what came after `position`; live lines of the channel are held until it is answered. */
+  private askAfter(channel: string, position: CatchUpPosition | undefined): boolean {
     const command = position && chathistoryAfter(channel, position, this.limit);
-    if (command && this.settings.send(command)) this.counters.chathistory_requests += 1;
+    if (!command || !this.settings.send(command)) return false;
+    this.counters.chathistory_requests += 1;
+    const key = ircLower(channel);
+    const wait = this.awaiting.get(key);
+    if (wait) wait.timer.refresh();
+    else {
+      const timer = setTimeout(() => {
+        this.settings.log.warn({ channel }, 'the IRC server did not answer CHATHISTORY: the live lines held meanwhile go on');
+        this.release(key);
+      }, ANSWER_WAIT_MS);
+      timer.unref();
+      this.awaiting.set(key, { held: [], answered: new Set(), timer });
+    }
+    return true;
+  }
+
+  /** The channel's CHATHISTORY is answered: the live lines held meanwhile go on, but for those the answers brought. */
+  private release(key: string): void {
+    const wait = this.awaiting.get(key);
+    if (!wait) return;
+    clearTimeout(wait.timer);
+    this.awaiting.delete(key);
+    for (const line of wait.held) {
+      const made = this.madeId(line, new Map());
+      const id = made.msgid ?? made.id;
+      if (id === undefined || !wait.answered.has(id)) this.onLive(line);
+    }
   }
 
   private liveCounts(key: string): Map<string, number> {
