@@ -217,6 +217,10 @@ describe('groupwire demo', () => {
     expect(await first.stop()).toBe(0);
     await expect(readFile(join(dir, '.groupwire', 'demo.json'), 'utf8')).rejects.toThrow(/ENOENT/);
     expect(await temporaryKeysOf(first.child.pid!)).toEqual([]);
+    // A client command now, as the README says it answers after the demo stopped (#36 item 8).
+    const stopped = await runCli(['groups'], cleanEnv({ GROUPWIRE_EMAIL: 'bob@example.com', GROUPWIRE_PASSWORD: 'bob-demo' }), dir);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toMatch(/^groupwire: the demo is not running: start it with npm start /);
 
     // Second run in the same state dir: the same conversation goes on, with the same CA; carol did
     // her part in this conversation already, so she says nothing and posts no second topic.
