@@ -8,6 +8,7 @@ import { GATEWAY_SAMPLING, GatewayWatch } from '../src/ops/gateway-watch.js';
 import { Operations } from '../src/ops/operations.js';
 import { RecentErrors } from '../src/ops/recent-errors.js';
 import type { StatusSnapshot } from '../src/ops/status-snapshot.js';
+import { cleanEnv, runCli } from './helpers/cli.js';
 import { IrcServer, IrcWatcher, relayPlugin } from './helpers/irc-server.js';
 import { requireTool } from './helpers/require-tool.js';
 import { makeEnv, post, waitFor, type Env } from './helpers/supervisor.js';
@@ -90,6 +91,16 @@ describe('ops endpoint: the gateways on the status page', () => {
     expect(irc.lastLineSeconds).not.toBeNull();
     const relayRow = (await snapshot()).bots[0]!.plugins.find((plugin) => plugin.instance === 'relay-irc')!;
     expect(relayRow.sides).toEqual([expect.objectContaining({ side: 'irc #general', linesIn: 3, linesOut: 5, queue: 0 })]);
+
+    // `groupwire status` (the CLI, a child process) says the same in the terminal: the relay's lines in
+    // and out where its HANDLED was 0, and the gateway's sides.
+    const terminal = await runCli(['status', '--url', ops.url!], cleanEnv());
+    expect(terminal.stderr).toBe('');
+    expect(terminal.stdout).toMatch(/^ {2}relay-irc +relay-irc +in 3 · out 5 +0 +0 +connected/m);
+    expect(terminal.stdout).toContain(`Gateway ${gateway.name}${gateway.implied ? " (from the relays' channels)" : ''}\n`);
+    expect(terminal.stdout).toMatch(/^ {2}SIDE +BOT +STATE +IN +OUT +LAST MINUTE +QUEUE +LAST LINE +LAG$/m);
+    expect(terminal.stdout).toMatch(/^ {2}chat general +bot0 +open +5 +3 +5 in · 3 out +0 +(just now|\d+ s ago) +0 s$/m);
+    expect(terminal.stdout).toMatch(/^ {2}irc #general +bot0 +connected +3 +5 +3 in · 5 out +0 +(just now|\d+ s ago) +0 s$/m);
 
     // The page opened only now: what it draws of the past came from the process.
     const page = await openBrowser();

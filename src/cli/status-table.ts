@@ -1,4 +1,5 @@
-import type { BotStatus, StatusSnapshot } from '../ops/status-snapshot.js';
+import type { GatewayStatus } from '../ops/gateway-watch.js';
+import type { BotStatus, PluginStatusLine, StatusSnapshot } from '../ops/status-snapshot.js';
 import { formatDate } from './output.js';
 import { terminalText } from './terminal-text.js';
 
@@ -7,7 +8,7 @@ const ERRORS_SHOWN = 5;
 
 /**
  * `groupwire status` as text: a header (version, pid, uptime, ready or not), per bot a table of its
- * chats and one of its plugins, the sides falling behind, the last reload and the last errors. Plain columns, no colour: it reads
+ * chats and one of its plugins, per gateway one of its sides, the sides falling behind, the last reload and the last errors. Plain columns, no colour: it reads
  * the same in a terminal, a pipe and a log.
  */
 export function statusTable(snapshot: StatusSnapshot, url: string): string {
@@ -19,6 +20,8 @@ export function statusTable(snapshot: StatusSnapshot, url: string): string {
   if (snapshot.coordination) lines.push('', ...workerLines(snapshot.coordination));
   if (snapshot.bots.length === 0) lines.push('', snapshot.coordination ? 'No units held by this worker (a standby).' : 'No bots.');
   for (const bot of snapshot.bots) lines.push('', ...botLines(bot, now));
+  // A process of an earlier version sends no gateways.
+  for (const gateway of snapshot.gateways ?? []) lines.push('', ...gatewayLines(gateway, now));
   // Sides falling behind (docs/operations.md "Backlogs"); a process of an earlier version sends none.
   const behind = (snapshot.backlogs ?? []).filter((side) => side.behind);
   if (behind.length > 0) lines.push('', 'Falling behind:', ...behind.map((side) => `  ${clean(side.bot)}: ${clip(side.warning ?? `${side.side}: ${side.lines} waiting`, 300)}`));
@@ -72,13 +75,35 @@ function botLines(bot: BotStatus, now: string): string[] {
     lines.push(...indent(columns([
       ['PLUGIN', 'USE', 'HANDLED', 'ERRORS', 'TIMEOUTS', 'CONNECTION', 'QUEUES'],
       ...bot.plugins.map((plugin) => [
-        plugin.instance, clip(plugin.plugin, 40), String(plugin.handled), String(plugin.errors), String(plugin.timeouts),
+        plugin.instance, clip(plugin.plugin, 40), handled(plugin), String(plugin.errors), String(plugin.timeouts),
         plugin.connection ? clip(`${plugin.connection.state}${plugin.connection.detail ? ` ${plugin.connection.detail}` : ''}`, 60) : '',
         Object.entries(plugin.queues ?? {}).map(([name, depth]) => `${name} ${depth}`).join(', '),
       ]),
     ], [2, 3, 4])));
   }
   return lines;
+}
+
+/**
+ * What a plugin handled: a relay's lines do not pass its handle(), so its lines in and out (over its
+ * sides, each under its gateway) say it, as on the page; any other plugin, the messages it handled.
+ */
+function handled(plugin: PluginStatusLine): string {
+  if (!plugin.sides) return String(plugin.handled);
+  const sum = (key: 'linesIn' | 'linesOut') => plugin.sides!.reduce((total, side) => total + side[key], 0);
+  return `in ${sum('linesIn')} · out ${sum('linesOut')}`;
+}
+
+/** A gateway and its sides, as on the page without its charts: state, lines in and out, last minute, queue, last line, lag. */
+function gatewayLines(gateway: GatewayStatus, now: string): string[] {
+  return [`Gateway ${clean(gateway.name)}${gateway.implied ? ' (from the relays\' channels)' : ''}`, ...indent(columns([
+    ['SIDE', 'BOT', 'STATE', 'IN', 'OUT', 'LAST MINUTE', 'QUEUE', 'LAST LINE', 'LAG'],
+    ...gateway.sides.map((side) => [
+      clip(side.side, 40), clip(side.bot, 30), side.state.replaceAll('_', ' '), String(side.linesIn), String(side.linesOut),
+      side.lastMinute ? `${side.lastMinute.in} in · ${side.lastMinute.out} out` : '–', String(side.queue),
+      side.lastLineAt ? ago(side.lastLineAt, now) : 'none yet', duration(side.lagSeconds),
+    ]),
+  ], [3, 4, 6]))];
 }
 
 /** Rows padded to their columns' widths; `numeric` columns aligned right. Every cell is cleaned first. */
