@@ -89,7 +89,7 @@ describe('client commands without GROUPWIRE_URL', () => {
     const cwd = await folderWithDemoFile({ ...liveDemo(), pid });
     const result = await runCli(['api', 'getchats', '--group_name', 'demo'], asBob(), cwd);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`groupwire: the demo is not running: start it with npm start (or groupwire serve) (.groupwire/demo.json is left from process ${pid}, which has ended)\n`);
+    expect(result.stderr).toBe(`groupwire: the demo is not running: start it with npx groupwire demo (or groupwire serve) (.groupwire/demo.json is left from process ${pid}, which has ended)\n`);
   });
 
   it('nothing answering at the demo file\'s address: "the demo is not running", not ECONNREFUSED', async () => {
@@ -97,7 +97,7 @@ describe('client commands without GROUPWIRE_URL', () => {
     const cwd = await folderWithDemoFile({ ...liveDemo(), base_url: address });
     const result = await runCli(['topics', '--group', 'demo'], asBob(), cwd);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`groupwire: the demo is not running: start it with npm start (or groupwire serve) (nothing answers at ${address}, the address in .groupwire/demo.json)\n`);
+    expect(result.stderr).toBe(`groupwire: the demo is not running: start it with npx groupwire demo (or groupwire serve) (nothing answers at ${address}, the address in .groupwire/demo.json)\n`);
     expect(result.stderr).not.toContain('ECONNREFUSED');
   });
 
@@ -110,8 +110,13 @@ describe('client commands without GROUPWIRE_URL', () => {
     await writeFile(join(cwd, '.groupwire', 'local-service.json'), '{}');
     const result = await runCli(['groups'], asBob(), cwd);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('groupwire: the demo is not running: start it with npm start (or groupwire serve) (its conversation is kept in '
+    expect(result.stderr).toBe('groupwire: the demo is not running: start it with npx groupwire demo (or groupwire serve) (its conversation is kept in '
       + '.groupwire/local-service.json, but no demo runs from this directory now: .groupwire/demo.json is not there)\n');
+    // In groupwire's checkout (its package.json, whose start script runs the demo): npm start, as the README says.
+    await writeFile(join(cwd, 'package.json'), await readFile(join(ROOT, 'package.json'), 'utf8'));
+    const inCheckout = await runCli(['groups'], asBob(), cwd);
+    expect(inCheckout.code).toBe(1);
+    expect(inCheckout.stderr).toMatch(/^groupwire: the demo is not running: start it with npm start \(or groupwire serve\) \(its conversation is kept/);
   });
 
   it('no demo file and no address: says to set GROUPWIRE_URL or start the demo, exit 2', async () => {
@@ -119,7 +124,7 @@ describe('client commands without GROUPWIRE_URL', () => {
     dirs.push(cwd);
     const result = await runCli(['topics', '--group', 'demo'], asBob(), cwd);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('no service address: set GROUPWIRE_URL or pass --url https://host[:port] (or start the demo in this directory with npm start');
+    expect(result.stderr).toContain('no service address: set GROUPWIRE_URL or pass --url https://host[:port] (or start the demo in this directory with npx groupwire demo');
   });
 });
 

@@ -116,6 +116,9 @@ async function checkout(): Promise<string> {
   const yaml = await readFile(join(ROOT, 'bots.yaml'), 'utf8');
   expect(yaml).toMatch(/port: 8443/);
   await writeFile(join(dir, 'bots.yaml'), yaml.replace(/port: 8443/, 'port: 0'));
+  // Its package.json (name and start script): there the demo and the client commands say npm start.
+  const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; scripts: { start: string } };
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: manifest.name, scripts: { start: manifest.scripts.start } }));
   return dir;
 }
 

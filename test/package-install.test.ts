@@ -126,7 +126,17 @@ describe('the package, installed from its tarball', () => {
     const demo = start(['demo'], project);
     await demo.waitFor(/Join the conversation from another terminal/);
     expect(await ask(project, '!ping')).toBe('pong');
-    expect(await demo.stop()).toMatch(/The demo stopped; its conversation is saved in \.\/\.groupwire\./);
+    const said = await demo.stop();
+    expect(said).toMatch(/The demo stopped; its conversation is saved in \.\/\.groupwire\./);
+    // Its words name the commands that work here (this project has no npm start that runs the demo).
+    expect(said).toContain('so the next npx groupwire demo continues it (npx groupwire demo --fresh starts over)');
+    expect(said).not.toContain('npm start');
+    // A client command after the demo stopped says how to start it here (#36 item 8).
+    const stopped = await collect(spawn('npx', ['groupwire', 'groups'], {
+      cwd: project, env: { ...userEnv(), GROUPWIRE_EMAIL: DEMO_ACCOUNTS.bob.email, GROUPWIRE_PASSWORD: DEMO_ACCOUNTS.bob.password }, stdio: ['ignore', 'pipe', 'pipe'],
+    }));
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toMatch(/^groupwire: the demo is not running: start it with npx groupwire demo \(or groupwire serve\) /);
     expect(await readFile(join(project, 'bots.yaml'), 'utf8')).toBe(await readFile(join(ROOT, 'bots.yaml'), 'utf8'));
     await expect(readFile(join(project, '.groupwire', 'local-service.json'), 'utf8')).resolves.toContain('demo');
 

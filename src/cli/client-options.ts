@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { GroupsClient, type Credentials } from '../api/index.js';
 import { registerSecret } from './output.js';
-import { DEMO_FILE, DEMO_NOT_RUNNING, DEMO_RETRY, DemoNotRunningError, findService } from './service-address.js';
+import { DEMO_FILE, DEMO_RETRY, demoNotRunning, DemoNotRunningError, findService } from './service-address.js';
 import { UsageError } from './usage-error.js';
 
 /** The flags every client command takes (parseArgs form). */
@@ -89,7 +89,7 @@ export function clientFromFlags(flags: ClientFlags, env: NodeJS.ProcessEnv = pro
       accessSync(caFile, constants.R_OK);
     } catch (error) {
       // The demo's CA is gone with its state: the file is left from a demo that is over.
-      if (fromDemoFile) throw new DemoNotRunningError(`${DEMO_NOT_RUNNING} (the CA file ${caFile} named in ${DEMO_FILE} is gone)`);
+      if (fromDemoFile) throw new DemoNotRunningError(`${demoNotRunning()} (the CA file ${caFile} named in ${DEMO_FILE} is gone)`);
       throw new UsageError(`cannot read the CA file ${caFile} (--ca-file or GROUPWIRE_CA_FILE): ${(error as NodeJS.ErrnoException).code ?? error}`);
     }
   }

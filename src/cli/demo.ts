@@ -15,6 +15,7 @@ import { Supervisor } from '../supervisor/supervisor.js';
 import { DEMO_FILE } from './chat-command.js';
 import { demoFileHolder, removeOwnDemoFile, writeDemoFile } from './demo-file.js';
 import { readScriptProgress, runScript, scriptDone } from './demo-script.js';
+import { demoStartCommands } from './demo-start-command.js';
 import { demoState, orphanedState, savedConversation, shown, startOver, type DemoState } from './demo-state.js';
 import { DemoView } from './demo-view.js';
 import { shellWord } from './shell-word.js';
@@ -153,7 +154,7 @@ async function introduce(supervisor: Supervisor, service: LocalService, state: D
   await supervisor.connected();
   if (signal.aborted) return;
   if (scriptDone(await readScriptProgress(state.scriptProgress))) {
-    writeOut(`The bot is in. Carol did her part of the demo in this conversation already (npm start -- --fresh starts over).\n`);
+    writeOut(`The bot is in. Carol did her part of the demo in this conversation already (${demoStartCommands().fresh} starts over).\n`);
   } else {
     writeOut(`The bot is in. Carol says a few things in #general, then posts a topic in the group:\n`);
     await runScript({
@@ -171,7 +172,7 @@ Say !ping or !help to the bot. New topics of the demo group are announced in #ge
 alice (the owner) and mo (a moderator) may also use !announce Subject | text (the bot posts a topic in
 the group), !activity, and in
 #standup, the bot's own chat, !subject TEXT and !close, then !reopen standup from #general.
-Transcripts are written to ./transcripts. Ctrl-C stops the demo; the next npm start continues it.
+Transcripts are written to ./transcripts. Ctrl-C stops the demo; the next ${demoStartCommands().start} continues it.
 
 `);
 }
@@ -187,9 +188,10 @@ async function prepareState(state: DemoState, fresh: boolean): Promise<void> {
     writeOut(`The service's CA stays in ${shown(`${state.serviceState}.tls`)}.\n`);
     return;
   }
+  const { start, fresh: startOverCommand } = demoStartCommands();
   writeOut(await savedConversation(state)
-    ? `Continuing the demo's conversation saved in ${where} (npm start -- --fresh starts over).\n`
-    : `A new demo; its conversation is saved in ${where}, so the next npm start continues it (npm start -- --fresh starts over).\n`);
+    ? `Continuing the demo's conversation saved in ${where} (${startOverCommand} starts over).\n`
+    : `A new demo; its conversation is saved in ${where}, so the next ${start} continues it (${startOverCommand} starts over).\n`);
 }
 
 function printWhere(service: LocalService, opsUrl: string | undefined): void {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { demoStartCommands } from './demo-start-command.js';
 import { UsageError } from './usage-error.js';
 
 /** Where a running demo or `groupwire serve` tells other terminals its address (relative to the working directory). */
@@ -24,7 +25,10 @@ export class DemoNotRunningError extends Error {
  */
 export const DEMO_SERVICE_DATA = join('.groupwire', 'local-service.json');
 
-export const DEMO_NOT_RUNNING = 'the demo is not running: start it with npm start (or groupwire serve)';
+/** "The demo is not running", with the command that starts it from `cwd` (npm start in the checkout, else npx groupwire demo). */
+export function demoNotRunning(cwd = process.cwd()): string {
+  return `the demo is not running: start it with ${demoStartCommands(cwd).start} (or groupwire serve)`;
+}
 
 /** Retries for a client of the demo: it is local, so a refused connection means it is gone (not 10 s of retries). */
 export const DEMO_RETRY = { retries: 2, baseDelayMs: 200 };
@@ -44,17 +48,17 @@ export function findService(
   const caFile = value(flags.caFile) ?? value(env.GROUPWIRE_CA_FILE);
   const url = value(flags.url) ?? value(env.GROUPWIRE_URL);
   if (url) return { url, caFile, fromDemoFile: false };
-  const demo = readDemoFile(join(cwd, DEMO_FILE));
+  const demo = readDemoFile(cwd);
   if (!demo && existsSync(join(cwd, DEMO_SERVICE_DATA))) {
     // A demo ran here and stopped (it removes the demo file as it stops, its conversation stays): say
     // that, as the README promises, rather than ask for an address.
-    throw new DemoNotRunningError(`${DEMO_NOT_RUNNING} (its conversation is kept in ${DEMO_SERVICE_DATA}, but no demo runs from this directory now: ${DEMO_FILE} is not there)`);
+    throw new DemoNotRunningError(`${demoNotRunning(cwd)} (its conversation is kept in ${DEMO_SERVICE_DATA}, but no demo runs from this directory now: ${DEMO_FILE} is not there)`);
   }
   if (!demo) {
-    throw new UsageError(`no service address: set GROUPWIRE_URL or pass --url https://host[:port] (or start the demo in this directory with npm start, which writes ${DEMO_FILE})`);
+    throw new UsageError(`no service address: set GROUPWIRE_URL or pass --url https://host[:port] (or start the demo in this directory with ${demoStartCommands(cwd).start}, which writes ${DEMO_FILE})`);
   }
   if (demo.pid !== undefined && !processIsAlive(demo.pid)) {
-    throw new DemoNotRunningError(`${DEMO_NOT_RUNNING} (${DEMO_FILE} is left from process ${demo.pid}, which has ended)`);
+    throw new DemoNotRunningError(`${demoNotRunning(cwd)} (${DEMO_FILE} is left from process ${demo.pid}, which has ended)`);
   }
   demoAddress = demo.base_url;
   return { url: demo.base_url, caFile: caFile ?? demo.ca_file, fromDemoFile: true };
@@ -66,7 +70,7 @@ export function findService(
  */
 export function demoUnreachable(error: unknown): string | undefined {
   if (demoAddress === undefined || !isConnectionRefused(error)) return undefined;
-  return `${DEMO_NOT_RUNNING} (nothing answers at ${demoAddress}, the address in ${DEMO_FILE})`;
+  return `${demoNotRunning()} (nothing answers at ${demoAddress}, the address in ${DEMO_FILE})`;
 }
 
 interface DemoFileContent {
@@ -75,7 +79,8 @@ interface DemoFileContent {
   pid: number | undefined;
 }
 
-function readDemoFile(path: string): DemoFileContent | undefined {
+function readDemoFile(cwd: string): DemoFileContent | undefined {
+  const path = join(cwd, DEMO_FILE);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -91,7 +96,7 @@ function readDemoFile(path: string): DemoFileContent | undefined {
   }
   const { base_url: url, ca_file: caFile, pid } = content ?? {};
   if (typeof url !== 'string' || url === '') {
-    throw new UsageError(`${DEMO_FILE} holds no base_url: delete it and start the demo again (npm start), or set GROUPWIRE_URL`);
+    throw new UsageError(`${DEMO_FILE} holds no base_url: delete it and start the demo again (${demoStartCommands(cwd).start}), or set GROUPWIRE_URL`);
   }
   return {
     base_url: url,
