@@ -168,6 +168,14 @@ describe('groupwire new-plugin', () => {
     const running = start([built.main, 'run', 'greeter/bots.yaml'], home, cleanEnv());
     await waitFor('the greeter bot in #general', () => running.output().includes('greeter ready') && /first start|chat socket open/.test(running.output()), 60_000);
     expect((await running.stop()).code).toBe(0);
+    // Run again: the embedded service's data is kept beside the bot's state, so the bot goes on in the
+    // same conversation (without it, every second start warned "chat history reset" and began anew).
+    expect(existsSync(join(home, 'greeter', '.groupwire', 'local-service.json'))).toBe(true);
+    const again = start([built.main, 'run', 'greeter/bots.yaml'], home, cleanEnv());
+    await waitFor('the greeter bot in #general again', () => /"msg":"chat socket open"/.test(again.output()), 60_000);
+    expect((await again.stop()).code).toBe(0);
+    expect(again.output()).not.toContain('chat history reset');
+    expect(again.output()).not.toContain('first start');
   }, 240_000);
 
   it('a failing test of the plugin makes test-plugin exit 1', async () => {

@@ -99,6 +99,8 @@ service:
   base_url: embedded
   embedded:
     port: 0                   # any free port
+    state: ./.groupwire/local-service.json   # the service's data, kept with the bot's state: a restart
+                                             # continues the conversation
 state_dir: ./.groupwire
 bots:
   - name: ${name}-bot
