@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type WebSocket from 'ws';
@@ -101,7 +101,13 @@ describe('the package, installed from its tarball', () => {
   test('packs what the commands need, installs cleanly from the cache, and works as a user runs it', { timeout: 180_000 }, async () => {
     const work = await mkdtemp(join(tmpdir(), 'gw-package-'));
     dirs.push(work);
-    ok(await sh(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], ROOT), 'the build');
+    // The build as a clone makes it (npm start's prestart, npm run build): its bin is executable, as
+    // `npx groupwire` in the clone runs it (a rebuilt dist/ left it 0644: "sh: groupwire: Permission denied").
+    const bin = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+    await chmod(bin, 0o644).catch(() => undefined);
+    ok(await sh('npm', ['run', '--silent', 'build'], ROOT), 'npm run build');
+    expect((await stat(bin)).mode & 0o111).toBe(0o111);
+    expect(ok(await sh(bin, ['--help'], ROOT), 'the bin itself').stdout).toMatch(/^Usage: groupwire/m);
     // --ignore-scripts: prepack's clean build would remove the dist/ other tests may be building into.
     const packed = ok(await sh('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT), 'npm pack');
     const [pack] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
