@@ -100,6 +100,29 @@ describe('relay-xmpp', () => {
     expect(watcher.from('groupwire')).toHaveLength(1);
   });
 
+  test('the bot\'s own answer goes into the room under the name the chat shows for it (<Demo Bot> pong), not its bots.yaml name (#36 item 12)', async () => {
+    const room = newRoom();
+    env = await makeEnv([]);
+    env.writeConfig([{
+      chats: [{ chat: 'general' }],
+      plugins: [{ use: 'responder' }, {
+        use: 'relay-xmpp',
+        with: { service: prosody.service, jid: `bot@${prosody.domain}`, password: PASSWORDS.bot, rooms: { general: room }, tls: { ca_file: prosody.caFile } },
+      }],
+    }]);
+    const e = env;
+    await e.start();
+    await waitFor('the relay in the room', () => stats(e).sessions === 1 && report(e).status.connection?.state === 'connected');
+    const watcher = await alice(room);
+    await watcher.say('!ping');
+    await waitFor('the pong in the room', () => watcher.from('groupwire').some((line) => line.endsWith('pong')));
+    expect(watcher.from('groupwire')).toEqual(['<Demo Bot> pong']);
+    // The chat shows the same name for it.
+    const reader = e.client('bob');
+    const pong = (await history(reader, (await chatOf(reader, 'general'))!.id)).find((m) => m.message === 'pong');
+    expect(pong?.display_name).toBe('Demo Bot');
+  });
+
   test('a burst of 50 chat lines: each in the room once, in order', async () => {
     const room = newRoom();
     const { env: e } = await setup(room);
