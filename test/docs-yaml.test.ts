@@ -66,6 +66,35 @@ function wholeFileOf(part: string, where: string): string {
   return stringify(file);
 }
 
+/** A relay for each platform a gateways part names, with the least its options need and no channels of its own. */
+const RELAYS: Record<string, (endpoints: Array<Record<string, unknown>>) => Record<string, unknown>> = {
+  irc: () => ({ use: 'relay-irc', with: { server: 'irc.example.net', nick: 'gwbot' } }),
+  slack: () => ({ use: 'relay-slack', with: { token: dummyValue('SLACK_BOT_TOKEN'), app_token: dummyValue('SLACK_APP_TOKEN') } }),
+  discord: () => ({ use: 'relay-discord', with: { token: 'docs-example-discord-token-0000' } }),
+  // A mail endpoint that takes lines (not `in` only) needs post_to_group, as the page says.
+  mail: (endpoints) => ({ use: 'group-mail', with: { post_to_group: endpoints.some((e) => e.mail !== undefined && e.direction !== 'in') } }),
+};
+
+/** The bots.yaml a gateways part is put into: one bot with the chats and relays its endpoints name. */
+function gatewaysFileOf(part: string, where: string): string {
+  const keys = parse(part) as { gateways?: Array<{ endpoints?: Array<Record<string, unknown>> }> } | null;
+  if (!keys || !Array.isArray(keys.gateways)) throw new Error(`${where}: a gateways part must have a gateways: list`);
+  const endpoints = keys.gateways.flatMap((gateway) => gateway.endpoints ?? []);
+  const chats = [...new Set(endpoints.flatMap((endpoint) => typeof endpoint.chat === 'string' ? [endpoint.chat] : []))];
+  const platforms = [...new Set(endpoints.flatMap((endpoint) => Object.keys(endpoint).filter((key) => !['chat', 'bot', 'plugin', 'direction'].includes(key))))];
+  const unknown = platforms.filter((platform) => !RELAYS[platform]);
+  if (unknown.length > 0) throw new Error(`${where}: no relay to put in for ${unknown.join(', ')} (add one to RELAYS)`);
+  return stringify({
+    service: { base_url: 'https://groups.example.com' },
+    bots: [{
+      name: 'docs-example', login: { email: 'bot@example.com', password: 'docs-example' },
+      chats: (chats.length > 0 ? chats : ['general']).map((chat) => ({ group: 'demo', chat })),
+      plugins: platforms.map((platform) => RELAYS[platform]!(endpoints)),
+    }],
+    gateways: keys.gateways,
+  });
+}
+
 interface Prepared {
   example: YamlExample;
   file: string;
@@ -92,7 +121,9 @@ function prepare(): { parsed: YamlExample[]; toCheck: Prepared[]; byPage: Map<st
       parsed.push(example);
       if (example.kind === 'parse only') return;
       const file = join(dir, `example-${index + 1}.yaml`);
-      writeFileSync(file, example.kind === 'bots.yaml part' ? wholeFileOf(example.text, example.where) : example.text);
+      const text = example.kind === 'bots.yaml part' ? wholeFileOf(example.text, example.where)
+        : example.kind === 'gateways part' ? gatewaysFileOf(example.text, example.where) : example.text;
+      writeFileSync(file, text);
       const env = Object.fromEntries(variablesOf(example.text).map((name) => [name, dummyValue(name)]));
       toCheck.push({ example, file, env });
     });

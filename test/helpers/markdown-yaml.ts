@@ -5,6 +5,9 @@ import { readFileSync } from 'node:fs';
  * a ```yaml block is a whole bots.yaml unless the line above it is a marker:
  * - `<!-- yaml: bots.yaml part -->`: keys of bots.yaml, checked inside a minimal bots.yaml (a
  *   `plugins:` list goes into its bot, any other key replaces the minimal file's, `key: …` is left out);
+ * - `<!-- yaml: gateways part -->`: a `gateways:` list, checked inside a minimal bots.yaml whose one bot
+ *   has the chats its endpoints name and a relay for each platform they name (irc, slack, discord,
+ *   mail), with no channels of its own (`plugins: …` is left out);
  * - `<!-- yaml: seed -->`: a seed file of the local service (`groupwire serve --seed`);
  * - `<!-- yaml: parse only ... -->`: another program's file, or an excerpt that needs the rest of its
  *   page: parsed as YAML, not checked.
@@ -12,7 +15,7 @@ import { readFileSync } from 'node:fs';
  * page's bots.yaml may use: it is written there before they are checked.
  */
 
-export type YamlKind = 'bots.yaml' | 'bots.yaml part' | 'seed' | 'parse only';
+export type YamlKind = 'bots.yaml' | 'bots.yaml part' | 'gateways part' | 'seed' | 'parse only';
 
 export interface YamlExample {
   /** `docs/gateways.md:15`: the page and the line of the opening fence. */
@@ -27,7 +30,9 @@ export interface PageExamples {
   files: Map<string, string>;
 }
 
-const MARKERS: Record<string, YamlKind> = { 'bots.yaml part': 'bots.yaml part', seed: 'seed', 'parse only': 'parse only' };
+const MARKERS: Record<string, YamlKind> = {
+  'bots.yaml part': 'bots.yaml part', 'gateways part': 'gateways part', seed: 'seed', 'parse only': 'parse only',
+};
 
 export function examplesOf(path: string, shownAs: string): PageExamples {
   const lines = readFileSync(path, 'utf8').split('\n');
