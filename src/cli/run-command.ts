@@ -17,6 +17,7 @@ import { DEMO_FILE } from './service-address.js';
 import { onHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
 import { limitHeapGrowth } from './heap-growth.js';
+import { keepYoungGenerationSmall } from './young-generation.js';
 
 export const RUN_HELP = `Usage: groupwire run [bots.yaml]
 
@@ -34,7 +35,8 @@ With service.base_url: embedded, .groupwire/demo.json in the working directory s
 is while it runs, so the client commands run from here (chat, api, ...) find it, as they find the demo.
 
 V8's heap is kept within 1.5 times what is live; GROUPWIRE_HEAP_GROWTH=N (a percent, 1-300, default 50;
-v8 for V8's own rule) changes that (docs/operations.md "What grows and its bound").
+v8 for V8's own rule) changes that. Its young generation stays at the size it starts with;
+GROUPWIRE_YOUNG_GENERATION=v8 lets node grow it (docs/operations.md "What grows and its bound").
 
 A bot whose login the service refuses (wrong password or token, an account banned from its groups)
 says so once and waits: it tries again when bots.yaml changes, or every 15 minutes. When every bot is
@@ -76,6 +78,7 @@ export async function runCommand(args: string[]): Promise<number> {
   if (!options) return 0;
   // Before anything is loaded: the bots' heap is kept near what is live (docs/operations.md "What grows and its bound").
   limitHeapGrowth();
+  keepYoungGenerationSmall();
   const loaded = await loadBotsConfig(options.file);
   // The status page lists the last warnings and errors: they are taken off the log lines as written.
   const errors = new RecentErrors();
