@@ -38,8 +38,19 @@ function said(n: number): IncomingMessage {
   return { kind: 'message', text: `line ${n}`, speaker: { platform: 'irc', id: 'uma!u@h', name: 'uma' }, nativeId: `x${n}`, chatText: `<uma> line ${n}` };
 }
 
+/**
+ * A relay whose sender writes a line out several microtasks after its queue took it (its durable mark
+ * awaited, then its client library's own steps): Discord, Matrix, Slack and the other HTTP relays.
+ */
+const LIBRARY_HOPS = 4;
+
+function later(hops: number, then: () => void): void {
+  if (hops === 0) then();
+  else queueMicrotask(() => later(hops - 1, then));
+}
+
 /** One bot whose relay-irc-2 notes, for each line, the map's journal lines when it queued it and when its sender ran (a microtask later). */
-function world() {
+function world(slow?: { instance: string; events: string[] }) {
   const storage = countingStorage();
   const map = MessageMap.open(join(dir, `map-${Math.random().toString(36).slice(2)}.jsonl`), DEFAULT_MAP_LIMITS, storage);
   const events: string[] = [];
@@ -55,6 +66,11 @@ function world() {
     },
     endpoint: (instance) => ({
       send(_channel, out) {
+        if (slow && instance === slow.instance) {
+          events.push(`queued for ${instance}`);
+          later(LIBRARY_HOPS, () => events.push(`written by ${instance}`));
+          return;
+        }
         if (instance !== 'relay-irc-2') return;
         sent.push(out);
         events.push(`queued ${out.text}: map lines ${storage.appended}`);
@@ -65,7 +81,10 @@ function world() {
     pluginsStarted: () => Promise.resolve(),
     log: pino({ level: 'silent' }),
   };
-  const router = new GatewayRouter([gateway], map, pino({ level: 'silent' }));
+  const planned: PlannedGateway = slow
+    ? { ...gateway, endpoints: [...gateway.endpoints, { kind: 'relay', bot: 'b', instance: slow.instance, platform: 'discord', channel: '77', channelKey: '77', direction: 'inout' }] }
+    : gateway;
+  const router = new GatewayRouter([planned], map, pino({ level: 'silent' }));
   router.attach(bot);
   return { map, storage, events, sent, port: router.port('b', 'relay-irc') };
 }
@@ -109,5 +128,23 @@ describe('the gateway\'s intake between relays', () => {
       'post "<uma> line 3"',
     ]);
     expect(toChat.counters.posted).toBe(1);
+  });
+
+  test('the chat\'s post is made within the intake\'s microtasks, before a relay whose send waits on more of them: not a turn later (#32 part 1, platforms)', async () => {
+    const { events, port } = world({ instance: 'relay-discord', events: [] });
+    // Scheduled before the line comes: it runs on the event loop's next turn, after every microtask of the intake.
+    const atNextTurn = new Promise<string[]>((resolve) => setImmediate(() => resolve([...events])));
+    const taken = port.receive('#a', said(4));
+    const seenAtNextTurn = await atNextTurn;
+    await taken;
+    const steps = events.map((e) => e.replace(/: map lines \d+$/, ''));
+    expect(steps).toEqual([
+      'queued line 4',
+      'queued for relay-discord',
+      'written line 4',
+      'post "<uma> line 4"',
+      'written by relay-discord',
+    ]);
+    expect(seenAtNextTurn.filter((e) => e.startsWith('post'))).toHaveLength(1);
   });
 });

@@ -155,13 +155,14 @@ export class GatewayIntake {
     } finally {
       this.early.delete(fields.key);
     }
-    // The relays' queues took the line; their senders go on once this returns to the event loop (their
-    // awaits are microtasks): nothing more is written before they write the line out (#32 part 1). The
-    // map's note and the chat's post wait one turn, so they are not in their way: lines of one origin
-    // still reach the chats in order (a relay hands them on one at a time, and turns keep order). The
-    // note is written before the post (the bot's outbox names the line's record).
+    // The relays' queues took the line (relay-irc wrote it out already, within its send); the senders
+    // that wait on their queue's wake-up take their first step in the microtasks queued so far, then the
+    // map's note and the chat's post follow, in one microtask: not a turn later, behind every other
+    // relay's client library (with seven relays on one event loop that was 4-5 ms before the chat had
+    // the line, #32 part 1). Lines of one origin still reach the chats in order (microtasks run in the
+    // order they were queued). The note is written before the post (the bot's outbox names the line's record).
     if (handOn && route.relays.length > 0) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await Promise.resolve();
       this.map.flush();
     }
     const line = chatLineOf(record, message.chatText, record.namesParent ? undefined : quoted, changed);
