@@ -18,6 +18,7 @@ import { onHangup, stopOnSignal } from './signals.js';
 import { UsageError } from './usage-error.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { keepYoungGenerationSmall } from './young-generation.js';
+import { exitIfStillHeld } from './exit-after-stop.js';
 
 export const RUN_HELP = `Usage: groupwire run [bots.yaml]
 
@@ -121,13 +122,17 @@ export async function runCommand(args: string[]): Promise<number> {
     }).then(() => 'stopped' as const),
     supervisor.everyLoginRefused(),
   ]);
-  if (outcome === 'stopped') return 0;
+  if (outcome === 'stopped') {
+    exitIfStillHeld(log, 0);
+    return 0;
+  }
   // Exiting at once (not after a retry): a person at the terminal gets the reason now, and under a
   // service manager the documented exit code 3 tells it not to restart (see docs/bots.md).
   await operations.close();
   await supervisor.stop(0);
   const lines = outcome.map((refusal) => `groupwire: ${describeRefusal(refusal)}\n`);
   sayOnStderr(redact(`${lines.join('')}groupwire: no bot can log in; exiting (code ${EXIT_LOGIN_REFUSED})`));
+  exitIfStillHeld(log, EXIT_LOGIN_REFUSED);
   return EXIT_LOGIN_REFUSED;
 }
 

@@ -3,6 +3,7 @@ import { configPath, type LoadedConfig } from '../config/bots-config.js';
 import { Worker } from '../coordination/worker.js';
 import { Operations } from '../ops/operations.js';
 import type { RecentErrors } from '../ops/recent-errors.js';
+import { exitIfStillHeld } from './exit-after-stop.js';
 import { onHangup, stopOnSignal } from './signals.js';
 
 /**
@@ -38,5 +39,6 @@ export async function runWorker(loaded: LoadedConfig, file: string, log: Logger,
     await worker.stop();
     await operations!.close();
   });
+  exitIfStillHeld(log, 0);
   return 0;
 }
