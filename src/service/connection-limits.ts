@@ -2,6 +2,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { addressKey } from './caller-limits.js';
+import { IdleSweep } from './idle-sweep.js';
 
 /**
  * Our decisions (docs/protocol.md "Connections", issue #31 item 3): how long the local service waits
@@ -70,6 +71,8 @@ export class ConnectionGuard {
   private readonly byPeer = new Map<string, { key: string; counted: boolean }>();
   /** Connections refused for the cap since the start (stats). */
   refused = 0;
+  /** The second guard on the idle timeout, once attached. */
+  idle: IdleSweep | undefined;
 
   constructor(
     private readonly limits: ConnectionLimits,
@@ -83,6 +86,9 @@ export class ConnectionGuard {
     server.keepAliveTimeout = this.limits.idleTimeoutMs;
     // Inactivity of the socket, whatever the request's state; with no 'timeout' listener node destroys it.
     server.timeout = this.limits.idleTimeoutMs;
+    // And a check of the same rule that does not depend on Node's timer (idle-sweep.ts says why).
+    this.idle = new IdleSweep(this.limits.idleTimeoutMs, this.log.child({ component: 'idle-sweep' }), this.now);
+    this.idle.attach(server);
     server.on('connection', (socket: Socket) => this.admit(socket));
   }
 
