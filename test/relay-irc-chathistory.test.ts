@@ -1,5 +1,5 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, expect, test } from 'vitest';
+import { ScriptedIrcServer, type Send } from './helpers/scripted-irc-server.js';
 import { chatOf, history, makeEnv, waitFor, type Env } from './helpers/supervisor.js';
 
 /**
@@ -13,27 +13,14 @@ import { chatOf, history, makeEnv, waitFor, type Env } from './helpers/superviso
 
 interface Line { time: number; msgid: string; nick: string; text: string }
 
-class ScriptedServer {
+class ScriptedServer extends ScriptedIrcServer {
   readonly lines: Line[] = [];
   readonly requests: string[] = [];
   /** Said in the channel (and sent live to the relay) as the next CHATHISTORY request comes in, before its answer. */
   liveBeforeAnswer: { nick: string; text: string } | undefined;
-  port = 0;
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
 
   constructor(private readonly pageLimit: number) {
-    this.server = createServer((socket) => this.serve(socket));
-  }
-
-  async listen(): Promise<void> {
-    await new Promise<void>((ready) => this.server.listen(0, '127.0.0.1', ready));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((closed) => this.server.close(closed));
+    super({ caps: 'batch server-time message-tags draft/chathistory', isupport: `CHATHISTORY=${pageLimit}`, serverTime: true });
   }
 
   say(nick: string, text: string): void {
@@ -41,47 +28,10 @@ class ScriptedServer {
     this.lines.push({ time, msgid: `m${this.lines.length + 1}`, nick, text });
   }
 
-  private serve(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-    socket.on('error', () => undefined);
-    let nick = '*';
-    let buffer = '';
-    let capping = false;
-    let user = false;
-    const send = (line: string) => socket.write(`${line}\r\n`);
-    const at = (time: number) => `@time=${new Date(time).toISOString()}`;
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n')) {
-        const [command = '', ...params] = buffer.slice(0, end).replace(/\r$/, '').split(' ');
-        buffer = buffer.slice(end + 1);
-        // Registration waits for CAP END, as servers do.
-        const welcome = () => {
-          send(`:irc.test 001 ${nick} :Welcome`);
-          send(`:irc.test 005 ${nick} CHANTYPES=# CHANMODES=b,k,l,imnpst CHATHISTORY=${this.pageLimit} :are supported`);
-          send(`:irc.test 422 ${nick} :No MOTD`);
-        };
-        if (command === 'CAP' && params[0] === 'LS') {
-          capping = true;
-          send(':irc.test CAP * LS :batch server-time message-tags draft/chathistory');
-        } else if (command === 'CAP' && params[0] === 'REQ') send(`:irc.test CAP * ACK ${params.slice(1).join(' ')}`);
-        else if (command === 'CAP' && params[0] === 'END') {
-          capping = false;
-          if (user) welcome();
-        } else if (command === 'NICK') nick = params[0]!;
-        else if (command === 'USER') {
-          user = true;
-          if (!capping) welcome();
-        } else if (command === 'PING') send(`:irc.test PONG irc.test ${params.join(' ')}`);
-        else if (command === 'JOIN') {
-          send(`${at(Date.now())} :${nick}!gw@127.0.0.1 JOIN ${params[0]}`);
-          send(`:irc.test 366 ${nick} ${params[0]} :End of /NAMES list.`);
-        } else if (command === 'CHATHISTORY') this.answer(params, send, at);
-        else if (command === 'QUIT') socket.end();
-      }
-    });
+  protected command(command: string, params: string[], _line: string, send: Send): boolean {
+    if (command !== 'CHATHISTORY') return false;
+    this.answer(params, send, (time) => `@time=${new Date(time).toISOString()}`);
+    return true;
   }
 
   private answer(params: string[], send: (line: string) => void, at: (time: number) => string): void {

@@ -1,5 +1,5 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, expect, test } from 'vitest';
+import { ScriptedIrcServer, type Send } from './helpers/scripted-irc-server.js';
 import { makeEnv, post, waitFor, type Env } from './helpers/supervisor.js';
 
 /**
@@ -11,57 +11,22 @@ import { makeEnv, post, waitFor, type Env } from './helpers/supervisor.js';
  * (Before: the stop waited 1.5 s, the line was still unconfirmed, and the start sent it again.)
  */
 
-class SlowPongServer {
+class SlowPongServer extends ScriptedIrcServer {
   readonly privmsgs: string[] = [];
-  port = 0;
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
 
   constructor(private readonly pongDelayMs: number) {
-    this.server = createServer((socket) => this.serve(socket));
+    super({ caps: '' });
   }
 
-  async listen(): Promise<void> {
-    await new Promise<void>((ready) => this.server.listen(0, '127.0.0.1', ready));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((closed) => this.server.close(closed));
-  }
-
-  private serve(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-    socket.on('error', () => undefined);
-    let nick = '*';
-    let buffer = '';
-    const send = (line: string) => socket.writable && socket.write(`${line}\r\n`);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n')) {
-        const line = buffer.slice(0, end).replace(/\r$/, '');
-        buffer = buffer.slice(end + 1);
-        const [command = '', ...params] = line.split(' ');
-        if (command === 'CAP' && params[0] === 'LS') send(':irc.test CAP * LS :');
-        else if (command === 'NICK') nick = params[0]!;
-        else if (command === 'USER') {
-          send(`:irc.test 001 ${nick} :Welcome`);
-          send(`:irc.test 005 ${nick} CHANTYPES=# :are supported`);
-          send(`:irc.test 422 ${nick} :No MOTD`);
-        } else if (command === 'PING') {
-          const token = params.join(' ');
-          // The relay's own confirmation PINGs (gw...) are answered late; irc-framework's keep-alives at once.
-          setTimeout(() => send(`:irc.test PONG irc.test ${token}`), token.includes('gw') ? this.pongDelayMs : 0);
-        } else if (command === 'JOIN') {
-          send(`:${nick}!gw@127.0.0.1 JOIN ${params[0]}`);
-          send(`:irc.test 366 ${nick} ${params[0]} :End of /NAMES list.`);
-        } else if (command === 'PRIVMSG') this.privmsgs.push(line);
-        else if (command === 'QUIT') socket.end();
-      }
-    });
+  protected command(command: string, params: string[], line: string, send: Send): boolean {
+    if (command === 'PRIVMSG') {
+      this.privmsgs.push(line);
+      return true;
+    }
+    // The relay's own confirmation PINGs (gw...) are answered late; irc-framework's keep-alives as ever.
+    if (command !== 'PING' || !params.join(' ').includes('gw')) return false;
+    setTimeout(() => send(`:irc.test PONG irc.test ${params.join(' ')}`), this.pongDelayMs);
+    return true;
   }
 }
 
