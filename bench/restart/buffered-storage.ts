@@ -1,4 +1,5 @@
-import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
+import { JsonLinesFile } from '../../src/store/json-lines-file.js';
 import { FILE_STORAGE, type Journal, type Storage } from '../../src/store/storage.js';
 
 /**
@@ -41,6 +42,7 @@ class BufferedJournal implements Journal {
   private pending: string[] = [];
   private pendingBytes = 0;
   private count = 0;
+  private size = 0;
 
   constructor(private readonly path: string) {}
 
@@ -49,27 +51,60 @@ class BufferedJournal implements Journal {
   }
 
   append(entry: unknown): void {
+    this.appendLine(entry);
+  }
+
+  appendLine(entry: unknown): number {
     const line = `${JSON.stringify(entry)}\n`;
+    const handle = this.size;
     this.pending.push(line);
     this.pendingBytes += line.length;
+    this.size += Buffer.byteLength(line);
     this.count += 1;
     if (this.pendingBytes >= CHUNK) this.write();
+    return handle;
+  }
+
+  readLine(handle: number): string {
+    this.write();
+    return JsonLinesFile.readLine(this.path, handle);
+  }
+
+  withLines<T>(use: (read: (handle: number) => string) => T): T {
+    this.write();
+    return JsonLinesFile.withLines(this.path, use);
   }
 
   rewrite(entries: readonly unknown[]): void {
+    this.rewriteTexts(entries.map((entry) => JSON.stringify(entry)));
+  }
+
+  rewriteTexts(texts: Iterable<string>, placed?: (handle: number) => void): void {
     this.close();
     const temporary = `${this.path}.${process.pid}.tmp`;
     const fd = openSync(temporary, 'w', 0o600);
-    writeSync(fd, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+    let size = 0;
+    let count = 0;
+    const lines: string[] = [];
+    for (const text of texts) {
+      placed?.(size);
+      const line = `${text}\n`;
+      size += Buffer.byteLength(line);
+      lines.push(line);
+      count += 1;
+    }
+    writeSync(fd, lines.join(''));
     closeSync(fd);
     renameSync(temporary, this.path);
     this.fd = openSync(this.path, 'a');
-    this.count = entries.length;
+    this.count = count;
+    this.size = size;
   }
 
   reopen(lines: number): void {
     this.fd = openSync(this.path, 'a');
     this.count = lines;
+    this.size = fstatSync(this.fd).size;
   }
 
   close(): void {

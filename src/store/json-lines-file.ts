@@ -1,6 +1,6 @@
-import { closeSync, openSync, readFileSync, readSync, renameSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { appendFilePrivateSync, mkdirPrivateSync, writeFilePrivateSync } from './private-files.js';
+import { appendFilePrivateSync, mkdirPrivateSync, openPrivateSync, writeWholeSync } from './private-files.js';
 
 /**
  * An append-only file of JSON lines, for state that changes with every message (a relay's queue and
@@ -17,8 +17,17 @@ import { appendFilePrivateSync, mkdirPrivateSync, writeFilePrivateSync } from '.
 /** How much of a journal forEachInFile reads at a time. */
 const READ_CHUNK = 1 << 20;
 
+/** How much of a line readLine() asks for at first (a gateway map's line is some 500 bytes). */
+const LINE_READ = 4096;
+/** How much withLines() reads at a time. */
+const WINDOW = 1 << 16;
+/** How much rewrite() gathers before each write. */
+const WRITE_CHUNK = 1 << 16;
+
 export class JsonLinesFile {
   private count = 0;
+  /** The file's length in bytes: where the next line goes (a line's handle is its offset). */
+  private size = 0;
 
   private constructor(readonly path: string) {}
 
@@ -69,12 +78,12 @@ export class JsonLinesFile {
   }
 
   /**
-   * forEach on the file at `path`, read 1 MB at a time (no string of the whole file: a 12 MB one lands
+   * forEach on the file at `path` (with each line's byte offset: its handle for readLine), read 1 MB at a time (no string of the whole file: a 12 MB one lands
    * in the heap's large-object space and stays until a full collection, which an idle process after
    * its start may not run for a long time). `lines`: the entries read; `complete`: the file exists and
    * ends with a newline (nothing cut short after the last line), so it may be appended to as it is.
    */
-  static forEachInFile(path: string, what: string, visit: (entry: unknown) => void): { lines: number; complete: boolean } {
+  static forEachInFile(path: string, what: string, visit: (entry: unknown, offset: number) => void): { lines: number; complete: boolean } {
     mkdirPrivateSync(dirname(path));
     let fd: number;
     try {
@@ -88,6 +97,9 @@ export class JsonLinesFile {
     let carry: Buffer | undefined;
     let lines = 0;
     let lineNumber = 0;
+    /** The offset of the line being taken, and of the chunk read last. */
+    let lineStart = 0;
+    let chunkStart = 0;
     const take = (text: string, last: boolean): void => {
       lineNumber += 1;
       if (text === '') return;
@@ -99,7 +111,7 @@ export class JsonLinesFile {
         if (last) return;
         throw new Error(`${path}: unreadable ${what} at line ${lineNumber} (${(error as Error).message})`);
       }
-      visit(entry);
+      visit(entry, lineStart);
       lines += 1;
     };
     try {
@@ -110,8 +122,10 @@ export class JsonLinesFile {
           take(carry ? Buffer.concat([carry, bytes.subarray(start, newline)]).toString('utf8') : bytes.toString('utf8', start, newline), false);
           carry = undefined;
           start = newline + 1;
+          lineStart = chunkStart + start;
         }
         if (start < read) carry = Buffer.concat(carry ? [carry, bytes.subarray(start)] : [bytes.subarray(start)]);
+        chunkStart += read;
       }
     } finally {
       closeSync(fd);
@@ -134,7 +148,48 @@ export class JsonLinesFile {
   static resume(path: string, lines: number): JsonLinesFile {
     const file = new JsonLinesFile(path);
     file.count = lines;
+    file.size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
     return file;
+  }
+
+  /**
+   * The line at `handle` (its byte offset, from appendLine, rewriteTexts or forEachInFile), without its
+   * newline: for a store that keeps old entries on disk only (the message map's older records, #32).
+   */
+  static readLine(path: string, handle: number): string {
+    const fd = openSync(path, 'r');
+    try {
+      return readLineAt(fd, handle, path);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * readLine for many lines: `read` reads through one descriptor, closed when `use` returns, 64 KB at a
+   * time: lines asked for in the order of the file (a compaction's) cost a read per 64 KB, not one each.
+   */
+  static withLines<T>(path: string, use: (read: (handle: number) => string) => T): T {
+    const fd = openSync(path, 'r');
+    const window = Buffer.allocUnsafe(WINDOW);
+    let start = 0;
+    let filled = 0;
+    const read = (handle: number): string => {
+      if (handle >= start && handle < start + filled) {
+        const newline = window.indexOf(10, handle - start);
+        if (newline >= 0 && newline < filled) return window.toString('utf8', handle - start, newline);
+      }
+      start = handle;
+      filled = readSync(fd, window, 0, WINDOW, handle);
+      const newline = window.indexOf(10);
+      if (newline >= 0 && newline < filled) return window.toString('utf8', 0, newline);
+      return readLineAt(fd, handle, path);
+    };
+    try {
+      return use(read);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Lines in the file since it was last rewritten. */
@@ -143,15 +198,74 @@ export class JsonLinesFile {
   }
 
   append(entry: unknown): void {
-    appendFilePrivateSync(this.path, `${JSON.stringify(entry)}\n`);
+    this.appendLine(entry);
+  }
+
+  /** Appends an entry as a line; its handle (for readLine) is returned. */
+  appendLine(entry: unknown): number {
+    const line = `${JSON.stringify(entry)}\n`;
+    const handle = this.size;
+    appendFilePrivateSync(this.path, line);
+    this.size += Buffer.byteLength(line);
     this.count += 1;
+    return handle;
+  }
+
+  readLine(handle: number): string {
+    return JsonLinesFile.readLine(this.path, handle);
+  }
+
+  withLines<T>(use: (read: (handle: number) => string) => T): T {
+    return JsonLinesFile.withLines(this.path, use);
   }
 
   /** Replaces the file with these entries, atomically. */
   rewrite(entries: readonly unknown[]): void {
+    this.rewriteTexts(entries.map((entry) => JSON.stringify(entry)));
+  }
+
+  /**
+   * Replaces the file with these lines (JSON texts, without newlines), atomically, written a chunk at a
+   * time (no string of the whole file); `placed` is told each line's handle, in order.
+   */
+  rewriteTexts(texts: Iterable<string>, placed?: (handle: number) => void): void {
     const temporary = `${this.path}.${process.pid}.tmp`;
-    writeFilePrivateSync(temporary, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+    const fd = openPrivateSync(temporary, 'w');
+    let count = 0;
+    let size = 0;
+    try {
+      let chunk = '';
+      for (const text of texts) {
+        placed?.(size);
+        const line = `${text}\n`;
+        size += Buffer.byteLength(line);
+        chunk += line;
+        count += 1;
+        if (chunk.length >= WRITE_CHUNK) {
+          writeWholeSync(fd, chunk);
+          chunk = '';
+        }
+      }
+      if (chunk !== '') writeWholeSync(fd, chunk);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temporary, this.path);
-    this.count = entries.length;
+    this.count = count;
+    this.size = size;
+  }
+}
+
+/** The line starting at `offset`, without its newline (read 4 KB at a time until the newline). */
+function readLineAt(fd: number, offset: number, path: string): string {
+  let buffer = Buffer.allocUnsafe(LINE_READ);
+  let filled = 0;
+  for (;;) {
+    if (filled === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)]);
+    const read = readSync(fd, buffer, filled, buffer.length - filled, offset + filled);
+    const newline = buffer.indexOf(10, filled);
+    if (newline >= 0 && newline < filled + read) return buffer.toString('utf8', 0, newline);
+    if (read === 0) throw new Error(`${path}: no whole line at byte ${offset}`);
+    filled += read;
   }
 }

@@ -134,6 +134,28 @@ export class RedisStorage implements Storage {
     return lines && lines.length > 0 ? `${lines.join('\n')}\n` : '';
   }
 
+  forEachLine(path: string, what: string, visit: (entry: unknown, handle: number) => void): { lines: number; complete: boolean } {
+    const key = this.keyOf(path);
+    const lines = this.lists.get(key) ?? [];
+    lines.forEach((line, index) => {
+      let entry: unknown;
+      try {
+        entry = JSON.parse(line);
+      } catch (error) {
+        throw new Error(`${key}: unreadable ${what} at line ${index + 1} (${(error as Error).message})`);
+      }
+      visit(entry, index);
+    });
+    // A list's entries are whole: nothing is ever cut short.
+    return { lines: lines.length, complete: true };
+  }
+
+  readLine(path: string, handle: number): string {
+    const line = this.lists.get(this.keyOf(path))?.[handle];
+    if (line === undefined) throw new Error(`${this.keyOf(path)}: no line ${handle}`);
+    return line;
+  }
+
   journal(path: string, entries: readonly unknown[]): Journal {
     const journal = this.resume(path, 0);
     journal.rewrite(entries);
@@ -149,13 +171,26 @@ export class RedisStorage implements Storage {
         return count;
       },
       append(entry) {
+        this.appendLine(entry);
+      },
+      appendLine(entry) {
         const line = JSON.stringify(entry);
-        (storage.lists.get(key) ?? storage.lists.set(key, []).get(key)!).push(line);
+        const list = storage.lists.get(key) ?? storage.lists.set(key, []).get(key)!;
+        list.push(line);
         storage.write('a', key, [line]);
         count += 1;
+        return list.length - 1;
+      },
+      readLine: (handle) => storage.readLine(path, handle),
+      withLines(use) {
+        return use((handle) => this.readLine(handle));
       },
       rewrite(all) {
-        const lines = all.map((entry) => JSON.stringify(entry));
+        this.rewriteTexts(all.map((entry) => JSON.stringify(entry)));
+      },
+      rewriteTexts(texts, placed) {
+        const lines = [...texts];
+        lines.forEach((_, index) => placed?.(index));
         storage.lists.set(key, [...lines]);
         storage.write('r', key, lines);
         count = lines.length;

@@ -10,6 +10,17 @@ export interface Journal {
   append(entry: unknown): void;
   /** Replaces the whole journal with these entries: the compaction its owner does now and then. */
   rewrite(entries: readonly unknown[]): void;
+  /**
+   * For a store that keeps older entries only here (the message map, #32): append() that returns the
+   * line's handle (a file: its byte offset; Redis: its place in the list), valid until the next rewrite.
+   */
+  appendLine(entry: unknown): number;
+  /** The line (JSON text) at a handle. */
+  readLine(handle: number): string;
+  /** readLine for many lines at once (a file: one descriptor for all of them). */
+  withLines<T>(use: (read: (handle: number) => string) => T): T;
+  /** rewrite() from JSON texts, told each line's handle in order. */
+  rewriteTexts(texts: Iterable<string>, placed?: (handle: number) => void): void;
 }
 
 /**
@@ -20,6 +31,13 @@ export interface Storage {
   readonly kind: 'files' | 'redis';
   /** A journal's text ('' when there is none yet). */
   readText(path: string): string;
+  /**
+   * Each entry of a journal with its line's handle (as Journal.readLine takes it), oldest first;
+   * `lines` read, and `complete`: it ends with a newline (nothing cut short), so it may be resumed.
+   */
+  forEachLine(path: string, what: string, visit: (entry: unknown, handle: number) => void): { lines: number; complete: boolean };
+  /** The line at a handle forEachLine gave, before the journal is resumed. */
+  readLine(path: string, handle: number): string;
   /** A journal started afresh with `entries`. */
   journal(path: string, entries: readonly unknown[]): Journal;
   /**
@@ -52,6 +70,8 @@ const DONE = Promise.resolve();
 export const FILE_STORAGE: Storage = {
   kind: 'files',
   readText: (path) => JsonLinesFile.readText(path),
+  forEachLine: (path, what, visit) => JsonLinesFile.forEachInFile(path, what, visit),
+  readLine: (path, handle) => JsonLinesFile.readLine(path, handle),
   journal: (path, entries) => JsonLinesFile.create(path, entries),
   resume: (path, lines) => JsonLinesFile.resume(path, lines),
   readDocument: (path, fallback, what) => readJsonFileSync(path, fallback, what),

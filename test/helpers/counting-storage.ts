@@ -7,6 +7,12 @@ export function countingStorage() {
   const storage: Storage = {
     kind: 'files',
     readText: (path) => (texts.get(path) ?? []).join(''),
+    forEachLine(path, _what, visit) {
+      const lines = texts.get(path) ?? [];
+      lines.forEach((line, index) => visit(JSON.parse(line), index));
+      return { lines: lines.length, complete: true };
+    },
+    readLine: (path, handle) => texts.get(path)![handle]!.slice(0, -1),
     journal(path, entries) {
       const journal = journalAt(path, 0);
       journal.rewrite(entries);
@@ -29,13 +35,24 @@ export function countingStorage() {
         return lines;
       },
       append(entry) {
+        journal.appendLine(entry);
+      },
+      appendLine(entry) {
         const line = `${JSON.stringify(entry)}\n`;
-        texts.get(path)!.push(line);
+        const list = texts.get(path)!;
+        list.push(line);
         written.appended += line.length;
         lines += 1;
+        return list.length - 1;
       },
+      readLine: (handle) => texts.get(path)![handle]!.slice(0, -1),
+      withLines: (use) => use((handle) => journal.readLine(handle)),
       rewrite(all) {
-        const rendered = all.map((entry) => `${JSON.stringify(entry)}\n`);
+        journal.rewriteTexts(all.map((entry) => JSON.stringify(entry)));
+      },
+      rewriteTexts(all, placed) {
+        const rendered = [...all].map((text) => `${text}\n`);
+        rendered.forEach((_, index) => placed?.(index));
         texts.set(path, rendered);
         written.rewritten += rendered.reduce((sum, line) => sum + line.length, 0);
         written.rewrites += 1;
