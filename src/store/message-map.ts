@@ -1,34 +1,13 @@
-import { ColdRecords, keyedByOrigin, namesItsLine, type MapEntry as Entry } from './cold-records.js';
-import { baseOf, compactCopy, NativeIdIndex, Shared } from './map-index.js';
+import { ColdRecords, namesItsLine, type MapEntry as Entry } from './cold-records.js';
+import { HotRecords } from './hot-records.js';
+import { DEFAULT_MAP_LIMITS, MAP_COMPACT_MIN, MAP_HOT_RECORDS, type MessageMapLimits } from './map-limits.js';
+import { compactCopy } from './map-index.js';
 import type { MapCopy, MapRecord } from './map-record.js';
 import { FILE_STORAGE, type Journal, type Storage } from './storage.js';
 
 export type { MapCopy, MapRecord } from './map-record.js';
 
-export interface MessageMapLimits {
-  /** Records kept at most; the oldest go first. */
-  maxRecords: number;
-  /** Records older than this are forgotten (ms). */
-  maxAgeMs: number;
-}
-
-/** bots.yaml's `message_map` defaults (max_lines 20,000, max_age_days 14). */
-export const DEFAULT_MAP_LIMITS: MessageMapLimits = { maxRecords: 20_000, maxAgeMs: 14 * 24 * 3600 * 1000 };
-
-/**
- * Journal lines appended, at the least, before the file is rewritten with one line per record: the
- * file holds at most the lines its last compaction left (max_records at most) and as many again
- * (at least this many) after them, and a compaction writes no more lines than were appended since
- * the last one (amortised, one line rewritten per line appended).
- */
-export const MAP_COMPACT_MIN = 1_000;
-
-/**
- * Records kept whole in memory, the newest (#32 part 2): the lines being relayed now, whose copies
- * are being noted and whose posts come back. Older ones are on disk only (ColdRecords), read back
- * when a reply, an edit or a late copy names them. A map without a file keeps all in memory.
- */
-export const MAP_HOT_RECORDS = 1_000;
+export { DEFAULT_MAP_LIMITS, MAP_COMPACT_MIN, MAP_HOT_RECORDS, type MessageMapLimits } from './map-limits.js';
 
 /**
  * The gateways' message map: (endpoint, native id) ⇄ (endpoint, native id) for every relayed line, on
@@ -37,32 +16,16 @@ export const MAP_HOT_RECORDS = 1_000;
  * line taken twice (a retry after a crash) from being posted twice, and finds what a thread reply, an
  * edit or a deletion refers to on each side.
  *
- * Small in memory (#32): only the newest MAP_HOT_RECORDS records are held whole, the others are
- * found through ColdRecords and read back from the journal; the lookups hold the records themselves,
- * not key strings of their own; the speakers, gateway, endpoint and platform names are one object or
- * string each, shared by their records; a copy keeps only the flags that are set.
+ * Small in memory (#32): only the newest MAP_HOT_RECORDS records are held whole (HotRecords); older
+ * ones are found through ColdRecords and read back from the journal.
  */
 export class MessageMap {
-  /** The newest records, whole, oldest first (a Map keeps insertion order). */
-  private readonly records = new Map<string, MapRecord>();
-  /** Handles of each hot record's journal lines (its own first); none yet for a line beginLater() keeps. */
-  private readonly lines = new Map<string, number[]>();
+  private readonly hot = new HotRecords();
   private readonly cold: ColdRecords;
   /** The cold record found by key last (addCopy() reads it, then notes and places its copy). */
   private lastCold: { key: string; seq: number } | undefined;
   /** The map has a journal (open()), so older records can live there alone; memory() keeps all. */
   private backed = false;
-  /** Every copy's `<endpoint> <native id>` → its record. */
-  private readonly index = new NativeIdIndex();
-  /**
-   * Where a line was said → its record, only for a record whose key is not `<origin> <native id>`: the
-   * others are found in `records` by that key (an entry per record here cost some 70 bytes of 740).
-   */
-  private readonly origins = new NativeIdIndex();
-  /** `<origin> <native id>` of an edited message → its newest edit. */
-  private readonly edits = new NativeIdIndex();
-  private readonly names = new Shared<string>();
-  private readonly speakers = new Shared<MapRecord['speaker']>();
   private file: Journal | undefined;
   /** The lines the last compaction left (one per record). */
   private compacted = 0;
@@ -80,7 +43,7 @@ export class MessageMap {
       throw new Error('message map: no journal to read from');
     },
   ) {
-    this.cold = new ColdRecords({ readLine: (handle) => (this.file ? this.file.readLine(handle) : this.readBeforeOpen(handle)), adopt: (record) => this.adopt(record) });
+    this.cold = new ColdRecords({ readLine: (handle) => (this.file ? this.file.readLine(handle) : this.readBeforeOpen(handle)), adopt: (record) => this.hot.adopt(record) });
   }
 
   /** `clock` (ms since the epoch) dates new records and ages old ones (tests and benches simulate time with it). */
@@ -109,28 +72,26 @@ export class MessageMap {
   }
 
   get size(): number {
-    return this.records.size + this.cold.size;
+    return this.hot.size + this.cold.size;
   }
 
   /** The record of line `key`: an older one is read back from disk (a copy each time: change it through the map). */
   get(key: string): MapRecord | undefined {
-    return this.records.get(key) ?? this.coldByKey(key)?.record;
+    return this.hot.get(key) ?? this.coldByKey(key)?.record;
   }
 
   /** The record of a line by its native id on an endpoint (where it was said, or a copy of it). */
   find(endpoint: string, nativeId: string): MapRecord | undefined {
-    const found = this.index.get(endpoint, nativeId) ?? this.origins.get(endpoint, nativeId);
-    if (found) return found;
+    const hot = this.hot.find(endpoint, nativeId);
+    if (hot.settled || this.cold.size === 0) return hot.record;
     const key = `${endpoint} ${nativeId}`;
-    const said = this.records.get(key);
-    if (said) return said.origin === endpoint && said.nativeId === nativeId && namesItsLine(said) ? said : undefined;
     const old = this.cold.byCopy(endpoint, nativeId) ?? this.cold.byOrigin(endpoint, nativeId) ?? this.cold.byKey(key)?.record;
     return old && (old.key !== key || (old.origin === endpoint && old.nativeId === nativeId && namesItsLine(old))) ? old : undefined;
   }
 
   /** The newest edit known of the message `nativeId` said on `endpoint` (what a deletion notice quotes). */
   latestEdit(endpoint: string, nativeId: string): MapRecord | undefined {
-    return this.edits.get(endpoint, nativeId) ?? this.cold.latestEdit(endpoint, nativeId);
+    return this.hot.latestEdit(endpoint, nativeId) ?? (this.cold.size > 0 ? this.cold.latestEdit(endpoint, nativeId) : undefined);
   }
 
   /** Adds a line's record, unless it is known: the record kept is returned. */
@@ -169,7 +130,7 @@ export class MessageMap {
     if (files?.length) made.files = files;
     if (refusedFiles?.length) made.refusedFiles = refusedFiles;
     this.write({ r: made }, later);
-    return this.records.get(record.key)!;
+    return this.hot.get(record.key)!;
   }
 
   /** A copy of line `key` now exists on `endpoint` (a chat message id, a Slack ts). */
@@ -222,7 +183,7 @@ export class MessageMap {
   private compact(): void {
     const file = this.file!;
     const cold = [...this.cold.numbers()];
-    const hot = [...this.records.values()];
+    const hot = [...this.hot.values()];
     let placed = 0;
     const rewrite = (readLine: (handle: number) => string): void => {
       function* texts(map: MessageMap): Generator<string> {
@@ -231,7 +192,7 @@ export class MessageMap {
       }
       file.rewriteTexts(texts(this), (handle) => {
         if (placed < cold.length) this.cold.moved(cold[placed]!, handle);
-        else this.lines.set(hot[placed - cold.length]!.key, [handle]);
+        else this.hot.placed(hot[placed - cold.length]!.key, handle, true);
         placed += 1;
       });
     };
@@ -243,17 +204,11 @@ export class MessageMap {
 
   /** An entry's journal line is at `handle`: the record it belongs to keeps the place. */
   private placed(entry: Entry, handle: number): void {
-    const key = 'r' in entry ? entry.r.key : entry.k;
-    if ('r' in entry) {
-      if (this.records.get(key) === entry.r) this.lines.set(key, [handle]);
-      return;
-    }
-    const lines = this.lines.get(key);
-    if (lines) lines.push(handle);
-    else if (!this.records.has(key)) {
-      const seq = this.coldSeq(key);
-      if (seq !== undefined) this.cold.placed(seq, handle);
-    }
+    const own = 'r' in entry;
+    const key = own ? entry.r.key : entry.k;
+    if (this.hot.placed(key, handle, own) || own) return;
+    const seq = this.coldSeq(key);
+    if (seq !== undefined) this.cold.placed(seq, handle);
   }
 
   /**
@@ -262,11 +217,10 @@ export class MessageMap {
    */
   private evict(): void {
     if (!this.backed) return;
-    while (this.records.size > MAP_HOT_RECORDS) {
-      const record = this.records.values().next().value!;
-      const lines = this.lines.get(record.key);
+    while (this.hot.size > MAP_HOT_RECORDS) {
+      const { record, lines } = this.hot.oldest()!;
       if (!lines) return;
-      this.forget(record);
+      this.hot.forget(record);
       this.cold.add(record, lines);
     }
   }
@@ -277,27 +231,16 @@ export class MessageMap {
    */
   private apply(entry: Entry, handle?: number): void {
     if ('r' in entry) {
-      // The entry's own object becomes the record (read from the file, or made by begin()), its
-      // strings and speaker swapped for the shared ones: a copy of it would be garbage at once.
-      const copies = entry.r.copies;
-      const record = this.adopt(entry.r);
-      const old = this.records.get(record.key);
-      if (old) this.forget(old);
-      else this.forgetCold(record.key);
-      record.copies = {};
-      this.records.set(record.key, record);
-      if (handle !== undefined) this.lines.set(record.key, [handle]);
+      const old = this.hot.get(entry.r.key);
+      if (old) this.hot.forget(old);
+      else this.forgetCold(entry.r.key);
+      const record = this.hot.add(entry.r, handle);
       this.ageDue = Math.min(this.ageDue, record.at + this.limits.maxAgeMs);
-      // An edit or deletion names the message it changes: the index keeps pointing at that message.
-      if (namesItsLine(record) && !keyedByOrigin(record)) this.origins.set(record.origin, record.nativeId, record);
-      if (record.kind === 'edit') this.edits.set(record.origin, record.nativeId, record);
-      for (const endpoint in copies) this.copy(record, endpoint, copies[endpoint]!);
       return;
     }
-    const record = this.records.get(entry.k);
+    const record = this.hot.get(entry.k);
     if (record) {
-      this.copy(record, entry.e, entry.c);
-      if (handle !== undefined) this.lines.get(entry.k)?.push(handle);
+      this.hot.addCopy(record, entry.e, entry.c, handle);
       return;
     }
     const seq = this.coldSeq(entry.k);
@@ -320,24 +263,10 @@ export class MessageMap {
     return this.coldByKey(key)?.seq;
   }
 
-  /** A record read from disk in the map's form: its names and speaker the shared ones (its copies compact). */
-  private adopt(record: MapRecord): MapRecord {
-    record.gateway = this.name(record.gateway);
-    record.origin = this.name(record.origin);
-    record.platform = this.name(record.platform);
-    record.kind = this.name(record.kind);
-    record.speaker = this.speaker(record.speaker);
-    return record;
-  }
 
   private forgetCold(key: string): void {
     const seq = this.coldSeq(key);
     if (seq !== undefined) this.cold.forget(seq);
-  }
-
-  private copy(record: MapRecord, endpoint: string, copy: MapCopy): void {
-    record.copies[endpoint] = compactCopy(copy, copy.id);
-    this.index.set(this.name(baseOf(endpoint)), copy.id, record);
   }
 
   /**
@@ -363,33 +292,14 @@ export class MessageMap {
       aged ||= next.at < oldest;
       this.cold.forget(next.seq);
     }
-    for (const record of this.records.values()) {
+    for (const record of this.hot.values()) {
       if (record.at >= oldest && this.size <= keep) {
         this.ageDue = record.at + maxAgeMs;
         break;
       }
       aged ||= record.at < oldest;
-      this.forget(record);
+      this.hot.forget(record);
     }
     return aged;
-  }
-
-  private forget(record: MapRecord): void {
-    this.records.delete(record.key);
-    this.lines.delete(record.key);
-    this.origins.delete(record.origin, record.nativeId, record);
-    this.edits.delete(record.origin, record.nativeId, record);
-    for (const [endpoint, copy] of Object.entries(record.copies)) this.index.delete(baseOf(endpoint), copy.id, record);
-  }
-
-  private name(value: string): string {
-    return this.names.of(value, () => value);
-  }
-
-  private speaker(speaker: MapRecord['speaker']): MapRecord['speaker'] {
-    const { platform, id, name, email } = speaker;
-    return this.speakers.of(`${platform}\u0000${id}\u0000${name}\u0000${email ?? ''}`, () => ({
-      platform: this.name(platform), id, name, ...(email !== undefined ? { email } : {}),
-    }));
   }
 }
