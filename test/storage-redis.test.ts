@@ -44,6 +44,27 @@ async function unit(validForMs = () => 60_000) {
 }
 
 describe('RedisStorage', () => {
+  it('the message map\'s older records, kept only in the Redis list, are found by their place in it, across a compaction and a reload', async () => {
+    const u = await unit();
+    const storage = await u.load();
+    const path = join(ROOT, 'gateway-map.jsonl');
+    const map = MessageMap.open(path, undefined, storage);
+    const line = (i: number) => {
+      map.begin({ key: `irc ${i}`, gateway: 'g', origin: 'irc', platform: 'irc', nativeId: `${i}`, kind: 'message', speaker: { platform: 'irc', id: 'n', name: 'n' }, text: `line ${i}` });
+      map.addCopy(`irc ${i}`, 'chat:general', { id: `c${i}` });
+    };
+    // 2,500 records: 1,500 of them cold, and journal lines enough for compactions along the way.
+    for (let i = 0; i < 2_500; i += 1) line(i);
+    map.addCopy('irc 7', 'slack:C1', { id: '7.000' });
+    expect(map.find('chat:general', 'c7')?.text).toBe('line 7');
+    await storage.close();
+    const again = MessageMap.open(path, undefined, await u.load());
+    expect(again.size).toBe(2_500);
+    expect(again.find('chat:general', 'c7')?.text).toBe('line 7');
+    expect(again.find('slack:C1', '7.000')?.key).toBe('irc 7');
+    expect(again.find('irc', '1200')?.copies['chat:general']).toEqual({ id: 'c1200' });
+  });
+
   it('every store round-trips: written, closed, loaded again by the next holder', async () => {
     const u = await unit();
     const storage = await u.load();
