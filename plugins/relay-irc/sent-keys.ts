@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { join } from 'node:path';
 import { DurableQueue, FILE_STORAGE, MsgNumMarks, type Storage } from '../../src/index.js';
+import { IdDigests } from './id-digests.js';
 
 /** Lines remembered, at most: far more than a chain can run again after a crash (it restarts at its cursor). */
 const REMEMBERED = 20_000;
@@ -17,14 +18,16 @@ const REMEMBERED = 20_000;
  * messages, which then are not the lines sent before.
  */
 export class SentKeys {
-  private readonly seen: Set<string>;
+  /** Every id the journal holds, as digests (the journal keeps only the oldest of them in memory). */
+  private readonly seen: IdDigests;
 
   private constructor(
     private readonly journal: DurableQueue<string>,
     private readonly resets: MsgNumMarks,
     private readonly max: number,
   ) {
-    this.seen = new Set(journal.all());
+    this.seen = new IdDigests(max);
+    for (const id of journal.values()) this.seen.add(id);
   }
 
   static open(dataDir: string, storage: Storage = FILE_STORAGE, max = REMEMBERED): SentKeys {
