@@ -126,6 +126,31 @@ describe('MessageMap: older records on disk only (#32 part 2)', () => {
     }
   });
 
+  it('every late copy is found, whichever write makes the journal due for compaction (a backlog drained while lines come)', () => {
+    const file = path();
+    let map = MessageMap.open(file);
+    const lag = MAP_HOT_RECORDS + 500;
+    const missed: number[] = [];
+    for (let i = 0; i < 12_000; i += 1) {
+      map.begin({
+        key: keyOf(i), gateway: 'g', origin: IRC, platform: 'irc', nativeId: `m${i}`, kind: 'message',
+        speaker: { platform: 'irc', id: 'alice!~a@host', name: 'alice' }, text: `line ${i}`,
+      });
+      map.addCopy(keyOf(i), SLACK, { id: `${i}.000100` });
+      // The chat's copy is confirmed a backlog later, the record long cold by then.
+      const late = i - lag;
+      if (late >= 0) {
+        map.addCopy(keyOf(late), CHAT, { id: `c${late}`, bus: true, first: true });
+        if (map.find(CHAT, `c${late}`)?.key !== keyOf(late)) missed.push(late);
+      }
+      if (i === 6_000) map = MessageMap.open(file);
+    }
+    expect(missed).toStrictEqual([]);
+    const reopened = MessageMap.open(file);
+    const lost = Array.from({ length: 12_000 - lag }, (_, late) => late).filter((late) => reopened.find(CHAT, `c${late}`)?.key !== keyOf(late));
+    expect(lost).toStrictEqual([]);
+  });
+
   it('forgets old records past max_lines, and their lookups with them', () => {
     const file = path();
     const limits = { maxRecords: MAP_HOT_RECORDS + 300, maxAgeMs: 14 * 24 * 3600 * 1000 };

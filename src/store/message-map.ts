@@ -166,14 +166,15 @@ export class MessageMap {
     }
   }
 
-  /** Appends a line, or compacts the file once the journal is long for the records it holds. */
+  /**
+   * Appends a line, then compacts the file once the journal is long for the records it holds. The line
+   * goes first: a copy of a cold record is on disk only in its line, which the compaction then takes in.
+   */
   private append(entry: Entry): 'appended' | 'compacted' {
-    if (this.file!.lines >= this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) {
-      this.compact();
-      return 'compacted';
-    }
     this.placed(entry, this.file!.appendLine(entry));
-    return 'appended';
+    if (this.file!.lines < this.compacted + Math.max(MAP_COMPACT_MIN, this.compacted)) return 'appended';
+    this.compact();
+    return 'compacted';
   }
 
   /**
