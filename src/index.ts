@@ -32,6 +32,7 @@ export { receiveUntilTaken } from './supervisor/receive-until-taken.js';
 export { RecentIds } from './store/recent-ids.js';
 export { RecentIdsFile } from './store/recent-ids-file.js';
 export { DurableQueue, QueueFullError, type QueueOptions, type QueueBacklog } from './store/durable-queue.js';
+export { HashSlots } from './store/hash-slots.js';
 export { QueueDrain, type DrainOutcome, type QueueDrainOptions } from './gateway/queue-drain.js';
 export { htmlToText, htmlToLine, withoutTags } from './api/html-text.js';
 export { visibleControls, visibleLines } from './api/visible-text.js';

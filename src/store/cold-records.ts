@@ -1,3 +1,4 @@
+import { HashSlots } from './hash-slots.js';
 import { baseOf, compactCopy } from './map-index.js';
 import type { MapCopy, MapRecord } from './map-record.js';
 
@@ -23,7 +24,9 @@ const EDIT = 4;
  * each in the heap, 20,000 of them by default, so a bridge's memory grew with the lines until the map
  * was full). In memory, per record: where its lines are in the journal (the record's line, and the
  * lines of copies noted after it), when it was said, and a 30-bit hash per lookup it answers (its key,
- * each copy's native id, where it was said, an edit's message) → the record's number: some 150 bytes.
+ * each copy's native id, where it was said, an edit's message) → the record's number. These live in
+ * typed arrays made for max_lines records when the map opens (HashSlots for the lookups), about 150
+ * bytes a record in all, so the map's memory does not grow as it fills.
  * A lookup reads the candidates' lines back (one pread each) and keeps the one that really matches, so
  * a hash shared by two records costs a read, never a wrong answer.
  *
@@ -31,20 +34,41 @@ const EDIT = 4;
  * forgotten leaves its place empty.
  */
 export class ColdRecords {
-  private capacity = 1024;
-  private handles = new Float64Array(this.capacity);
-  private ats = new Float64Array(this.capacity);
-  private live = new Uint8Array(this.capacity);
+  private capacity: number;
+  private handles: Float64Array;
+  /** The handles of the first two copies' lines noted after a record's own (-1: none): most records have two or fewer. */
+  private firstExtras: Float64Array;
+  private secondExtras: Float64Array;
+  private ats: Float64Array;
+  private live: Uint8Array;
   /** The oldest number that may be live, and the next number given. */
   private head = 0;
   private tail = 0;
   private count = 0;
-  /** Lines of copies noted after a record's own line (only for records that have some). */
-  private readonly extras = new Map<number, number[]>();
-  /** hash → number, or numbers when records share the hash. */
-  private readonly lookups = new Map<number, number | number[]>();
+  /** Lines of copies past the second noted after a record's own (only for records that have some). */
+  private readonly moreExtras = new Map<number, number[]>();
+  /** hash → the numbers of the records it finds. */
+  private readonly lookups: HashSlots;
 
-  constructor(private readonly source: ColdSource) {}
+  /**
+   * `expected`: the records it will hold (the map's max_lines): its places and lookups are made for
+   * them at once, so its memory does not grow with the lines as the map fills (they double past it).
+   */
+  constructor(
+    private readonly source: ColdSource,
+    expected = 20_000,
+  ) {
+    let capacity = 1024;
+    while (capacity < expected) capacity *= 2;
+    this.capacity = capacity;
+    this.handles = new Float64Array(capacity);
+    this.firstExtras = new Float64Array(capacity);
+    this.secondExtras = new Float64Array(capacity);
+    this.ats = new Float64Array(capacity);
+    this.live = new Uint8Array(capacity);
+    // Three lookups a record at the least: its key and, in a gateway of the chat and a relay, two copies.
+    this.lookups = new HashSlots(expected * 3);
+  }
 
   get size(): number {
     return this.count;
@@ -57,34 +81,41 @@ export class ColdRecords {
     this.tail += 1;
     const at = seq % this.capacity;
     this.handles[at] = lines[0]!;
+    this.firstExtras[at] = -1;
+    this.secondExtras[at] = -1;
     this.ats[at] = record.at;
     this.live[at] = 1;
     this.count += 1;
-    if (lines.length > 1) this.extras.set(seq, lines.slice(1));
-    for (const hash of hashesOf(record)) this.link(hash, seq);
+    for (const handle of lines.slice(1)) this.placed(seq, handle);
+    for (const hash of hashesOf(record)) this.lookups.add(hash, seq);
     return seq;
   }
 
   /** A copy of record `seq` noted (its line at `handle`, or none yet: see placed()). */
   addCopy(seq: number, endpoint: string, copy: MapCopy): void {
-    this.link(hash2(COPY, baseOf(endpoint), copy.id), seq);
+    this.lookups.add(hash2(COPY, baseOf(endpoint), copy.id), seq);
   }
 
   /** The journal line of a copy addCopy() noted was written at `handle`. */
   placed(seq: number, handle: number): void {
     if (!this.isLive(seq)) return;
-    const more = this.extras.get(seq);
-    if (more) more.push(handle);
-    else this.extras.set(seq, [handle]);
+    const at = seq % this.capacity;
+    if (this.firstExtras[at] === -1) this.firstExtras[at] = handle;
+    else if (this.secondExtras[at] === -1) this.secondExtras[at] = handle;
+    else {
+      const more = this.moreExtras.get(seq);
+      if (more) more.push(handle);
+      else this.moreExtras.set(seq, [handle]);
+    }
   }
 
   /** Forgets record `seq` (read back once, to unlink its lookups). */
   forget(seq: number): void {
     if (!this.isLive(seq)) return;
     const record = this.read(seq);
-    for (const hash of hashesOf(record)) this.unlink(hash, seq);
+    for (const hash of hashesOf(record)) this.lookups.delete(hash, seq);
     this.live[seq % this.capacity] = 0;
-    this.extras.delete(seq);
+    this.moreExtras.delete(seq);
     this.count -= 1;
   }
 
@@ -101,14 +132,26 @@ export class ColdRecords {
 
   /** The record's line as the compacted journal holds it: its own line when no copy came after it. */
   compactText(seq: number, readLine: (handle: number) => string): string {
-    if (!this.extras.has(seq)) return readLine(this.handles[seq % this.capacity]!);
+    if (this.firstExtras[seq % this.capacity] === -1) return readLine(this.handles[seq % this.capacity]!);
     return JSON.stringify({ r: this.read(seq, readLine) });
   }
 
   /** After a compaction: record `seq` is one line at `handle`. */
   moved(seq: number, handle: number): void {
-    this.handles[seq % this.capacity] = handle;
-    this.extras.delete(seq);
+    const at = seq % this.capacity;
+    this.handles[at] = handle;
+    this.firstExtras[at] = -1;
+    this.secondExtras[at] = -1;
+    this.moreExtras.delete(seq);
+  }
+
+  /** The handles of the copies' lines noted after record `seq`'s own line. */
+  private extrasOf(seq: number): number[] {
+    const at = seq % this.capacity;
+    const first = this.firstExtras[at]!;
+    if (first === -1) return [];
+    const second = this.secondExtras[at]!;
+    return second === -1 ? [first] : [first, second, ...(this.moreExtras.get(seq) ?? [])];
   }
 
   /** The record read back from its lines. */
@@ -116,7 +159,7 @@ export class ColdRecords {
     const first = JSON.parse(readLine(this.handles[seq % this.capacity]!)) as MapEntry;
     if (!('r' in first)) throw new Error(`message map: record ${seq} does not start at a record's line`);
     const record = this.source.adopt(first.r);
-    for (const handle of this.extras.get(seq) ?? []) {
+    for (const handle of this.extrasOf(seq)) {
       const entry = JSON.parse(readLine(handle)) as MapEntry;
       if ('k' in entry && entry.k === record.key) record.copies[entry.e] = compactCopy(entry.c, entry.c.id);
     }
@@ -145,10 +188,7 @@ export class ColdRecords {
 
   /** The newest live record among the hash's that `fits`. */
   private match(hash: number, fits: (record: MapRecord) => boolean): { seq: number; record: MapRecord } | undefined {
-    const found = this.lookups.get(hash);
-    if (found === undefined) return undefined;
-    const seqs = typeof found === 'number' ? [found] : [...found].sort((a, b) => b - a);
-    for (const seq of seqs) {
+    for (const seq of this.lookups.get(hash)) {
       if (!this.isLive(seq)) continue;
       const record = this.read(seq);
       if (fits(record)) return { seq, record };
@@ -165,38 +205,22 @@ export class ColdRecords {
     return seq >= this.head && seq < this.tail && this.live[seq % this.capacity] === 1;
   }
 
-  private link(hash: number, seq: number): void {
-    const known = this.lookups.get(hash);
-    if (known === undefined) this.lookups.set(hash, seq);
-    else if (typeof known === 'number') {
-      if (known !== seq) this.lookups.set(hash, [known, seq]);
-    } else if (!known.includes(seq)) known.push(seq);
-  }
-
-  private unlink(hash: number, seq: number): void {
-    const known = this.lookups.get(hash);
-    if (known === seq) this.lookups.delete(hash);
-    else if (Array.isArray(known)) {
-      const rest = known.filter((other) => other !== seq);
-      this.lookups.set(hash, rest.length === 1 ? rest[0]! : rest);
-    }
-  }
-
   /** Twice the places, the live ones kept at their numbers. */
   private grow(): void {
     const capacity = this.capacity * 2;
-    const handles = new Float64Array(capacity);
-    const ats = new Float64Array(capacity);
+    const moved = (from: Float64Array): Float64Array => {
+      const to = new Float64Array(capacity);
+      for (let seq = this.head; seq < this.tail; seq += 1) to[seq % capacity] = from[seq % this.capacity]!;
+      return to;
+    };
     const live = new Uint8Array(capacity);
-    for (let seq = this.head; seq < this.tail; seq += 1) {
-      handles[seq % capacity] = this.handles[seq % this.capacity]!;
-      ats[seq % capacity] = this.ats[seq % this.capacity]!;
-      live[seq % capacity] = this.live[seq % this.capacity]!;
-    }
-    this.capacity = capacity;
-    this.handles = handles;
-    this.ats = ats;
+    for (let seq = this.head; seq < this.tail; seq += 1) live[seq % capacity] = this.live[seq % this.capacity]!;
+    this.handles = moved(this.handles);
+    this.firstExtras = moved(this.firstExtras);
+    this.secondExtras = moved(this.secondExtras);
+    this.ats = moved(this.ats);
     this.live = live;
+    this.capacity = capacity;
   }
 }
 

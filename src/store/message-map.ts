@@ -43,7 +43,7 @@ export class MessageMap {
       throw new Error('message map: no journal to read from');
     },
   ) {
-    this.cold = new ColdRecords({ readLine: (handle) => (this.file ? this.file.readLine(handle) : this.readBeforeOpen(handle)), adopt: (record) => this.hot.adopt(record) });
+    this.cold = new ColdRecords({ readLine: (handle) => (this.file ? this.file.readLine(handle) : this.readBeforeOpen(handle)), adopt: (record) => this.hot.adopt(record) }, limits.maxRecords);
   }
 
   /** `clock` (ms since the epoch) dates new records and ages old ones (tests and benches simulate time with it). */
