@@ -23,6 +23,8 @@ import { TelegramBench } from './gateway-platforms/telegram.js';
 import { XmppBench } from './gateway-platforms/xmpp.js';
 import { ZulipBench } from './gateway-platforms/zulip.js';
 import type { BenchPlatform } from './gateway-platforms/platform.js';
+import { Conditions, describe } from './gateway-platforms/conditions.js';
+import { FreshEachSetup } from './gateway-platforms/fresh.js';
 
 /**
  * The gateway platforms bench (issue #18): lines at PER_SECOND through one bot whose chat general is in
@@ -109,9 +111,12 @@ function row(label: string, path: string, s: Spread, lost: number): Array<string
 async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const service = await startServiceProcess();
+  // Each local fake is started afresh for each setup (fresh.ts): every setup measures against fakes holding nothing of the
+  // earlier ones. XMPP's Prosody is a server of its own, out of the bench's process, and stays (its room's history is bounded).
+  const fresh = (start: () => Promise<BenchPlatform>) => () => FreshEachSetup.start(start);
   const starters: Record<string, () => Promise<BenchPlatform>> = {
-    discord: () => DiscordBench.start(), matrix: () => MatrixBench.start(), xmpp: () => XmppBench.start(), http: () => HttpBench.start(),
-    telegram: () => TelegramBench.start(), mattermost: () => MattermostBench.start(), zulip: () => ZulipBench.start(), rocketchat: () => RocketchatBench.start(),
+    discord: fresh(() => DiscordBench.start()), matrix: fresh(() => MatrixBench.start()), xmpp: () => XmppBench.start(), http: fresh(() => HttpBench.start()),
+    telegram: fresh(() => TelegramBench.start()), mattermost: fresh(() => MattermostBench.start()), zulip: fresh(() => ZulipBench.start()), rocketchat: fresh(() => RocketchatBench.start()),
   };
   const platforms: BenchPlatform[] = [];
   for (const name of ONLY ?? Object.keys(starters)) platforms.push(await starters[name]!());
@@ -130,6 +135,9 @@ async function main(): Promise<void> {
   const setups: Setup[] = ['gateway', ...(platforms.length > 1 ? ['bare-all' as const] : []), ...platforms.map((platform) => `bare-${platform.point}` as const)];
   const all = new Map<string, { latencies: number[]; lost: number }>();
   const rounds: Array<Array<string | number>> = [];
+  const conditions = new Conditions(platforms);
+  /** Each setup's conditions (what the fakes held, the bench process's GC and loop delay), for the notes. */
+  const measuredUnder: string[] = [];
   /** One hop's lines of one setup: kept for the totals and printed as a round's row. */
   const record = (hop: string, setup: Setup, round: number, lines: Times[], latencyOf: (times: Times) => number | undefined) => {
     const latencies = lines.flatMap((times) => latencyOf(times) ?? []);
@@ -150,7 +158,11 @@ async function main(): Promise<void> {
         const until = ['chat', ...measuredHere.map((platform) => platform.point)] as const;
         // The setup's and the platform's index, not their first letters: matrix and mattermost share theirs.
         const run = `${round}${setup === 'gateway' ? 'g' : setup === 'bare-all' ? 'a' : setups.indexOf(setup)}`;
+        if (round > 0 || setup !== order[0]) {
+          for (const platform of platforms) if (platform instanceof FreshEachSetup) await platform.reset();
+        }
         const running = setup === 'gateway' ? startBot(service, platforms, dir, run) : await startBare(service, measuredHere);
+        const reading = conditions.begin();
         try {
           // chat → platform: carol speaks in the chat.
           await untilFlowing(source, marks, `p${run}`, until.at(-1)!);
@@ -169,11 +181,15 @@ async function main(): Promise<void> {
             record(`${platform.point} → chat`, setup, round, back, (t) => t.sent !== undefined && t.chat !== undefined ? t.chat - t.sent : undefined);
           }
         } finally {
+          const under = `round ${round + 1} ${setup}: ${describe(reading())}`;
+          measuredUnder.push(under);
+          process.stderr.write(`${under}\n`);
           await running.stop();
         }
       }
     }
   } finally {
+    conditions.stop();
     watcher.close();
     speaker.close();
     await bob.client.close();
@@ -223,6 +239,7 @@ async function main(): Promise<void> {
       `The gateway relays wait for each post's answer before the next (a durable queue, one line in flight a channel, so that order holds through retries), write each line to their queue and mark it durable before posting (Discord's webhook posts, Mattermost's and Zulip's posts also note the attempt), and all ${platforms.length} run on one event loop, each line fanned out to every other side; the bare fan-out client does the same fan-out with none of that, and a bare client of one platform sends each line to that platform alone: against it a hop also carries the other platforms' sends made before it on the same event loop, in the bot and in the fakes (all in the bench's process). GATEWAY_PLATFORMS_ONLY=discord (say) runs one platform alone, gateway against its bare client. No limit is set on the platforms (Telegram's pacing is off): the figures say what the guarantees cost.`,
       `reply_rate is ${REPLY_RATE.per_second}/s (burst ${REPLY_RATE.burst}), as in the gateway latency bench: the lines from the platforms are the bot's posts in the chat.`,
       `Load average (1 min) ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end on ${cpus().length} cores.`,
+      ...measuredUnder,
       ...(lostInGateway > 0 ? [`LOST: ${lostInGateway} lines through the gateway (not seen within 15 s)`] : []),
     ],
   });

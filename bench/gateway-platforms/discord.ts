@@ -46,6 +46,10 @@ export class DiscordBench implements BenchPlatform {
     return { apiUrl: this.fake.apiUrl, token: this.fake.token, channel: CHANNEL };
   }
 
+  held(): Record<string, number> {
+    return this.fake.holding();
+  }
+
   close(): Promise<void> {
     return this.fake.close();
   }

@@ -50,6 +50,10 @@ export class MatrixBench implements BenchPlatform {
     return { homeserver: this.fake.url, token: this.bare.token, userId: this.bare.userId, room: this.room };
   }
 
+  held(): Record<string, number> {
+    return this.fake.holding();
+  }
+
   close(): Promise<void> {
     return this.fake.close();
   }

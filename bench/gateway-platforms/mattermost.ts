@@ -49,6 +49,10 @@ export class MattermostBench implements BenchPlatform {
     return { serverUrl: this.fake.url, token: this.bare.token, channel: this.channel };
   }
 
+  held(): Record<string, number> {
+    return this.fake.holding();
+  }
+
   close(): Promise<void> {
     return this.fake.close();
   }

@@ -18,5 +18,7 @@ export interface BenchPlatform {
   say(text: string, to: 'gateway' | 'bare'): void | Promise<void>;
   /** The bare client's settings (JSON), read by bench/gateway-platforms/bare-<point>.ts. */
   bareSettings(): Promise<Record<string, unknown>>;
+  /** What its fake holds for the clients that came and went (sessions, queues, events kept): read before and after each setup, to see each round measured alike. */
+  held?(): Record<string, number>;
   close(): Promise<void>;
 }

@@ -49,6 +49,10 @@ export class RocketchatBench implements BenchPlatform {
     return { serverUrl: this.fake.url, userId: this.bare.user._id, token: this.bare.token, room: this.room };
   }
 
+  held(): Record<string, number> {
+    return this.fake.holding();
+  }
+
   close(): Promise<void> {
     return this.fake.close();
   }

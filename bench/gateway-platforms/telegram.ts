@@ -43,6 +43,10 @@ export class TelegramBench implements BenchPlatform {
     return { apiUrl: this.fake.url, token: this.fake.token, chat: CHAT, self: this.fake.bot.id };
   }
 
+  held(): Record<string, number> {
+    return this.fake.holding();
+  }
+
   close(): Promise<void> {
     return this.fake.close();
   }

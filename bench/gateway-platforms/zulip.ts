@@ -49,6 +49,10 @@ export class ZulipBench implements BenchPlatform {
     return { serverUrl: this.fake.url, email: this.bare.user.email, apiKey: this.bare.key, stream: 'general', topic: 'lobby', self: this.bare.user.user_id };
   }
 
+  held(): Record<string, number> {
+    return this.fake.holding();
+  }
+
   close(): Promise<void> {
     return this.fake.close();
   }

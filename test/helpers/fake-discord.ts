@@ -72,6 +72,8 @@ export class FakeDiscord {
   /** When false, the bot lacks Manage Webhooks: listing and creating webhooks answer 403 Missing Permissions. */
   webhooksAllowed = true;
   private readonly sessions = new Map<string, Session>();
+  /** Dispatches made, one a session (live or not) an event. */
+  private dispatched = 0;
   private nextId = 1_000_000_000_000_000_000n;
   private rateLimitNext = 0;
   private loseAnswers = 0;
@@ -100,6 +102,13 @@ export class FakeDiscord {
 
   get connections(): number {
     return [...this.sessions.values()].filter((session) => session.socket).length;
+  }
+
+  /** What the fake holds for its gateway clients (the platforms bench reads it each round): sessions kept, those with a socket now, dispatches kept for RESUME and made in all. */
+  holding(): Record<string, number> {
+    let kept = 0;
+    for (const session of this.sessions.values()) kept += session.sent.length;
+    return { sessions: this.sessions.size, live: this.connections, frames_kept: kept, dispatched: this.dispatched };
   }
 
   addChannel(id: string): void {
@@ -208,6 +217,7 @@ export class FakeDiscord {
     for (const session of this.sessions.values()) {
       const frame = { s: session.sent.length + 2, t, d };
       session.sent.push(frame);
+      this.dispatched += 1;
       session.socket?.send(JSON.stringify({ op: 0, ...frame }));
     }
   }

@@ -71,6 +71,8 @@ export class FakeMatrix {
   timelineLimit = 50;
   /** The stream: an event's position is its index + 1; the token `s<n>` stands after the n-th event. */
   private readonly events: MatrixEvent[] = [];
+  /** Each event's position in `events` (its index + 1). */
+  private readonly positions = new Map<MatrixEvent, number>();
   private readonly rooms = new Map<string, Room>();
   private readonly passwords = new Map<string, string>();
   private readonly names = new Map<string, string | undefined>();
@@ -78,6 +80,8 @@ export class FakeMatrix {
   private readonly txns = new Map<string, string>();
   private readonly filters = new Map<string, unknown>();
   private readonly waiters = new Set<() => void>();
+  /** Events looked at by /sync answers (a count of the fake's own work, which must stay linear in the room's history). */
+  looked = 0;
   private rateLimitNext = 0;
   private dropSync = false;
   private counter = 0;
@@ -93,6 +97,11 @@ export class FakeMatrix {
   /** What the relay's `homeserver` option takes. */
   get url(): string {
     return `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  /** What the fake holds for its clients (the platforms bench reads it each round): its history, the events /sync looked at, long polls waiting now, logins kept. */
+  holding(): Record<string, number> {
+    return { events: this.events.length, looked: this.looked, syncs_waiting: this.waiters.size, logins: this.tokens.size };
   }
 
   /** Makes an account (`@localpart:localhost`) with a display name; answers its user id and an access token. */
@@ -126,6 +135,7 @@ export class FakeMatrix {
   send(roomId: string, sender: string, type: string, content: Record<string, any>, extra: Partial<MatrixEvent> = {}): MatrixEvent {
     const event: MatrixEvent = { event_id: `$ev${++this.counter}_${randomBytes(4).toString('hex')}`, type, room_id: roomId, sender, origin_server_ts: Date.now(), content, ...extra };
     this.events.push(event);
+    this.positions.set(event, this.events.length);
     for (const wake of this.waiters) wake();
     return event;
   }
@@ -204,8 +214,10 @@ export class FakeMatrix {
     });
   }
 
+  /** An event's position, kept as it is stored: a scan of the history for it made each /sync quadratic in the history. */
   private pos(event: MatrixEvent): number {
-    return this.events.indexOf(event) + 1;
+    this.looked += 1;
+    return this.positions.get(event)!;
   }
 
   /** The rooms part of a /sync answer for `userId` after stream position `from` (undefined: a first sync). */
@@ -215,6 +227,7 @@ export class FakeMatrix {
     for (const room of this.rooms.values()) {
       if (only && !only.has(room.id)) continue;
       const inRoom = this.eventsIn(room.id);
+      this.looked += this.events.length;
       const mine = inRoom.filter((e) => e.type === 'm.room.member' && e.state_key === userId).at(-1);
       if (room.membership.get(userId) === 'invite' && (from === undefined || this.pos(mine!) > from)) {
         invite[room.id] = { invite_state: { events: [{ type: 'm.room.member', state_key: userId, sender: mine!.sender, content: mine!.content }] } };

@@ -95,6 +95,8 @@ export class FakeMattermost {
   private readonly tokens = new Map<string, string>();
   private readonly pending = new Map<string, { post: FakePost; at: number }>();
   private readonly connections = new Set<Connection>();
+  /** Events sent on websockets, one a connection an event. */
+  private framesSent = 0;
   private nextId = 0;
   private rateLimitNext = 0;
   private loseAnswers = 0;
@@ -129,6 +131,11 @@ export class FakeMattermost {
   /** Authenticated websocket connections open now. */
   get sockets(): number {
     return [...this.connections].filter((c) => c.userId !== undefined).length;
+  }
+
+  /** What the fake holds for its clients (the platforms bench reads it each round): websockets open, those logged in, events sent on them in all. */
+  holding(): Record<string, number> {
+    return { connections: this.connections.size, live: this.sockets, frames: this.framesSent };
   }
 
   addUser(username: string, extra: Omit<FakeUser, 'id' | 'username'> = {}): { user: FakeUser; token: string } {
@@ -280,6 +287,7 @@ export class FakeMattermost {
         this.skipSeqNext = false;
         connection.seq += 1;
       }
+      this.framesSent += 1;
       connection.socket.send(JSON.stringify({ event, data, broadcast: { omit_users: null, user_id: '', channel_id: channelId, team_id: '' }, seq: connection.seq++ }));
     }
   }

@@ -137,6 +137,11 @@ export class FakeRocketchat {
     return [...this.connections].filter((c) => c.userId !== undefined).length;
   }
 
+  /** What the fake holds for its clients (the platforms bench reads it each round): realtime connections open, those logged in. */
+  holding(): Record<string, number> {
+    return { connections: this.connections.size, live: this.sockets };
+  }
+
   addUser(username: string, extra: { name?: string; roles?: string[]; password?: string } = {}): { user: FakeUser; token: string } {
     const user: FakeUser = { _id: this.id(), username, roles: extra.roles ?? ['user'], ...(extra.name ? { name: extra.name } : {}) };
     const token = randomBytes(32).toString('base64url');

@@ -184,6 +184,11 @@ export class FakeTelegram {
     return this.messages.find((m) => m.chat.id === chatId && m.message_id === messageId);
   }
 
+  /** What the fake holds for its pollers (the platforms bench reads it each round): updates kept, a poll held now. */
+  holding(): Record<string, number> {
+    return { updates_kept: this.updates.length, polling: this.heldPoll ? 1 : 0 };
+  }
+
   /** Updates not yet confirmed by a getUpdates offset past them. */
   get pending(): number {
     return this.updates.length;
