@@ -145,6 +145,18 @@ describe('relay-zulip', () => {
     expect(w.fake.sends).toHaveLength(2);
   });
 
+  test('a clean stop deletes the relay\'s event queues (DELETE /events): Zulip keeps and feeds nothing for a reader that is gone', async () => {
+    const w = await setup();
+    await w.env.start();
+    await reading(w);
+    expect(w.fake.queueCount).toBe(2);
+    await w.env.supervisor!.stop();
+    // Each stream's queue, deleted once; none left to be fed what the streams say next.
+    expect(w.fake.calls.filter((call) => call === 'DELETE /events')).toHaveLength(2);
+    expect(w.fake.queueCount).toBe(0);
+    expect(w.fake.deletedQueues).toBe(2);
+  });
+
   test('a dropped poll, an expired event queue and a restart of the bot: what was said meanwhile is read back from the history, once each, in order', async () => {
     const w = await setup();
     await w.env.start();

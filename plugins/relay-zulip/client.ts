@@ -95,15 +95,23 @@ export class ZulipClient {
     return path;
   }
 
-  /** One call: its JSON answer, or a ZulipError; a network failure or a timeout throws as undici does. */
-  async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, params: Params = {}, options: { signal?: AbortSignal; extraMs?: number } = {}): Promise<T> {
+  /**
+   * One call: its JSON answer, or a ZulipError; a network failure or a timeout throws as undici does.
+   * `atStop`: a call made as the relay stops (deleting its event queues), which the stop does not cut
+   * short: it has a timeout of its own, and does not wait out a 429's pause.
+   */
+  async call<T>(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, params: Params = {},
+    options: { signal?: AbortSignal; extraMs?: number; atStop?: { timeoutMs: number } } = {},
+  ): Promise<T> {
     const wait = this.notBefore - Date.now();
-    if (wait > 0) await sleep(wait, this.stopping);
+    if (wait > 0 && !options.atStop) await sleep(wait, this.stopping);
     const form = new URLSearchParams();
     for (const [name, value] of Object.entries(params)) if (value !== undefined) form.set(name, String(value));
     const inQuery = method === 'GET' || method === 'DELETE';
     const query = inQuery && [...form.keys()].length > 0 ? `?${form.toString()}` : '';
-    const signal = AbortSignal.any([this.stopping, AbortSignal.timeout(this.timeoutMs + (options.extraMs ?? 0)), ...(options.signal ? [options.signal] : [])]);
+    const signal = options.atStop ? AbortSignal.timeout(options.atStop.timeoutMs)
+      : AbortSignal.any([this.stopping, AbortSignal.timeout(this.timeoutMs + (options.extraMs ?? 0)), ...(options.signal ? [options.signal] : [])]);
     this.calls += 1;
     const answer = await request(`${this.serverUrl}/api/v1${path}${query}`, {
       method,

@@ -87,6 +87,10 @@ export class StreamIntake {
     return this.options.stream.id;
   }
 
+  get streamName(): string {
+    return this.options.stream.name;
+  }
+
   get mark(): number | undefined {
     return this.options.store.get<number>(MARK_KEY(this.options.stream.id));
   }

@@ -14,6 +14,8 @@ import { TopicLookup, TopicMemory } from './topics.js';
 
 type ConnectionState = 'connecting' | 'connected' | 'stopped' | 'failed';
 const RETRY_MS = 2_000;
+/** How long a stop waits for Zulip to delete an event queue. */
+const QUEUE_DELETE_MS = 2_000;
 
 interface Me {
   user_id: number;
@@ -281,6 +283,27 @@ export class ZulipRelay {
     if (this.state !== 'failed') this.state = 'stopped';
     await this.outbound.stop();
     await this.running;
+    if (this.state !== 'failed') await this.deleteQueues();
+  }
+
+  /**
+   * A clean stop deletes the streams' event queues (DELETE /events): Zulip would otherwise keep each one,
+   * fed every message of its stream, until it expires about 10 minutes later. Nothing relies on them
+   * after a stop: the next start registers anew and reads what was said meanwhile from the history, and
+   * an attempt's retry asks the history when the echoes it knew are gone. After a kill -9 the queues
+   * expire on Zulip's side. Bounded (a stop takes seconds): a queue not deleted in time is left to expire.
+   */
+  private async deleteQueues(): Promise<void> {
+    await Promise.all([...this.intakes.values()].map(async (intake) => {
+      const queueId = intake.queueId;
+      if (queueId === undefined) return;
+      intake.queueId = undefined;
+      try {
+        await this.client.call('DELETE', '/events', { queue_id: queueId }, { atStop: { timeoutMs: Math.min(QUEUE_DELETE_MS, this.options.request_timeout_ms) } });
+      } catch (error) {
+        this.env.log.info({ stream: intake.streamName, ...failureFields(error) }, 'could not delete the Zulip event queue at stop; Zulip drops it in about 10 minutes');
+      }
+    }));
   }
 
   private status(): PluginStatus {

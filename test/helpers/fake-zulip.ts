@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
  * heartbeat; BAD_EVENT_QUEUE_ID for a queue it dropped), messages (send with `queue_id` + `local_id`,
  * whose event carries `local_message_id` to that queue only; read by `anchor`, `num_before`,
  * `num_after`, `include_anchor`, a `narrow` of stream, topic and sender, with found_newest), one message,
- * PATCH and DELETE; 429 RATE_LIMIT_HIT with `retry-after` in the body and the Retry-After header.
+ * PATCH and DELETE; DELETE /events (a queue deleted by its client); 429 RATE_LIMIT_HIT with `retry-after` in the body and the Retry-After header.
  * Files: POST /user_uploads (multipart; `url` and the older `uri`, refused past `max_file_upload_size_mib`,
  * which register answers), GET /api/v1/user_uploads/{realm_id_str}/{filename} (authenticated: a
  * temporary `url` for the file), GET /user_uploads/temporary/{token} (the bytes, no auth: the token is
@@ -65,6 +65,8 @@ export class FakeZulip {
   heartbeatMs = 2_000;
   /** Queues registered (every register, including those after a drop). */
   registers = 0;
+  /** Queues deleted by their client (DELETE /events). */
+  deletedQueues = 0;
   /** Files as uploaded, by path (`/user_uploads/2/ab/xyz/name.png`): bytes, name, type, owner. */
   readonly uploads = new Map<string, { bytes: Buffer; name: string; type: string; owner: number }>();
   /** POST /user_uploads taken; temporary URLs handed out; file downloads served (authenticated or by a temporary URL). */
@@ -80,6 +82,8 @@ export class FakeZulip {
   private stallUploadAt = 0;
   private readonly keys = new Map<string, number>();
   private readonly queues = new Map<string, EventQueue>();
+  /** Events queued, one a queue an event. */
+  private queued = 0;
   private nextId = 100;
   private rateLimitNext = 0;
   private loseAnswers = 0;
@@ -99,6 +103,22 @@ export class FakeZulip {
   /** What the relay's `server_url` takes. */
   get url(): string {
     return `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  /** What the fake holds for its clients (the platforms bench reads it each round): event queues kept, those polled now, events kept in them and queued in all. */
+  holding(): Record<string, number> {
+    let kept = 0;
+    let polled = 0;
+    for (const queue of this.queues.values()) {
+      kept += queue.events.length;
+      if (queue.polls.size > 0) polled += 1;
+    }
+    return { queues: this.queues.size, polled, events_kept: kept, queued: this.queued };
+  }
+
+  /** Event queues kept now (registered, neither deleted nor dropped). */
+  get queueCount(): number {
+    return this.queues.size;
   }
 
   /** Polls held open now. */
@@ -220,6 +240,7 @@ export class FakeZulip {
     for (const queue of this.queues.values()) {
       if (queue.stream !== undefined && queue.stream !== stream.toLowerCase()) continue;
       queue.nextEventId += 1;
+      this.queued += 1;
       queue.events.push({ ...event, id: queue.nextEventId, ...(own && own.queueId === queue.id ? { local_message_id: own.localId } : {}) });
       queue.waiting?.();
     }
@@ -255,6 +276,7 @@ export class FakeZulip {
     }
     if (req.method === 'POST' && path === '/register') return this.register(res, userId, params);
     if (req.method === 'GET' && path === '/events') return this.events(res, params);
+    if (req.method === 'DELETE' && path === '/events') return this.deleteQueue(res, params.queue_id ?? '');
     if (req.method === 'POST' && path === '/messages') return this.send(res, user, params);
     if (req.method === 'GET' && path === '/messages') return this.read(res, params);
     const one = /^\/messages\/(\d+)$/.exec(path);
@@ -341,6 +363,17 @@ export class FakeZulip {
       clearTimeout(timer);
       queue.polls.delete(res);
     });
+  }
+
+  /** DELETE /events: the queue is gone (a poll still held on it is cut); an unknown one answers BAD_EVENT_QUEUE_ID. */
+  private deleteQueue(res: ServerResponse, queueId: string): void {
+    const queue = this.queues.get(queueId);
+    if (!queue) return this.badQueue(res, queueId);
+    this.queues.delete(queueId);
+    this.deletedQueues += 1;
+    for (const poll of queue.polls) this.badQueue(poll, queueId);
+    queue.polls.clear();
+    send(res, 200, { result: 'success', msg: '' });
   }
 
   private badQueue(res: ServerResponse, queueId: string): void {
