@@ -36,7 +36,7 @@ describe('the heap growth limit of groupwire run (#32 part 2)', () => {
   it('keeps the heap V8 holds within 1 + the percent of what is live, plus V8\'s steps', () => {
     const limited = churn({});
     expect(limited.percent).toBe(DEFAULT_HEAP_GROWTH_PERCENT);
-    // 1.5x live, with V8's minimum growing step and the young generation (up to 32 MB) on top: about 2.3x live here;
+    // 1.2x live, with V8's minimum growing step and the young generation (up to 32 MB) on top: about 2.3x live here;
     // V8's own rule reaches about 4.8x live in the same child (4x, plus the young generation).
     expect(limited.peakHeapMB).toBeLessThan(limited.liveMB * 3);
   }, 30_000);

@@ -6,11 +6,13 @@ import { UsageError } from './usage-error.js';
  * percent, for `groupwire run` (#32 part 2). V8's own rule lets it grow up to 4 times what survived
  * the last full collection when the process allocates quickly and collects quickly, which a bridge
  * relaying lines does: in the soak a bot with some 50 MB live held 230 MB of heap (RSS 80 → 300 MB
- * over 60,000 lines) though nothing it kept had grown. At 50% the heap stays within 1.5 times the live
+ * over 60,000 lines) though nothing it kept had grown. At 20% the heap stays within 1.2 times the live
  * size (plus V8's minimum step), for a few more incremental collections, done off the main thread's
- * critical path for the most part.
+ * critical path for the most part. (It was 50% until the soak's RSS after 100,000 lines had to stay
+ * within 1.1 times its RSS after 10,000: at 50% the heap's slack alone grew by half of what the live
+ * heap grew; the same soak at 20% took the same CPU time a line.)
  */
-export const DEFAULT_HEAP_GROWTH_PERCENT = 50;
+export const DEFAULT_HEAP_GROWTH_PERCENT = 20;
 export const HEAP_GROWTH_VARIABLE = 'GROUPWIRE_HEAP_GROWTH';
 const V8_FLAG = '--heap-growing-percent';
 
