@@ -1,22 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { HashSlots } from '../src/store/hash-slots.js';
+import { seededRandom } from './helpers/chaos.js';
 
 /** #32 part 2: the message map's cold lookups, a multimap of 30-bit hashes to record numbers in typed arrays. */
-
-/** A small deterministic generator (the same run every time). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state / 2 ** 32;
-  };
-}
 
 describe('HashSlots', () => {
   it('answers as a Map of sets through 80,000 random adds and deletes, hashes shared and slots crowded', () => {
     const slots = new HashSlots(500);
     const model = new Map<number, Set<number>>();
-    const next = random(11);
+    const next = seededRandom(11);
     // Hashes from a small range and next to each other (long probe runs), some at the table's end.
     const hashOf = () => (next() < 0.1 ? 2 ** 30 - 1 - Math.floor(next() * 4) : Math.floor(next() * 300) * 1024 + Math.floor(next() * 3));
     for (let step = 0; step < 80_000; step += 1) {

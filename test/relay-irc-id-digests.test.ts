@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdDigests } from '../plugins/relay-irc/id-digests.js';
 import { SentKeys } from '../plugins/relay-irc/sent-keys.js';
+import { seededRandom } from './helpers/chaos.js';
 
 /** #32 part 2: relay-irc's sent ids kept as digests in a table made once, answering as a Set of the ids would. */
 
@@ -15,20 +16,11 @@ afterEach(() => {
 
 const idOf = (n: number) => createHash('sha256').update(`line ${n}`).digest('base64url').slice(0, 22);
 
-/** A small deterministic generator (the same run every time). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
 describe('IdDigests', () => {
   it('answers as a Set of the ids through 60,000 random adds and deletes in a crowded table', () => {
     const digests = new IdDigests(600);
     const model = new Set<string>();
-    const next = random(7);
+    const next = seededRandom(7);
     for (let step = 0; step < 60_000; step += 1) {
       const id = idOf(Math.floor(next() * 1_500));
       if (next() < 0.55) expect(digests.add(id)).toBe(!model.has(id)), model.add(id);
