@@ -85,6 +85,9 @@ async function ask(project: string, text: string): Promise<string> {
     ws.on('message', (data) => {
       const frame = parseWireJson(String(data)) as ChatMessage;
       if (frame.object !== 'chat_message' || frame.user_name !== 'bot') return;
+      // A line the bot relays (`<Carol Member> New topic: …`: the demo's topic, announced by this run when
+      // the demo stopped before it was) is not its answer.
+      if (/^<[^>]+> /.test(frame.message)) return;
       clearTimeout(timer);
       resolve(frame.message);
     });

@@ -21,10 +21,12 @@ export class HashSlots {
     this.mask = slots - 1;
   }
 
+  /** Entries held. */
   get size(): number {
     return this.count;
   }
 
+  /** Slots in the table (it doubles past three quarters full). */
   get slots(): number {
     return this.hashes.length;
   }
@@ -55,6 +57,7 @@ export class HashSlots {
     if (this.count * 4 > this.hashes.length * 3) this.grow();
   }
 
+  /** Removes (hash, number); nothing when it is not there. */
   delete(hash: number, number: number): void {
     const tag = hash + 1;
     let hole = hash & this.mask;
