@@ -201,6 +201,16 @@ export class OutboxFile {
   }
 
   add(item: OutboxItem): void {
+    this.addNoted(item);
+    this.writeAdded(item);
+  }
+
+  /**
+   * Adds an item as add() does, its line noted, not written: the caller writes it before the item can
+   * go out or its call returns (writeAdded). A post sent at once is then one line, as sent, not a line
+   * as queued and another as sent (#32 part 1: two appends before the post of each relayed line).
+   */
+  addNoted(item: OutboxItem): void {
     const earlier = this.items.get(item.id);
     if (earlier) {
       this.index.removed(earlier);
@@ -209,6 +219,10 @@ export class OutboxFile {
     this.items.set(item.id, item);
     this.index.added(item);
     this.pendingItems.add(item);
+  }
+
+  /** Writes what is noted (an item of addNoted() that no change wrote since); far behind the head, its text then leaves memory. */
+  writeAdded(item: OutboxItem): void {
     this.write([]);
     // Written whole first (the journal keeps every text); far behind the head, the text leaves memory.
     if (this.texts && OutboxFile.textMayGo(item) && this.index.waitingCount(item.chatId) > TEXT_WINDOW) this.texts.offload(item);

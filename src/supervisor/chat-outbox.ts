@@ -129,10 +129,14 @@ export class ChatOutbox {
     if (earlier) return this.promises.promise(earlier.id);
     const item: OutboxItem = { id: randomUUID(), chatId: this.options.chatId, text, state: 'queued', queuedAt: Date.now(), origin };
     if (relay) item.relay = relay;
-    this.options.file.add(item);
+    // Noted, then written by the first write that follows: the drain's mark of it as sent, before it
+    // goes on the socket, when it goes at once (one line, not a line as queued and another as sent);
+    // else writeAdded(), as queued. Either way on disk before this returns.
+    this.options.file.addNoted(item);
     this.stats.queued += 1;
     const promise = this.promises.promise(item.id);
     this.pump();
+    this.options.file.writeAdded(item);
     return promise;
   }
 
