@@ -29,6 +29,17 @@ describe('HashSlots', () => {
     expect(slots.get(12345)).toStrictEqual([]);
   });
 
+  it('keeps numbers past 2^31 exactly (a long-running map numbers its records on and on)', () => {
+    const slots = new HashSlots(10);
+    const big = 2 ** 40 + 7;
+    slots.add(5, big);
+    slots.add(5, 2 ** 31 + 1);
+    expect(slots.get(5)).toStrictEqual([big, 2 ** 31 + 1]);
+    expect(slots.has(5, big)).toBe(true);
+    slots.delete(5, big);
+    expect(slots.get(5)).toStrictEqual([2 ** 31 + 1]);
+  });
+
   it('is made once for what it expects: the same table at 10 entries as at 80,000', () => {
     const slots = new HashSlots(80_000);
     const made = slots.slots;

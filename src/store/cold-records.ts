@@ -25,7 +25,7 @@ const EDIT = 4;
  * was full). In memory, per record: where its lines are in the journal (the record's line, and the
  * lines of copies noted after it), when it was said, and a 30-bit hash per lookup it answers (its key,
  * each copy's native id, where it was said, an edit's message) → the record's number. These live in
- * typed arrays made for max_lines records when the map opens (HashSlots for the lookups), about 150
+ * typed arrays made for max_lines records when the map opens (HashSlots for the lookups), about 190
  * bytes a record in all, so the map's memory does not grow as it fills.
  * A lookup reads the candidates' lines back (one pread each) and keeps the one that really matches, so
  * a hash shared by two records costs a read, never a wrong answer.

@@ -1,5 +1,6 @@
 /**
- * A multimap of 30-bit hashes (0 to 2^30 - 1) to 32-bit numbers in two typed arrays (#32 part 2): the
+ * A multimap of 30-bit hashes (0 to 2^30 - 1) to whole numbers (up to 2^53: the message map's record
+ * numbers only go up, and a bridge at 100 lines a second would pass 2^31 in 8 months) in two typed arrays (#32 part 2): the
  * message map's cold records are found through it, relay-irc keeps its sent ids' digests in it. Made for an expected count of entries at once, so it does not
  * grow with the lines until it holds more than three quarters of its slots; a JS Map of the same took
  * some 30 bytes an entry, growing as the map filled. Open addressing with linear probing; a deletion
@@ -9,7 +10,7 @@
 export class HashSlots {
   /** The hash plus one (0: an empty slot), and the record number. */
   private hashes: Int32Array;
-  private numbers: Int32Array;
+  private numbers: Float64Array;
   private mask: number;
   private count = 0;
 
@@ -17,7 +18,7 @@ export class HashSlots {
     let slots = 1024;
     while (slots < expected * 2) slots *= 2;
     this.hashes = new Int32Array(slots);
-    this.numbers = new Int32Array(slots);
+    this.numbers = new Float64Array(slots);
     this.mask = slots - 1;
   }
 
@@ -79,7 +80,7 @@ export class HashSlots {
   private grow(): void {
     const { hashes, numbers } = this;
     this.hashes = new Int32Array(hashes.length * 2);
-    this.numbers = new Int32Array(numbers.length * 2);
+    this.numbers = new Float64Array(numbers.length * 2);
     this.mask = this.hashes.length - 1;
     for (let slot = 0; slot < hashes.length; slot += 1) {
       if (hashes[slot] === 0) continue;
