@@ -109,10 +109,10 @@ export class ColdRecords {
     }
   }
 
-  /** Forgets record `seq` (read back once, to unlink its lookups). */
-  forget(seq: number): void {
+  /** Forgets record `seq` (read back once, to unlink its lookups; `readLine`: a reader of many lines, as withLines gives). */
+  forget(seq: number, readLine?: (handle: number) => string): void {
     if (!this.isLive(seq)) return;
-    const record = this.read(seq);
+    const record = this.read(seq, readLine);
     for (const hash of hashesOf(record)) this.lookups.delete(hash, seq);
     this.live[seq % this.capacity] = 0;
     this.moreExtras.delete(seq);

@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { appendFilePrivateSync, mkdirPrivateSync, openPrivateSync, writeWholeSync } from './private-files.js';
+import { FileLineWriter, readFileLines } from './file-lines.js';
+import { appendFilePrivateSync, mkdirPrivateSync } from './private-files.js';
 
 /**
  * An append-only file of JSON lines, for state that changes with every message (a relay's queue and
@@ -14,15 +15,8 @@ import { appendFilePrivateSync, mkdirPrivateSync, openPrivateSync, writeWholeSyn
  * before appending again unless it ends with a newline: see resume); that line is left out. Any other unreadable line is an error. No
  * descriptor is kept open (an append by path costs microseconds too), so there is nothing to close.
  */
-/** How much of a journal forEachInFile reads at a time. */
-const READ_CHUNK = 1 << 20;
-
-/** How much of a line readLine() asks for at first (a gateway map's line is some 500 bytes). */
-const LINE_READ = 4096;
 /** How much withLines() reads at a time. */
 const WINDOW = 1 << 16;
-/** How much rewrite() gathers before each write. */
-const WRITE_CHUNK = 1 << 16;
 
 export class JsonLinesFile {
   private count = 0;
@@ -78,60 +72,33 @@ export class JsonLinesFile {
   }
 
   /**
-   * forEach on the file at `path` (with each line's byte offset: its handle for readLine), read 1 MB at a time (no string of the whole file: a 12 MB one lands
+   * forEach on the file at `path` (with each line's byte offset: its handle for readLine), read through readFileLines, 64 KB at a time (no string of the whole file: a 12 MB one lands
    * in the heap's large-object space and stays until a full collection, which an idle process after
    * its start may not run for a long time). `lines`: the entries read; `complete`: the file exists and
    * ends with a newline (nothing cut short after the last line), so it may be appended to as it is.
    */
   static forEachInFile(path: string, what: string, visit: (entry: unknown, offset: number) => void): { lines: number; complete: boolean } {
     mkdirPrivateSync(dirname(path));
-    let fd: number;
-    try {
-      fd = openSync(path, 'r');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { lines: 0, complete: false };
-      throw error;
-    }
-    const chunk = Buffer.allocUnsafe(READ_CHUNK);
-    /** The start of a line the chunk before ended in the middle of. */
-    let carry: Buffer | undefined;
+    if (!existsSync(path)) return { lines: 0, complete: false };
     let lines = 0;
     let lineNumber = 0;
-    /** The offset of the line being taken, and of the chunk read last. */
-    let lineStart = 0;
-    let chunkStart = 0;
-    const take = (text: string, last: boolean): void => {
+    let complete = true;
+    for (const line of readFileLines(path)) {
       lineNumber += 1;
-      if (text === '') return;
+      complete = line.complete;
+      if (line.text === '') continue;
       let entry: unknown;
       try {
-        entry = JSON.parse(text);
+        entry = JSON.parse(line.text);
       } catch (error) {
         // The last line without its newline: a write cut short by a crash.
-        if (last) return;
+        if (!line.complete) break;
         throw new Error(`${path}: unreadable ${what} at line ${lineNumber} (${(error as Error).message})`);
       }
-      visit(entry, lineStart);
+      visit(entry, line.start);
       lines += 1;
-    };
-    try {
-      for (let read = readSync(fd, chunk, 0, READ_CHUNK, null); read > 0; read = readSync(fd, chunk, 0, READ_CHUNK, null)) {
-        const bytes = chunk.subarray(0, read);
-        let start = 0;
-        for (let newline = bytes.indexOf(10, start); newline >= 0; newline = bytes.indexOf(10, start)) {
-          take(carry ? Buffer.concat([carry, bytes.subarray(start, newline)]).toString('utf8') : bytes.toString('utf8', start, newline), false);
-          carry = undefined;
-          start = newline + 1;
-          lineStart = chunkStart + start;
-        }
-        if (start < read) carry = Buffer.concat(carry ? [carry, bytes.subarray(start)] : [bytes.subarray(start)]);
-        chunkStart += read;
-      }
-    } finally {
-      closeSync(fd);
     }
-    if (carry) take(carry.toString('utf8'), true);
-    return { lines, complete: carry === undefined };
+    return { lines, complete };
   }
 
   /** Starts the file afresh with `entries` (the owner's state, read before). */
@@ -157,11 +124,14 @@ export class JsonLinesFile {
    * newline: for a store that keeps old entries on disk only (the message map's older records, #32).
    */
   static readLine(path: string, handle: number): string {
-    const fd = openSync(path, 'r');
+    const lines = readFileLines(path, handle);
     try {
-      return readLineAt(fd, handle, path);
+      const line = lines.next();
+      if (line.done) throw new Error(`${path}: no line at byte ${handle}`);
+      return line.value.text;
     } finally {
-      closeSync(fd);
+      // Closes the file (the generator's finally): only the first line is read.
+      lines.return(undefined);
     }
   }
 
@@ -183,7 +153,8 @@ export class JsonLinesFile {
       filled = readSync(fd, window, 0, WINDOW, handle);
       const newline = window.indexOf(10);
       if (newline >= 0 && newline < filled) return window.toString('utf8', 0, newline);
-      return readLineAt(fd, handle, path);
+      // A line longer than the window.
+      return JsonLinesFile.readLine(path, handle);
     };
     try {
       return use(read);
@@ -230,42 +201,17 @@ export class JsonLinesFile {
    */
   rewriteTexts(texts: Iterable<string>, placed?: (handle: number) => void): void {
     const temporary = `${this.path}.${process.pid}.tmp`;
-    const fd = openPrivateSync(temporary, 'w');
-    let count = 0;
-    let size = 0;
+    const writer = new FileLineWriter(temporary);
     try {
-      let chunk = '';
       for (const text of texts) {
-        placed?.(size);
-        const line = `${text}\n`;
-        size += Buffer.byteLength(line);
-        chunk += line;
-        count += 1;
-        if (chunk.length >= WRITE_CHUNK) {
-          writeWholeSync(fd, chunk);
-          chunk = '';
-        }
+        placed?.(writer.bytes);
+        writer.line(text);
       }
-      if (chunk !== '') writeWholeSync(fd, chunk);
     } finally {
-      closeSync(fd);
+      writer.close();
     }
     renameSync(temporary, this.path);
-    this.count = count;
-    this.size = size;
-  }
-}
-
-/** The line starting at `offset`, without its newline (read 4 KB at a time until the newline). */
-function readLineAt(fd: number, offset: number, path: string): string {
-  let buffer = Buffer.allocUnsafe(LINE_READ);
-  let filled = 0;
-  for (;;) {
-    if (filled === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)]);
-    const read = readSync(fd, buffer, filled, buffer.length - filled, offset + filled);
-    const newline = buffer.indexOf(10, filled);
-    if (newline >= 0 && newline < filled + read) return buffer.toString('utf8', 0, newline);
-    if (read === 0) throw new Error(`${path}: no whole line at byte ${offset}`);
-    filled += read;
+    this.count = writer.lines;
+    this.size = writer.bytes;
   }
 }

@@ -284,15 +284,25 @@ export class MessageMap {
     const oldest = now - maxAgeMs;
     let aged = false;
     this.ageDue = Number.POSITIVE_INFINITY;
-    // The cold records are the older ones: they go first (each read back once, to unlink it).
-    for (let next = this.cold.oldest(); next; next = this.cold.oldest()) {
-      if (next.at >= oldest && this.size <= keep) {
-        this.ageDue = next.at + maxAgeMs;
-        return aged;
+    // The cold records are the older ones: they go first, each read back once to unlink it, through one
+    // reader (the oldest lie together in the file: a read per 64 KB, not an open and a read each).
+    let done = false;
+    const forgetCold = (readLine: (handle: number) => string): void => {
+      for (let next = this.cold.oldest(); next; next = this.cold.oldest()) {
+        if (next.at >= oldest && this.size <= keep) {
+          this.ageDue = next.at + maxAgeMs;
+          done = true;
+          return;
+        }
+        aged ||= next.at < oldest;
+        this.cold.forget(next.seq, readLine);
       }
-      aged ||= next.at < oldest;
-      this.cold.forget(next.seq);
+    };
+    if (this.cold.size > 0) {
+      if (this.file) this.file.withLines(forgetCold);
+      else forgetCold(this.readBeforeOpen);
     }
+    if (done) return aged;
     for (const record of this.hot.values()) {
       if (record.at >= oldest && this.size <= keep) {
         this.ageDue = record.at + maxAgeMs;
